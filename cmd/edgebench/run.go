@@ -1,5 +1,298 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-func cmdRun(ctx context.Context, env *cliEnv, args []string) error { return usagef("not built yet") }
+	"github.com/edgebench/edgebench/loadgen"
+)
+
+// runFlags is what `edgebench run` accepts, in ab's and wrk's words where
+// they overlap.
+type runFlags struct {
+	cfg       loadgen.Config
+	url       string
+	format    string
+	repeat    int
+	labels    map[string]string
+	quiet     bool
+	keepAlive bool
+	noKeep    bool
+}
+
+// parseRunFlags parses args, which may put the URL before, between or after
+// the flags (wrk puts it last, ab too, people put it first).
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flag.FlagSet, error) {
+	rf := &runFlags{labels: map[string]string{}}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &rf.cfg
+	fs.IntVar(&c.Connections, "c", 10, "connections (concurrency)")
+	fs.Int64Var(&c.Requests, "n", 0, "stop after this many requests (0: no limit)")
+	fs.Var((*secondsValue)(&c.Duration), "d", "duration, e.g. 30s or 30 (default 10s unless -n is given)")
+	fs.IntVar(&c.Threads, "t", 0, "event loops, as wrk's threads (0: one per CPU)")
+	fs.BoolVar(&rf.keepAlive, "k", false, "keep-alive (the default; accepted for ab compatibility)")
+	fs.BoolVar(&rf.keepAlive, "keepalive", false, "keep-alive (the default)")
+	fs.BoolVar(&rf.noKeep, "no-keepalive", false, "a new connection per request, as ab without -k")
+	fs.Var((*headersValue)(&c.Headers), "H", "request header 'Name: value' (repeatable)")
+	fs.StringVar(&c.Method, "m", "GET", "request method")
+	body := fs.String("body", "", "request body; @FILE reads it from FILE")
+	fs.Var((*secondsValue)(&c.Timeout), "timeout", "per-request timeout")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second over all connections (as wrk2 -R)")
+	fs.Var((*secondsValue)(&c.Warmup), "warmup", "warm-up excluded from the statistics")
+	fs.IntVar(&rf.repeat, "repeat", 1, "run N times and report the spread")
+	fs.Var(labelsValue(rf.labels), "label", "label k=v attached to the result (repeatable)")
+	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk or json")
+	fs.BoolVar(&rf.quiet, "q", false, "no live progress line")
+	fs.BoolVar(&c.NoLengthCheck, "no-length-check", false, "do not count 2xx bodies of another length as failures (ab's Length)")
+	c.Timeout = 2 * time.Second
+
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, fs, err
+			}
+			return nil, fs, usagef("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch len(rest) {
+	case 0:
+		return nil, fs, usagef("missing URL: edgebench run [flags] URL")
+	case 1:
+		rf.url = rest[0]
+	default:
+		return nil, fs, usagef("one URL expected, got %q", rest)
+	}
+	c.URL = rf.url
+	c.KeepAlive = !rf.noKeep
+	c.UserAgent = "edgebench/" + version
+	if strings.HasPrefix(*body, "@") {
+		b, err := os.ReadFile((*body)[1:])
+		if err != nil {
+			return nil, fs, usagef("--body: %v", err)
+		}
+		c.Body = b
+	} else if *body != "" {
+		c.Body = []byte(*body)
+	}
+	switch rf.format {
+	case "edgebench", "ab", "wrk", "json":
+	default:
+		return nil, fs, usagef("--format %q: want edgebench, ab, wrk or json", rf.format)
+	}
+	if rf.repeat < 1 || rf.repeat > 1000 {
+		return nil, fs, usagef("--repeat %d: want 1..1000", rf.repeat)
+	}
+	if _, err := loadgen.ParseTarget(rf.url); err != nil {
+		return nil, fs, usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	}
+	return rf, fs, nil
+}
+
+func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
+	rf, _, err := parseRunFlags(args, env.stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var results []*loadgen.Result
+	for i := range rf.repeat {
+		cfg := rf.cfg
+		if !rf.quiet && isTerminal(env.stderr) {
+			cfg.Progress = progressLine(env.stderr, i, rf.repeat)
+		}
+		res, err := loadgen.Run(ctx, cfg)
+		if cfg.Progress != nil {
+			fmt.Fprint(env.stderr, "\r\033[K")
+		}
+		if errors.Is(err, loadgen.ErrConfig) {
+			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+		}
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		if res.Interrupted {
+			break
+		}
+	}
+	if err := writeReport(env.stdout, rf, results); err != nil {
+		return err
+	}
+	var ok int64
+	for _, r := range results {
+		ok += r.OK
+	}
+	last := results[len(results)-1]
+	switch {
+	case last.Interrupted:
+		return &exitError{code: 130, msg: "interrupted"}
+	case ok == 0:
+		return &exitError{code: 1, msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
+	}
+	return nil
+}
+
+func describeErrors(e loadgen.Errors) string {
+	return fmt.Sprintf("errors: connect %d, read %d, write %d, timeout %d, status %d, length %d",
+		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Length)
+}
+
+// runJSON is the --format json document.
+type runJSON struct {
+	loadgen.JSONReport
+	Labels map[string]string    `json:"labels,omitempty"`
+	Runs   []loadgen.JSONReport `json:"runs,omitempty"`
+	Repeat *loadgen.Repeated    `json:"repeat,omitempty"`
+}
+
+func writeReport(w io.Writer, rf *runFlags, results []*loadgen.Result) error {
+	last := results[len(results)-1]
+	var rep *loadgen.Repeated
+	if len(results) > 1 {
+		s := loadgen.Summarize(results)
+		rep = &s
+	}
+	if rf.format == "json" {
+		doc := runJSON{JSONReport: last.JSON(), Repeat: rep}
+		if len(rf.labels) > 0 {
+			doc.Labels = rf.labels
+		}
+		if len(results) > 1 {
+			for _, r := range results {
+				doc.Runs = append(doc.Runs, r.JSON())
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	for i, r := range results {
+		if len(results) > 1 {
+			fmt.Fprintf(w, "--- run %d of %d\n", i+1, len(results))
+		}
+		var err error
+		switch rf.format {
+		case "ab":
+			err = loadgen.WriteAB(w, r)
+		case "wrk":
+			err = loadgen.WriteWrk(w, r)
+		default:
+			err = loadgen.WriteText(w, r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if rep != nil {
+		writeRepeat(w, rep)
+	}
+	return nil
+}
+
+func writeRepeat(w io.Writer, s *loadgen.Repeated) {
+	fmt.Fprintf(w, "\nover %d runs (mean ± stdev, 95%% CI)\n", s.Runs)
+	row := func(name string, sp loadgen.Spread, unit string) {
+		fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
+	}
+	row("req/s", s.RPS, fmt.Sprintf("(rsd %.1f%%)", s.RSD))
+	row("p50", s.P50, "us")
+	row("p99", s.P99, "us")
+}
+
+// progressLine returns a Progress callback that redraws one stderr line.
+func progressLine(w io.Writer, run, runs int) func(loadgen.Progress) {
+	var last int64
+	var lastAt time.Duration
+	prefix := ""
+	if runs > 1 {
+		prefix = fmt.Sprintf("run %d/%d ", run+1, runs)
+	}
+	return func(p loadgen.Progress) {
+		if p.Warmup {
+			fmt.Fprintf(w, "\r\033[K%swarm-up %.0fs", prefix, -p.Elapsed.Seconds())
+			return
+		}
+		rate := 0.0
+		if d := p.Elapsed - lastAt; d > 0 {
+			rate = float64(p.Completed-last) / d.Seconds()
+		}
+		last, lastAt = p.Completed, p.Elapsed
+		fmt.Fprintf(w, "\r\033[K%s%5.1fs  %d completed  %.0f req/s  %d errors", prefix, p.Elapsed.Seconds(), p.Completed, rate, p.Errors)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// secondsValue is a duration flag that also takes a bare number of seconds,
+// as wrk's -d30 does.
+type secondsValue time.Duration
+
+func (v *secondsValue) String() string { return time.Duration(*v).String() }
+
+func (v *secondsValue) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		*v = secondsValue(n * float64(time.Second))
+	} else {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 30s, 500ms or 2m")
+		}
+		*v = secondsValue(d)
+	}
+	if *v < 0 {
+		return fmt.Errorf("negative duration")
+	}
+	return nil
+}
+
+type headersValue []loadgen.Header
+
+func (v *headersValue) String() string { return "" }
+
+func (v *headersValue) Set(s string) error {
+	h, err := loadgen.ParseHeader(s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, h)
+	return nil
+}
+
+// labelsValue collects k=v labels.
+type labelsValue map[string]string
+
+func (v labelsValue) String() string { return "" }
+
+func (v labelsValue) Set(s string) error {
+	k, val, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want k=v, got %q", s)
+	}
+	v[k] = val
+	return nil
+}

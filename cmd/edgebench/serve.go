@@ -1,5 +1,43 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
 
-func cmdServe(ctx context.Context, env *cliEnv, args []string) error { return usagef("not built yet") }
+	"github.com/edgebench/edgebench/target"
+)
+
+func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default)")
+	dir := fs.String("dir", "", "serve static files from this folder")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return usagef("--addr %q: %v", *addr, err)
+	}
+	if *dir != "" {
+		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+			return usagef("--dir %q: not a folder", *dir)
+		}
+	}
+	srv, err := target.Start(*addr, "edgebench/"+version, *dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stderr, "edgebench serve: listening on http://%s/\n", srv.Addr())
+	<-ctx.Done()
+	return srv.Close()
+}

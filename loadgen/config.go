@@ -1,0 +1,213 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config describes one load test.
+type Config struct {
+	URL         string
+	Method      string   // default GET
+	Headers     []Header // added to, or replacing, the defaults
+	Body        []byte
+	Connections int           // default 1
+	Threads     int           // event loops; 0: one per CPU, at most Connections
+	Requests    int64         // stop after this many measured requests; 0: no limit
+	Duration    time.Duration // measured duration; 0 with Requests 0: 10 s
+	Rate        float64       // open loop requests/s over all connections; 0: closed loop
+	KeepAlive   bool          // reuse connections (wrk); false: one connection per request (ab without -k)
+	Timeout     time.Duration // per request; default 2 s as wrk
+	Warmup      time.Duration // excluded from the statistics
+	// NoLengthCheck turns off ab's check that every 2xx body has the length
+	// of the first one.
+	NoLengthCheck bool
+	// Addrs, when set, are the only addresses dialled (already resolved and
+	// vetted by a caller's policy); otherwise the URL's host is resolved.
+	Addrs []net.IP
+	// UserAgent is sent unless a header replaces it.
+	UserAgent string
+	// Progress, when set, is called about once a second during the run.
+	Progress func(Progress)
+}
+
+// Header is one request header.
+type Header struct{ Name, Value string }
+
+// ParseHeader parses "Name: value" as given to -H.
+func ParseHeader(s string) (Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+		return Header{}, fmt.Errorf("header %q: want 'Name: value'", s)
+	}
+	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
+}
+
+// Progress is a snapshot of a running test.
+type Progress struct {
+	Elapsed   time.Duration // since the measured window began (negative in warm-up)
+	Completed int64
+	Errors    int64
+	Warmup    bool
+}
+
+// Target is the parsed URL of a test.
+type Target struct {
+	URL    string `json:"url"`
+	Scheme string `json:"-"`
+	Host   string `json:"host"` // as in the URL, without port
+	Port   int    `json:"port"`
+	Path   string `json:"path"` // request target: path and query
+}
+
+// Limits that keep a test inside what one process can hold.
+const (
+	MaxConnections = 100_000
+	MaxBodyBytes   = 64 << 20
+)
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("invalid load test")
+
+func configErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+}
+
+// ParseTarget checks and splits an http URL.
+func ParseTarget(raw string) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Target{}, configErr("URL %q: %v", raw, err)
+	}
+	switch u.Scheme {
+	case "http":
+	case "https":
+		return Target{}, configErr("URL %q: https is not supported yet", raw)
+	default:
+		return Target{}, configErr("URL %q: want http://host[:port]/path", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return Target{}, configErr("URL %q: no host", raw)
+	}
+	if u.User != nil {
+		return Target{}, configErr("URL %q: user info is not supported (use -H 'Authorization: ...')", raw)
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		port, err = strconv.Atoi(p)
+		if err != nil || port < 1 || port > 65535 {
+			return Target{}, configErr("URL %q: bad port %q", raw, p)
+		}
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return Target{URL: raw, Scheme: u.Scheme, Host: u.Hostname(), Port: port, Path: path}, nil
+}
+
+// withDefaults validates c and fills in defaults.
+func (c Config) withDefaults() (Config, Target, error) {
+	t, err := ParseTarget(c.URL)
+	if err != nil {
+		return c, t, err
+	}
+	if c.Method == "" {
+		c.Method = "GET"
+	}
+	for _, r := range c.Method {
+		if r < 'A' || r > 'Z' {
+			return c, t, configErr("method %q: want an upper-case token such as GET", c.Method)
+		}
+	}
+	if c.Connections == 0 {
+		c.Connections = 1
+	}
+	switch {
+	case c.Connections < 0 || c.Connections > MaxConnections:
+		return c, t, configErr("connections %d: want 1..%d", c.Connections, MaxConnections)
+	case c.Threads < 0:
+		return c, t, configErr("threads %d: want >= 0", c.Threads)
+	case c.Requests < 0:
+		return c, t, configErr("requests %d: want >= 0", c.Requests)
+	case c.Duration < 0:
+		return c, t, configErr("duration %v: want >= 0", c.Duration)
+	case c.Rate < 0:
+		return c, t, configErr("rate %v: want >= 0", c.Rate)
+	case c.Timeout < 0:
+		return c, t, configErr("timeout %v: want >= 0", c.Timeout)
+	case c.Warmup < 0:
+		return c, t, configErr("warmup %v: want >= 0", c.Warmup)
+	case len(c.Body) > MaxBodyBytes:
+		return c, t, configErr("body of %d bytes: the limit is %d", len(c.Body), MaxBodyBytes)
+	}
+	if c.Requests > 0 && c.Requests < int64(c.Connections) {
+		// ab refuses this too: some connections would never send.
+		c.Connections = int(c.Requests)
+	}
+	if c.Duration == 0 && c.Requests == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 2 * time.Second
+	}
+	for _, h := range c.Headers {
+		if _, err := ParseHeader(h.Name + ": " + h.Value); err != nil {
+			return c, t, configErr("%v", err)
+		}
+	}
+	return c, t, nil
+}
+
+// buildRequest serialises the request once; every send reuses the bytes.
+func buildRequest(c Config, t Target) []byte {
+	var b strings.Builder
+	b.WriteString(c.Method)
+	b.WriteByte(' ')
+	b.WriteString(t.Path)
+	b.WriteString(" HTTP/1.1\r\n")
+	host := t.Host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if t.Port != 80 {
+		host += ":" + strconv.Itoa(t.Port)
+	}
+	ua := c.UserAgent
+	if ua == "" {
+		ua = "edgebench"
+	}
+	defaults := []Header{{"Host", host}, {"User-Agent", ua}, {"Accept", "*/*"}}
+	if !c.KeepAlive {
+		defaults = append(defaults, Header{"Connection", "close"})
+	}
+	if len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH" {
+		defaults = append(defaults, Header{"Content-Length", strconv.Itoa(len(c.Body))})
+	}
+	for _, d := range defaults {
+		replaced := false
+		for _, h := range c.Headers {
+			if strings.EqualFold(h.Name, d.Name) {
+				replaced = true
+			}
+		}
+		if !replaced {
+			b.WriteString(d.Name + ": " + d.Value + "\r\n")
+		}
+	}
+	for _, h := range c.Headers {
+		b.WriteString(h.Name + ": " + h.Value + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(c.Body)
+	return []byte(b.String())
+}

@@ -1,0 +1,524 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"errors"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The engine is wrk's design: each worker is one event loop (epoll) over its
+// share of the connections, with the request serialised once, one read
+// buffer per loop and no goroutine per connection. A connection is
+// registered once, edge-triggered for input and output, so a keep-alive
+// request costs one write and one read: no epoll_ctl, no read that only
+// learns EAGAIN.
+
+// Connection states.
+const (
+	stIdle       = iota // no request: about to start one
+	stWaiting           // open loop or back-off: waits for c.wakeAt
+	stConnecting        // connect in progress, request pending
+	stWriting           // request partly written
+	stReading           // request written, response pending
+	stDone              // no more requests on this connection
+)
+
+// epollFlags registers a connection once for both directions, edge-triggered.
+const epollFlags = syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | syscall.EPOLLET&0xffffffff
+
+const (
+	tick           = 10 * time.Millisecond // timeout and deadline granularity
+	connectBackoff = 10 * time.Millisecond // after a failed connect
+	readBufSize    = 64 << 10
+	maxEvents      = 256
+)
+
+type conn struct {
+	fd      int
+	idx     int32 // index in the worker's conns, carried in epoll events
+	state   uint8
+	counted bool // the request started in the measured window
+	retried bool // a stale keep-alive connection was already retried
+	gotByte bool // a byte of the response has arrived
+	sent    int
+	served  int // responses on this fd
+
+	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base
+	tBegin   int64 // when the request was really started (timeouts)
+	tConnect int64 // when connect began; 0 on a reused connection
+	connDur  int64
+	tWritten int64
+	tFirst   int64
+	wakeAt   int64 // stWaiting: when to start
+	nextSend int64 // open loop: scheduled time of the next request
+
+	p respParser
+}
+
+// worker is one event loop and its statistics.
+type worker struct {
+	sh     *shared
+	epfd   int
+	conns  []conn
+	events []syscall.EpollEvent
+	buf    []byte
+
+	active   int // connections not stDone
+	waiting  int // connections in stWaiting
+	stopping bool
+
+	// statistics (only the loop writes them; Run reads after the loop ends)
+	completed, ok         int64
+	errs                  Errors
+	status                [1000]int64
+	bytes, body, connects int64
+	lat, connH, wait      *Histogram
+	proc                  *Histogram
+	server                string
+
+	// the current second of the timeline
+	sec          int
+	secCompleted int64
+	secErrors    int64
+	secHist      *Histogram
+	timeline     []secRecord
+
+	prog progress
+}
+
+// progress is read by Run's reporter while the loop runs.
+type progress struct {
+	completed, errors, connected, connFails atomic.Int64
+	_                                       [32]byte // keep workers' counters off one cache line
+}
+
+type secRecord struct {
+	t                 int
+	completed, errors int64
+	hist              []byte // compact histogram of the second
+}
+
+// shared is what all workers of a run read.
+type shared struct {
+	cfg          Config
+	req          []byte
+	sa           syscall.Sockaddr
+	family       int
+	base         time.Time
+	measureStart int64 // ns since base
+	deadline     int64 // ns since base; 0: none
+	timeout      int64
+	interval     int64 // open loop: ns between requests of one connection
+	budget       int64 // measured requests allowed; 0: no limit
+	issued       atomic.Int64
+	docLen       atomic.Int64
+	abort        atomic.Bool
+	headOnly     bool
+	bigRequest   bool
+}
+
+func (s *shared) now() int64 { return int64(time.Since(s.base)) }
+
+func newWorker(sh *shared, nconns int) (*worker, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{
+		sh:      sh,
+		epfd:    epfd,
+		conns:   make([]conn, nconns),
+		events:  make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
+		buf:     make([]byte, readBufSize),
+		lat:     NewLatencyHistogram(),
+		connH:   NewLatencyHistogram(),
+		wait:    NewLatencyHistogram(),
+		proc:    NewLatencyHistogram(),
+		secHist: NewHistogram(latencyMaxUS, 2),
+		active:  nconns,
+	}
+	for i := range w.conns {
+		w.conns[i].fd = -1
+		w.conns[i].idx = int32(i)
+	}
+	return w, nil
+}
+
+// run drives the loop until every connection is done or the run aborts.
+// first is the global index of this worker's first connection and stride the
+// number of workers, for the open-loop schedule.
+func (w *worker) run(first, stride int) {
+	sh := w.sh
+	now := sh.now()
+	for i := range w.conns {
+		c := &w.conns[i]
+		if sh.interval > 0 {
+			// Request k of the run is due at k/rate; connection j sends
+			// requests j, j+n, j+2n, ...
+			c.nextSend = int64(float64(first+i*stride) * float64(sh.interval) / float64(sh.cfg.Connections))
+		}
+		w.next(c, now)
+	}
+	lastTick := now
+	for w.active > 0 && !sh.abort.Load() {
+		wait := int(tick / time.Millisecond)
+		if w.waiting > 0 {
+			if d := (w.nextWake() - sh.now()) / int64(time.Millisecond); d < int64(wait) {
+				wait = int(max(d, 0))
+			}
+		}
+		n, err := syscall.EpollWait(w.epfd, w.events, wait)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			break
+		}
+		for i := range n {
+			ev := &w.events[i]
+			c := &w.conns[ev.Fd]
+			w.onEvent(c, ev.Events, sh.now())
+		}
+		now = sh.now()
+		if !w.stopping && sh.deadline > 0 && now >= sh.deadline {
+			w.stopping = true
+		}
+		if w.waiting > 0 {
+			w.wake(now)
+		}
+		if now-lastTick >= int64(tick) {
+			lastTick = now
+			w.expire(now)
+		}
+	}
+	w.flushSecond()
+	for i := range w.conns {
+		w.closeFd(&w.conns[i])
+	}
+	syscall.Close(w.epfd)
+}
+
+func (w *worker) nextWake() int64 {
+	next := int64(1<<63 - 1)
+	for i := range w.conns {
+		if c := &w.conns[i]; c.state == stWaiting && c.wakeAt < next {
+			next = c.wakeAt
+		}
+	}
+	return next
+}
+
+// wake starts the waiting connections that are due (or ends them when the
+// run is stopping).
+func (w *worker) wake(now int64) {
+	for i := range w.conns {
+		c := &w.conns[i]
+		if c.state != stWaiting {
+			continue
+		}
+		if w.stopping || c.wakeAt <= now {
+			w.waiting--
+			c.state = stIdle
+			w.next(c, now)
+		}
+	}
+}
+
+// expire times out requests that have waited too long.
+func (w *worker) expire(now int64) {
+	for i := range w.conns {
+		c := &w.conns[i]
+		switch c.state {
+		case stConnecting, stWriting, stReading:
+			if now-c.tBegin >= w.sh.timeout {
+				if c.state == stConnecting {
+					w.fail(c, &w.errs.Connect, now, connectBackoff)
+				} else {
+					w.fail(c, &w.errs.Timeout, now, 0)
+				}
+			}
+		}
+	}
+}
+
+// next starts the connection's next request, if the run allows one.
+func (w *worker) next(c *conn, now int64) {
+	sh := w.sh
+	if w.stopping || sh.abort.Load() || (sh.deadline > 0 && now >= sh.deadline) {
+		w.finish(c)
+		return
+	}
+	start := now
+	if sh.interval > 0 {
+		if c.nextSend > now {
+			w.sleep(c, c.nextSend)
+			return
+		}
+		start = c.nextSend
+		c.nextSend += sh.interval
+	}
+	c.counted = start >= sh.measureStart
+	if c.counted && sh.budget > 0 && sh.issued.Add(1) > sh.budget {
+		w.finish(c)
+		return
+	}
+	c.tStart, c.tBegin = start, now
+	c.retried = false
+	w.begin(c, now)
+}
+
+// begin sends the current request, connecting first when needed.
+func (w *worker) begin(c *conn, now int64) {
+	c.sent, c.gotByte = 0, false
+	c.p.reset(w.sh.headOnly, w.server == "")
+	if c.fd >= 0 {
+		c.tConnect, c.connDur = 0, 0
+		w.write(c, now)
+		return
+	}
+	c.tConnect = now
+	if err := w.dial(c); err != nil {
+		w.fail(c, &w.errs.Connect, now, connectBackoff)
+	}
+}
+
+func (w *worker) dial(c *conn) error {
+	sh := w.sh
+	fd, err := syscall.Socket(sh.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if sh.bigRequest {
+		// One write per request: Nagle matters only when it is split.
+		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	}
+	ev := syscall.EpollEvent{Events: epollFlags, Fd: c.idx}
+	if err := syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		syscall.Close(fd)
+		return err
+	}
+	c.fd, c.served = fd, 0
+	err = syscall.Connect(fd, sh.sa)
+	if err != nil && err != syscall.EINPROGRESS {
+		return err
+	}
+	c.state = stConnecting
+	return nil
+}
+
+func (w *worker) onEvent(c *conn, ev uint32, now int64) {
+	switch c.state {
+	case stConnecting:
+		if ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+			w.fail(c, &w.errs.Connect, now, connectBackoff)
+			return
+		}
+		if ev&syscall.EPOLLOUT != 0 {
+			c.connDur = now - c.tConnect
+			w.connects++
+			w.prog.connected.Add(1)
+			w.write(c, now)
+		}
+	case stWriting:
+		w.write(c, now)
+	case stReading:
+		w.read(c, now)
+	case stIdle, stWaiting, stDone:
+		if c.fd >= 0 && ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+			// The server closed an idle keep-alive connection.
+			w.closeFd(c)
+		}
+	}
+}
+
+func (w *worker) write(c *conn, now int64) {
+	req := w.sh.req
+	for c.sent < len(req) {
+		n, err := syscall.Write(c.fd, req[c.sent:])
+		if err == syscall.EAGAIN {
+			c.state = stWriting
+			return
+		}
+		if err != nil {
+			if w.retryStale(c, now) {
+				return
+			}
+			w.fail(c, &w.errs.Write, now, 0)
+			return
+		}
+		c.sent += n
+	}
+	c.tWritten = now
+	c.state = stReading
+}
+
+func (w *worker) read(c *conn, now int64) {
+	for {
+		n, err := syscall.Read(c.fd, w.buf)
+		if err == syscall.EAGAIN {
+			return
+		}
+		if err != nil || n == 0 {
+			if err == nil && c.p.eof() {
+				w.complete(c, now, false)
+				return
+			}
+			if !c.gotByte && w.retryStale(c, now) {
+				return
+			}
+			w.fail(c, &w.errs.Read, now, 0)
+			return
+		}
+		w.bytes += int64(n)
+		if !c.gotByte {
+			c.gotByte, c.tFirst = true, now
+		}
+		used, err := c.p.feed(w.buf[:n])
+		if err != nil {
+			w.fail(c, &w.errs.Read, now, 0)
+			return
+		}
+		if c.p.done() {
+			w.complete(c, now, used == n && c.p.reuse())
+			return
+		}
+		if n < len(w.buf) {
+			return // drained: the next edge brings the rest
+		}
+	}
+}
+
+// retryStale resends a request once on a new connection when a reused
+// keep-alive connection turned out to be closed by the server before it
+// answered anything, as HTTP clients do for idempotent requests.
+func (w *worker) retryStale(c *conn, now int64) bool {
+	if c.served == 0 || c.retried || c.gotByte {
+		return false
+	}
+	w.closeFd(c)
+	c.retried = true
+	w.begin(c, now)
+	return true
+}
+
+func (w *worker) complete(c *conn, now int64, reuse bool) {
+	p := &c.p
+	if p.server != nil && w.server == "" {
+		w.server = string(p.server)
+	}
+	c.served++
+	if !reuse || !w.sh.cfg.KeepAlive {
+		w.closeFd(c)
+	}
+	if c.counted {
+		w.record(c, now)
+	}
+	c.state = stIdle
+	w.next(c, now)
+}
+
+func (w *worker) record(c *conn, now int64) {
+	p := &c.p
+	w.completed++
+	w.body += p.body
+	if p.status >= 0 && p.status < len(w.status) {
+		w.status[p.status]++
+	}
+	failed := false
+	switch {
+	case p.status < 200 || p.status >= 400:
+		w.errs.Status++
+		failed = true
+	case p.status < 300 && !w.sh.cfg.NoLengthCheck:
+		doc := w.sh.docLen.Load()
+		if doc < 0 && w.sh.docLen.CompareAndSwap(-1, p.body) {
+			doc = p.body
+		} else if doc < 0 {
+			doc = w.sh.docLen.Load()
+		}
+		if p.body != doc {
+			w.errs.Length++
+			failed = true
+		}
+	}
+	if !failed {
+		w.ok++
+	}
+	lat := (now - c.tStart) / 1000
+	w.lat.Record(lat)
+	w.connH.Record(c.connDur / 1000)
+	w.wait.Record((c.tFirst - c.tWritten) / 1000)
+	w.proc.Record((now - c.tStart - c.connDur) / 1000)
+	w.prog.completed.Add(1)
+	w.second(now)
+	w.secCompleted++
+	if failed {
+		w.secErrors++
+		w.prog.errors.Add(1)
+	}
+	w.secHist.Record(lat)
+}
+
+// fail ends the current request with an error of the given class, closes
+// the connection and starts the next request, after backoff if given.
+func (w *worker) fail(c *conn, class *int64, now int64, backoff time.Duration) {
+	w.closeFd(c)
+	if class == &w.errs.Connect {
+		w.prog.connFails.Add(1)
+	}
+	if c.counted {
+		*class++
+		w.prog.errors.Add(1)
+		w.second(now)
+		w.secErrors++
+	}
+	c.state = stIdle
+	if backoff > 0 {
+		w.sleep(c, now+int64(backoff))
+		return
+	}
+	w.next(c, now)
+}
+
+func (w *worker) sleep(c *conn, until int64) {
+	c.state, c.wakeAt = stWaiting, until
+	w.waiting++
+}
+
+func (w *worker) finish(c *conn) {
+	if c.state == stDone {
+		return
+	}
+	w.closeFd(c)
+	c.state = stDone
+	w.active--
+}
+
+func (w *worker) closeFd(c *conn) {
+	if c.fd >= 0 {
+		syscall.Close(c.fd) // also removes it from the epoll set
+		c.fd = -1
+	}
+}
+
+// second moves the timeline to the second that holds now.
+func (w *worker) second(now int64) {
+	s := int((now - w.sh.measureStart) / int64(time.Second))
+	if s == w.sec {
+		return
+	}
+	w.flushSecond()
+	w.sec = s
+}
+
+func (w *worker) flushSecond() {
+	if w.secCompleted == 0 && w.secErrors == 0 {
+		return
+	}
+	w.timeline = append(w.timeline, secRecord{
+		t: w.sec, completed: w.secCompleted, errors: w.secErrors,
+		hist: w.secHist.AppendCompact(nil),
+	})
+	w.secCompleted, w.secErrors = 0, 0
+	w.secHist.Reset()
+}

@@ -1,0 +1,83 @@
+package loadgen
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// JSONReport is the --format json view of a Result: one flat object with
+// the figures scripts want, latency in microseconds.
+type JSONReport struct {
+	URL         string           `json:"url"`
+	Method      string           `json:"method"`
+	Connections int              `json:"connections"`
+	Threads     int              `json:"threads"`
+	KeepAlive   bool             `json:"keepalive"`
+	Rate        float64          `json:"rate,omitempty"`
+	Start       time.Time        `json:"start"`
+	DurationS   float64          `json:"duration_s"`
+	Completed   int64            `json:"completed"`
+	OK          int64            `json:"ok"`
+	RPS         float64          `json:"rps"`
+	Bytes       int64            `json:"bytes"`
+	BodyBytes   int64            `json:"body_bytes"`
+	Connects    int64            `json:"connects"`
+	DocLength   int64            `json:"doc_length"`
+	Server      string           `json:"server"`
+	Interrupted bool             `json:"interrupted,omitempty"`
+	Errors      Errors           `json:"errors"`
+	StatusCodes map[string]int64 `json:"status_codes"`
+	Latency     LatencyJSON      `json:"latency_us"`
+	Connect     LatencyJSON      `json:"connect_us"`
+	Waiting     LatencyJSON      `json:"ttfb_us"`
+	Percentiles map[string]int64 `json:"percentiles_us"`
+	Timeline    []Second         `json:"timeline"`
+}
+
+// LatencyJSON summarises one histogram.
+type LatencyJSON struct {
+	Min    int64   `json:"min"`
+	Mean   float64 `json:"mean"`
+	StdDev float64 `json:"stdev"`
+	Max    int64   `json:"max"`
+	P50    int64   `json:"p50"`
+	P90    int64   `json:"p90"`
+	P99    int64   `json:"p99"`
+	P999   int64   `json:"p999"`
+}
+
+func latencyJSON(h *Histogram) LatencyJSON {
+	return LatencyJSON{
+		Min: h.Min(), Mean: round2(h.Mean()), StdDev: round2(h.StdDev()), Max: h.Max(),
+		P50: h.Quantile(.50), P90: h.Quantile(.90), P99: h.Quantile(.99), P999: h.Quantile(.999),
+	}
+}
+
+func round2(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 2, 64), 64)
+	return f
+}
+
+// JSON returns the JSON view of r.
+func (r *Result) JSON() JSONReport {
+	j := JSONReport{
+		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
+		KeepAlive: r.KeepAlive, Rate: r.Rate, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
+		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,
+		Connects: r.Connects, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
+		Errors: r.Errors, StatusCodes: map[string]int64{},
+		Latency: latencyJSON(r.Latency), Connect: latencyJSON(r.Connect), Waiting: latencyJSON(r.Waiting),
+		Percentiles: map[string]int64{}, Timeline: r.Timeline,
+	}
+	for code, n := range r.StatusCodes {
+		j.StatusCodes[strconv.Itoa(code)] = n
+	}
+	for _, p := range Percentiles {
+		j.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)] = r.Latency.Quantile(p / 100)
+	}
+	if j.Timeline == nil {
+		j.Timeline = []Second{}
+	}
+	return j
+}

@@ -1,0 +1,187 @@
+package loadgen
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Result is what one load test measured. Latency figures are microseconds.
+type Result struct {
+	Target      Target
+	Method      string
+	Connections int
+	Threads     int
+	KeepAlive   bool
+	Rate        float64 // requested open-loop rate; 0 for closed loop
+	Timeout     time.Duration
+	Warmup      time.Duration
+
+	Start    time.Time     // start of the measured window
+	Duration time.Duration // length of the measured window
+
+	Completed   int64 // responses received in full (any status)
+	OK          int64 // 2xx/3xx responses of the expected length
+	Errors      Errors
+	StatusCodes map[int]int64
+	Bytes       int64 // bytes read, headers included
+	BodyBytes   int64
+	Connects    int64 // connections opened
+	DocLength   int64 // body length of the first 2xx response, -1 if none
+	Server      string
+	Interrupted bool // the run was cancelled before its end
+
+	Latency    *Histogram // request start to last byte
+	Connect    *Histogram // TCP connect (0 for a reused connection)
+	Waiting    *Histogram // request written to first byte
+	Processing *Histogram // latency minus connect
+
+	Timeline []Second
+}
+
+// Errors counts the requests that failed, by class.
+type Errors struct {
+	Connect int64 `json:"connect"`
+	Read    int64 `json:"read"`
+	Write   int64 `json:"write"`
+	Timeout int64 `json:"timeout"`
+	Status  int64 `json:"status"` // complete responses with a status other than 2xx/3xx
+	Length  int64 `json:"length"` // 2xx bodies whose length differs from the first one
+}
+
+// Total is the number of failed requests.
+func (e Errors) Total() int64 {
+	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length
+}
+
+// Socket is the number of failures wrk calls socket errors.
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+func (e *Errors) add(o Errors) {
+	e.Connect += o.Connect
+	e.Read += o.Read
+	e.Write += o.Write
+	e.Timeout += o.Timeout
+	e.Status += o.Status
+	e.Length += o.Length
+}
+
+// Second is one second of the timeline, counted from the start of the
+// measured window by completion time.
+type Second struct {
+	T         int   `json:"t"`
+	Completed int64 `json:"completed"`
+	Errors    int64 `json:"errors"`
+	P50       int64 `json:"p50_us"`
+	P99       int64 `json:"p99_us"`
+}
+
+// RPS is completed requests per second over the measured window.
+func (r *Result) RPS() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Completed) / r.Duration.Seconds()
+}
+
+// Attempts is every request that ended, well or not.
+func (r *Result) Attempts() int64 {
+	e := r.Errors
+	return r.Completed + e.Connect + e.Read + e.Write + e.Timeout
+}
+
+// Failed is what ab calls failed requests.
+func (r *Result) Failed() int64 { return r.Errors.Total() }
+
+// Percentiles are the quantiles reports print, as in ab's table plus
+// the tail.
+var Percentiles = []float64{50, 66, 75, 80, 90, 95, 98, 99, 99.9, 99.99, 100}
+
+// Repeated summarises the runs of --repeat.
+type Repeated struct {
+	Runs int     `json:"runs"`
+	RPS  Spread  `json:"rps"`
+	P50  Spread  `json:"p50_us"`
+	P99  Spread  `json:"p99_us"`
+	RSD  float64 `json:"rps_rsd_pct"` // relative stdev of req/s, %
+}
+
+// Spread is the mean, sample standard deviation and 95 % confidence
+// interval (Student's t) of one figure across runs.
+type Spread struct {
+	Mean   float64 `json:"mean"`
+	StdDev float64 `json:"stdev"`
+	CILow  float64 `json:"ci95_low"`
+	CIHigh float64 `json:"ci95_high"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Summarize computes the spread of req/s, p50 and p99 over repeated runs.
+func Summarize(runs []*Result) Repeated {
+	var rps, p50, p99 []float64
+	for _, r := range runs {
+		rps = append(rps, r.RPS())
+		p50 = append(p50, float64(r.Latency.Quantile(0.50)))
+		p99 = append(p99, float64(r.Latency.Quantile(0.99)))
+	}
+	s := Repeated{Runs: len(runs), RPS: spreadOf(rps), P50: spreadOf(p50), P99: spreadOf(p99)}
+	if s.RPS.Mean > 0 {
+		s.RSD = 100 * s.RPS.StdDev / s.RPS.Mean
+	}
+	return s
+}
+
+func spreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	var s Spread
+	s.Min, s.Max = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		s.Mean += x
+		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
+	}
+	n := float64(len(xs))
+	s.Mean /= n
+	if len(xs) > 1 {
+		var ss float64
+		for _, x := range xs {
+			ss += (x - s.Mean) * (x - s.Mean)
+		}
+		s.StdDev = math.Sqrt(ss / (n - 1))
+	}
+	half := StudentT95(len(xs)-1) * s.StdDev / math.Sqrt(n)
+	s.CILow, s.CIHigh = s.Mean-half, s.Mean+half
+	return s
+}
+
+// StudentT95 is the two-sided 95 % critical value of Student's t with df
+// degrees of freedom (0 for df < 1).
+func StudentT95(df int) float64 {
+	table := [...]float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+		2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
+		2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	switch {
+	case df < 1:
+		return 0
+	case df < len(table):
+		return table[df]
+	case df < 60:
+		return 2.000 + (2.042-2.000)*float64(60-df)/30
+	case df < 120:
+		return 1.980 + (2.000-1.980)*float64(120-df)/60
+	default:
+		return 1.960
+	}
+}
+
+// sortedCodes returns the status codes of m in increasing order.
+func sortedCodes(m map[int]int64) []int {
+	codes := make([]int, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	return codes
+}
