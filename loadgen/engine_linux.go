@@ -61,6 +61,7 @@ type conn struct {
 // worker is one event loop and its statistics.
 type worker struct {
 	sh     *shared
+	sa     syscall.Sockaddr // its own: Connect writes into it
 	epfd   int
 	conns  []conn
 	events []syscall.EpollEvent
@@ -129,6 +130,7 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 	}
 	w := &worker{
 		sh:      sh,
+		sa:      copySockaddr(sh.sa),
 		epfd:    epfd,
 		conns:   make([]conn, nconns),
 		events:  make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
@@ -196,6 +198,18 @@ func (w *worker) run(first, stride int) {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		c := *a
+		return &c
+	case *syscall.SockaddrInet6:
+		c := *a
+		return &c
+	}
+	return sa
 }
 
 func (w *worker) nextWake() int64 {
@@ -279,7 +293,11 @@ func (w *worker) begin(c *conn, now int64) {
 	c.tConnect = now
 	if err := w.dial(c); err != nil {
 		w.fail(c, &w.errs.Connect, now, connectBackoff)
+		return
 	}
+	// On loopback the handshake is usually over when connect returns:
+	// writing now saves a trip through epoll (EAGAIN if it is not).
+	w.write(c, now)
 }
 
 func (w *worker) dial(c *conn) error {
@@ -298,7 +316,7 @@ func (w *worker) dial(c *conn) error {
 		return err
 	}
 	c.fd, c.served = fd, 0
-	err = syscall.Connect(fd, sh.sa)
+	err = syscall.Connect(fd, w.sa)
 	if err != nil && err != syscall.EINPROGRESS {
 		return err
 	}
@@ -314,15 +332,12 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 			return
 		}
 		if ev&syscall.EPOLLOUT != 0 {
-			c.connDur = now - c.tConnect
-			w.connects++
-			w.prog.connected.Add(1)
 			w.write(c, now)
 		}
 	case stWriting:
 		w.write(c, now)
 	case stReading:
-		w.read(c, now)
+		w.read(c, ev, now)
 	case stIdle, stWaiting, stDone:
 		if c.fd >= 0 && ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
 			// The server closed an idle keep-alive connection.
@@ -334,17 +349,28 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 func (w *worker) write(c *conn, now int64) {
 	req := w.sh.req
 	for c.sent < len(req) {
-		n, err := syscall.Write(c.fd, req[c.sent:])
+		n, err := rawWrite(c.fd, req[c.sent:])
 		if err == syscall.EAGAIN {
-			c.state = stWriting
+			if c.state != stConnecting {
+				c.state = stWriting
+			}
 			return
 		}
 		if err != nil {
-			if w.retryStale(c, now) {
-				return
+			switch {
+			case c.state == stConnecting:
+				w.fail(c, &w.errs.Connect, now, connectBackoff)
+			case !w.retryStale(c, now):
+				w.fail(c, &w.errs.Write, now, 0)
 			}
-			w.fail(c, &w.errs.Write, now, 0)
 			return
+		}
+		if c.state == stConnecting {
+			// The first byte went out: the connection is up.
+			c.connDur = w.sh.now() - c.tConnect
+			c.state = stWriting
+			w.connects++
+			w.prog.connected.Add(1)
 		}
 		c.sent += n
 	}
@@ -352,9 +378,9 @@ func (w *worker) write(c *conn, now int64) {
 	c.state = stReading
 }
 
-func (w *worker) read(c *conn, now int64) {
+func (w *worker) read(c *conn, ev uint32, now int64) {
 	for {
-		n, err := syscall.Read(c.fd, w.buf)
+		n, err := rawRead(c.fd, w.buf)
 		if err == syscall.EAGAIN {
 			return
 		}
@@ -382,8 +408,11 @@ func (w *worker) read(c *conn, now int64) {
 			w.complete(c, now, used == n && c.p.reuse())
 			return
 		}
-		if n < len(w.buf) {
-			return // drained: the next edge brings the rest
+		if n < len(w.buf) && ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP) == 0 {
+			// Drained: the next edge brings the rest. When the peer's
+			// FIN came with the data, no edge will follow: read on to
+			// the end of the stream.
+			return
 		}
 	}
 }
@@ -496,7 +525,7 @@ func (w *worker) finish(c *conn) {
 
 func (w *worker) closeFd(c *conn) {
 	if c.fd >= 0 {
-		syscall.Close(c.fd) // also removes it from the epoll set
+		rawClose(c.fd) // also removes it from the epoll set
 		c.fd = -1
 	}
 }
