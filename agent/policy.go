@@ -1,0 +1,359 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Policy is what this device lets a remote command do, whatever the command
+// says: which targets it may load (an allowlist, loopback only by default)
+// and how hard (caps on connections, duration, rate, requests, body and
+// headers). Build it with NewPolicy; it is safe for concurrent use.
+//
+// The policy cannot see what the target server does with a request: a local
+// forward proxy or an open redirect follower can still reach other hosts.
+// The systemd unit's IPAddressDeny=any is the second fence for that.
+type Policy struct {
+	prefixes []netip.Prefix
+	hosts    []string // host names trusted by name, lowercased, no trailing dot
+	caps     PolicyConfig
+}
+
+// Resolver looks up the addresses of a host name. *net.Resolver implements
+// it; tests use a fake.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// RefusedError is a command that the policy refuses. Its message is the
+// reason that goes into the "rejected" event, e.g. "target 10.0.0.1 not in
+// allowlist [127.0.0.0/8 ::1/128]" or "connections 5000 over cap 1024".
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+func refusef(format string, a ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
+}
+
+// resolveTimeout bounds one host name lookup in CheckTarget.
+const resolveTimeout = 5 * time.Second
+
+// NewPolicy builds a Policy from its config. Allowlist entries are CIDRs
+// ("10.1.0.0/16"), addresses ("::1", a /32 or /128) or host names
+// ("server.lan"). IPv4-mapped IPv6 forms are taken as the IPv4 they map.
+func NewPolicy(c PolicyConfig) (*Policy, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	p := &Policy{caps: c}
+	for _, a := range c.Allow {
+		pfx, host, _ := parseAllowEntry(a) // validated above
+		if host != "" {
+			p.hosts = append(p.hosts, host)
+		} else {
+			p.prefixes = append(p.prefixes, pfx)
+		}
+	}
+	return p, nil
+}
+
+// parseAllowEntry parses one allowlist entry into a prefix or a host name.
+func parseAllowEntry(s string) (netip.Prefix, string, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, "", fmt.Errorf("%q is not a CIDR", s)
+		}
+		if pfx.Addr().Zone() != "" {
+			return netip.Prefix{}, "", fmt.Errorf("%q: zones are not allowed", s)
+		}
+		if pfx.Addr().Is4In6() && pfx.Bits() >= 96 {
+			pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+		}
+		return pfx.Masked(), "", nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			return netip.Prefix{}, "", fmt.Errorf("%q: zones are not allowed", s)
+		}
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), "", nil
+	}
+	h, err := checkHostname(s)
+	if err != nil {
+		return netip.Prefix{}, "", fmt.Errorf("%q is not a CIDR, an address or a host name", s)
+	}
+	return netip.Prefix{}, h, nil
+}
+
+// checkHostname validates a DNS host name and returns it lowercased without
+// a trailing dot. A name whose last label is numeric or hexadecimal
+// ("127.1", "0x7f.1", "2130706433") is refused: resolvers read such forms as
+// IPv4 addresses in ways that differ from one libc to another.
+func checkHostname(h string) (string, error) {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" || len(h) > 253 {
+		return "", errors.New("bad length")
+	}
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return "", fmt.Errorf("bad label %q", l)
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return "", fmt.Errorf("bad character %q", r)
+			}
+		}
+	}
+	last := labels[len(labels)-1]
+	if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
+		return "", errors.New("numeric last label: not a host name")
+	}
+	return h, nil
+}
+
+// allowlist is the text of the allowlist in refusals.
+func (p *Policy) allowlist() string {
+	parts := make([]string, 0, len(p.prefixes)+len(p.hosts))
+	for _, pfx := range p.prefixes {
+		parts = append(parts, pfx.String())
+	}
+	parts = append(parts, p.hosts...)
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (p *Policy) allowedAddr(a netip.Addr) bool {
+	a = a.Unmap().WithZone("")
+	for _, pfx := range p.prefixes {
+		if pfx.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Target is a load-test target that the policy allows.
+type Target struct {
+	URL  *url.URL // the parsed URL; its host is what the Host header says
+	Host string   // the host as written, without port or brackets
+	Port uint16
+	// Addrs are the resolved and checked addresses with the port. The load
+	// generator must dial exactly these and never resolve Host again: a
+	// second lookup could answer differently (DNS rebinding) and reach a
+	// host the policy never saw.
+	Addrs []netip.AddrPort
+}
+
+// CheckTarget checks that rawURL is a target this device may load: scheme
+// http (https later), no user info, and every address of its host inside the
+// allowlist. An IP literal is checked as it is; a host name is resolved with
+// r (net.DefaultResolver when nil) and refused when any of its addresses is
+// outside the allowlist, or when it does not resolve. A host name listed in
+// the allowlist by name is trusted: its addresses are taken as resolved.
+// Refusals are *RefusedError; the returned Target carries the addresses to
+// dial.
+func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*Target, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, refusef("target URL %q: cannot parse", rawURL)
+	}
+	switch u.Scheme {
+	case "http":
+	case "https":
+		return nil, refusef("target URL %q: scheme https is not supported yet", rawURL)
+	default:
+		return nil, refusef("target URL %q: scheme %q not allowed (http only)", rawURL, u.Scheme)
+	}
+	if u.Opaque != "" {
+		return nil, refusef("target URL %q: not an absolute http://host/ URL", rawURL)
+	}
+	if u.User != nil {
+		return nil, refusef("target URL %q: user info not allowed", u.Redacted())
+	}
+	host := u.Hostname()
+	if host == "" {
+		return nil, refusef("target URL %q: no host", rawURL)
+	}
+	port := uint16(80)
+	if ps := u.Port(); ps != "" {
+		n, err := strconv.ParseUint(ps, 10, 16)
+		if err != nil || n == 0 {
+			return nil, refusef("target URL %q: bad port %q", rawURL, ps)
+		}
+		port = uint16(n)
+	} else if strings.HasSuffix(u.Host, ":") {
+		return nil, refusef("target URL %q: empty port", rawURL)
+	}
+	t := &Target{URL: u, Host: host, Port: port}
+
+	if a, err := netip.ParseAddr(host); err == nil {
+		if !p.allowedAddr(a) {
+			return nil, refusef("target %s not in allowlist %s", a.Unmap(), p.allowlist())
+		}
+		t.Addrs = []netip.AddrPort{netip.AddrPortFrom(a, port)}
+		return t, nil
+	}
+	name, err := checkHostname(host)
+	if err != nil {
+		return nil, refusef("target URL %q: host %q is neither an IP address nor a host name", rawURL, host)
+	}
+	trusted := false
+	for _, h := range p.hosts {
+		if h == name {
+			trusted = true
+		}
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := r.LookupNetIP(rctx, "ip", name)
+	if err != nil {
+		return nil, refusef("target %s: cannot resolve: %v", name, err)
+	}
+	if len(addrs) == 0 {
+		return nil, refusef("target %s: resolves to no address", name)
+	}
+	seen := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		if !trusted && !p.allowedAddr(a) {
+			return nil, refusef("target %s resolves to %s, not in allowlist %s", name, a.Unmap(), p.allowlist())
+		}
+		if !seen[a] {
+			seen[a] = true
+			t.Addrs = append(t.Addrs, netip.AddrPortFrom(a, port))
+		}
+	}
+	return t, nil
+}
+
+// LoadSpec is what the policy needs to know of a load-test command. The
+// daemon maps the wire command onto it.
+type LoadSpec struct {
+	URL         string
+	Method      string   // "" is GET
+	Headers     []string // "Name: value"
+	Body        []byte
+	Connections int
+	Duration    time.Duration // 0 when the run is bounded by Requests
+	Rate        float64       // requests/s, open loop; 0 is closed loop
+	Requests    int64         // 0 when the run is bounded by Duration
+	Timeout     time.Duration // per request; 0 is the load generator's default
+	Warmup      time.Duration
+	Repeat      int // 0 or 1 is one run
+}
+
+// CheckLoad checks a load spec against the caps; it does not look at the
+// URL (CheckTarget does). Refusals are *RefusedError.
+func (p *Policy) CheckLoad(s LoadSpec) error {
+	c := p.caps
+	if err := checkMethod(s.Method); err != nil {
+		return err
+	}
+	if s.Connections < 1 {
+		return refusef("connections %d: must be at least 1", s.Connections)
+	}
+	if s.Connections > c.MaxConnections {
+		return refusef("connections %d over cap %d", s.Connections, c.MaxConnections)
+	}
+	if s.Duration < 0 || s.Requests < 0 || s.Warmup < 0 || s.Timeout < 0 || s.Repeat < 0 || s.Rate < 0 {
+		return refusef("negative duration, requests, warmup, timeout, repeat or rate")
+	}
+	if s.Duration == 0 && s.Requests == 0 {
+		return refusef("unbounded run: set a duration or a request count")
+	}
+	if s.Duration > c.MaxDuration {
+		return refusef("duration %v over cap %v", s.Duration, c.MaxDuration)
+	}
+	if s.Warmup > c.MaxDuration {
+		return refusef("warmup %v over cap %v", s.Warmup, c.MaxDuration)
+	}
+	if s.Timeout > c.MaxDuration {
+		return refusef("timeout %v over cap %v", s.Timeout, c.MaxDuration)
+	}
+	if s.Requests > c.MaxRequests {
+		return refusef("requests %d over cap %d", s.Requests, c.MaxRequests)
+	}
+	if s.Rate > c.MaxRate || s.Rate != s.Rate {
+		return refusef("rate %v over cap %v", s.Rate, c.MaxRate)
+	}
+	if s.Repeat > c.MaxRepeat {
+		return refusef("repeat %d over cap %d", s.Repeat, c.MaxRepeat)
+	}
+	if int64(len(s.Body)) > int64(c.MaxBodyBytes) {
+		return refusef("body %d bytes over cap %d", len(s.Body), int64(c.MaxBodyBytes))
+	}
+	if len(s.Headers) > c.MaxHeaders {
+		return refusef("headers %d over cap %d", len(s.Headers), c.MaxHeaders)
+	}
+	total := 0
+	for _, h := range s.Headers {
+		if err := checkHeader(h); err != nil {
+			return err
+		}
+		total += len(h) + 2 // CRLF
+	}
+	if int64(total) > int64(c.MaxHeaderBytes) {
+		return refusef("headers %d bytes over cap %d", total, int64(c.MaxHeaderBytes))
+	}
+	return nil
+}
+
+// Check runs CheckLoad and then CheckTarget on s.URL.
+func (p *Policy) Check(ctx context.Context, s LoadSpec, r Resolver) (*Target, error) {
+	if err := p.CheckLoad(s); err != nil {
+		return nil, err
+	}
+	return p.CheckTarget(ctx, s.URL, r)
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkMethod(m string) error {
+	if m == "" {
+		return nil
+	}
+	if !isToken(m) || len(m) > 32 {
+		return refusef("method %q is not a valid HTTP method", m)
+	}
+	if strings.EqualFold(m, "CONNECT") {
+		return refusef("method CONNECT not allowed")
+	}
+	return nil
+}
+
+func checkHeader(h string) error {
+	name, value, ok := strings.Cut(h, ":")
+	if !ok || !isToken(name) {
+		return refusef("header %q is not \"Name: value\"", h)
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return refusef("header %s: value holds CR, LF or NUL", name)
+	}
+	return nil
+}
