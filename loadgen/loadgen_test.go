@@ -419,7 +419,7 @@ func TestCancelInterrupts(t *testing.T) {
 // quietServer answers every request on a connection with resp, reading
 // into a fixed buffer: it allocates nothing per request, so the client's
 // allocations can be counted.
-func quietServer(t *testing.T, resp []byte) string {
+func quietServer(t testing.TB, resp []byte) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -518,5 +518,17 @@ func TestBuildRequest(t *testing.T) {
 	want := "POST /a?b=c HTTP/1.1\r\nHost: [::1]:8080\r\nAccept: */*\r\nConnection: close\r\nContent-Length: 3\r\nUser-Agent: mine\r\nX-A: 1\r\n\r\nxyz"
 	if got != want {
 		t.Errorf("request\n%q\nwant\n%q", got, want)
+	}
+}
+
+// BenchmarkKeepAliveRequest measures one keep-alive request through the
+// engine, against a server in the same process (its cost included).
+func BenchmarkKeepAliveRequest(b *testing.B) {
+	url := quietServer(b, []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	r, err := Run(context.Background(), Config{URL: url, Connections: 4, Threads: 1, Requests: int64(b.N), KeepAlive: true})
+	if err != nil || r.OK != int64(b.N) {
+		b.Fatalf("ok %d of %d: %v", r.OK, b.N, err)
 	}
 }
