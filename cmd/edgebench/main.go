@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -67,6 +68,9 @@ func realMain(ctx context.Context, env *cliEnv, args []string) int {
 		return 2
 	}
 	err := cmd.run(ctx, env, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	var ue *usageError
 	var ee *exitError
 	switch {
@@ -107,4 +111,37 @@ func printUsage(w io.Writer, cmds map[string]command) {
 func cmdVersion(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "edgebench %s\n", version)
 	return nil
+}
+
+// flagSet is a flag.FlagSet that prints nothing on a bad flag (the caller
+// prints one line) and its usage on -h.
+type flagSet struct {
+	*flag.FlagSet
+	usage  string
+	stderr io.Writer
+}
+
+func newFlagSet(name, usage string, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{fs, usage, stderr}
+}
+
+// parse parses args: a bad flag becomes a usage error, -h prints the usage
+// and returns flag.ErrHelp (exit status 0).
+func (fs *flagSet) parse(args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(fs.stderr, "usage: %s\n\n", fs.usage)
+		fs.SetOutput(fs.stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		return err
+	default:
+		return usagef("%v", err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,10 +29,9 @@ type runFlags struct {
 
 // parseRunFlags parses args, which may put the URL before, between or after
 // the flags (wrk puts it last, ab too, people put it first).
-func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flag.FlagSet, error) {
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error) {
 	rf := &runFlags{labels: map[string]string{}}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", "edgebench run [flags] URL", stderr)
 	c := &rf.cfg
 	fs.IntVar(&c.Connections, "c", 10, "connections (concurrency)")
 	fs.Int64Var(&c.Requests, "n", 0, "stop after this many requests (0: no limit)")
@@ -57,11 +55,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flag.FlagSet, e
 
 	var rest []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, fs, err
-			}
-			return nil, fs, usagef("%v", err)
+		if err := fs.parse(args); err != nil {
+			return nil, fs, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -105,9 +100,6 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flag.FlagSet, e
 
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	rf, _, err := parseRunFlags(args, env.stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -12,15 +10,11 @@ import (
 )
 
 func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlagSet("serve", "edgebench serve [--addr 127.0.0.1:8080] [--dir DIR]", env.stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default)")
 	dir := fs.String("dir", "", "serve static files from this folder")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("%v", err)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))

@@ -1,0 +1,63 @@
+# edgebench: see README.md.
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+CMDS      := $(notdir $(wildcard cmd/*))
+DEMO_PORT ?= 18080
+
+.PHONY: all build cross test lint generate check-generated bench demo deb clean
+
+all: build
+
+build:
+	@mkdir -p bin
+	@for c in $(CMDS); do [ -n "$$(ls cmd/$$c/*.go 2>/dev/null)" ] || continue; \
+		echo "build bin/$$c"; $(BUILD) -o bin/$$c ./cmd/$$c || exit 1; done
+
+# Static device binaries for the boards edgebench runs on.
+cross: dist/edgebench-linux-armv6 dist/edgebench-linux-armv7 dist/edgebench-linux-arm64 dist/edgebench-linux-amd64
+
+dist/edgebench-linux-armv6: FORCE
+	GOOS=linux GOARCH=arm GOARM=6 $(BUILD) -o $@ ./cmd/edgebench
+dist/edgebench-linux-armv7: FORCE
+	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o $@ ./cmd/edgebench
+dist/edgebench-linux-arm64: FORCE
+	GOOS=linux GOARCH=arm64 $(BUILD) -o $@ ./cmd/edgebench
+dist/edgebench-linux-amd64: FORCE
+	GOOS=linux GOARCH=amd64 $(BUILD) -o $@ ./cmd/edgebench
+FORCE:
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+generate:
+	$(GO) generate ./...
+
+# Generated code is committed: regenerate and fail on any difference.
+check-generated: generate
+	@git diff --exit-code -- '*.go' || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
+
+# The whole suite: lint, generated code, race-enabled tests, and a 32-bit
+# pass (unaligned 64-bit atomics and int overflows show up there).
+test: lint check-generated
+	$(GO) test -race -timeout 30m ./...
+	CGO_ENABLED=0 GOARCH=386 $(GO) test -timeout 20m ./loadgen/... ./probe/... ./transport/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bench/loadgen.sh
+
+deb: cross
+	packaging/deb.sh $(VERSION)
+
+# One load test against the built-in target on loopback, report printed.
+demo: build
+	@bin/edgebench serve --addr 127.0.0.1:$(DEMO_PORT) & pid=$$!; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	for i in $$(seq 50); do bin/edgebench run -q -n 1 http://127.0.0.1:$(DEMO_PORT)/ >/dev/null 2>&1 && break; sleep 0.1; done; \
+	bin/edgebench run -c 20 -d 5s http://127.0.0.1:$(DEMO_PORT)/bytes/2159
+
+clean:
+	rm -rf bin dist
