@@ -559,7 +559,7 @@ func decodeYAML(path string, data []byte, c *Config, src map[string]string) erro
 var (
 	yamlLineRE    = regexp.MustCompile(`^line (\d+): (.*)$`)
 	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type`)
-	yamlCannotRE  = regexp.MustCompile("^cannot unmarshal !!(\\w+) `?(.*?)`? into (\\S+)$")
+	yamlCannotRE  = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 )
 
 func explainYAMLError(path, msg string, lines map[int]string) string {
@@ -599,7 +599,10 @@ func explainYAMLError(path, msg string, lines map[int]string) string {
 		}
 		got := c[2]
 		if got == "" {
-			got = "a " + c[1]
+			got = map[string]string{"seq": "a list", "map": "a mapping"}[c[1]]
+			if got == "" {
+				got = "a " + c[1]
+			}
 		} else {
 			got = strconv.Quote(got)
 		}
