@@ -120,7 +120,7 @@ run_ab() {
 }
 
 printf '%-10s %-9s %-9s %3s %12s %8s %12s %9s %9s %6s\n' doc mode tool run 'req/s' 'cpu_s' 'req/cpu-s' 'p50_us' 'p99_us' errors
-declare -A sum_rps sum_eff
+declare -A sum_rps sum_eff sum_p50 sum_p99
 for doc in $DOCS; do
 	url="http://127.0.0.1:$PORT/$doc"
 	for mode in $MODES; do
@@ -132,6 +132,8 @@ for doc in $DOCS; do
 				key="$doc/$mode/$tool"
 				sum_rps[$key]=$(awk -v a="${sum_rps[$key]:-0}" -v b="$rps" 'BEGIN {print a + b}')
 				sum_eff[$key]=$(awk -v a="${sum_eff[$key]:-0}" -v b="$eff" 'BEGIN {print a + b}')
+				sum_p50[$key]=$(awk -v a="${sum_p50[$key]:-0}" -v b="$p50" 'BEGIN {print a + b}')
+				sum_p99[$key]=$(awk -v a="${sum_p99[$key]:-0}" -v b="$p99" 'BEGIN {print a + b}')
 			done
 		done
 	done
@@ -139,14 +141,19 @@ done
 
 echo
 echo "ratios (mean over runs; req/cpu-s counts the generator's own CPU seconds)"
-printf '%-10s %-9s %-14s %14s %18s\n' doc mode ratio 'req/s' 'req/cpu-s'
+printf '%-10s %-9s %-14s %10s %12s %8s %8s\n' doc mode ratio 'req/s' 'req/cpu-s' p50 p99
 for doc in $DOCS; do
 	for mode in $MODES; do
 		for peer in wrk ab; do
 			e="$doc/$mode/edgebench"
 			p="$doc/$mode/$peer"
-			awk -v d="$doc" -v m="$mode" -v peer="$peer" -v er="${sum_rps[$e]}" -v pr="${sum_rps[$p]}" -v ee="${sum_eff[$e]}" -v pe="${sum_eff[$p]}" \
-				'BEGIN { printf "%-10s %-9s %-14s %14.2fx %17.2fx\n", d, m, "edgebench/" peer, (pr > 0 ? er / pr : 0), (pe > 0 ? ee / pe : 0) }'
+			awk -v d="$doc" -v m="$mode" -v peer="$peer" \
+				-v er="${sum_rps[$e]}" -v pr="${sum_rps[$p]}" -v ee="${sum_eff[$e]}" -v pe="${sum_eff[$p]}" \
+				-v e50="${sum_p50[$e]}" -v p50="${sum_p50[$p]}" -v e99="${sum_p99[$e]}" -v p99="${sum_p99[$p]}" \
+				'function r(a, b) { return b > 0 ? a / b : 0 }
+				BEGIN { printf "%-10s %-9s %-14s %9.2fx %11.2fx %7.2fx %7.2fx\n", d, m, "edgebench/" peer, r(er, pr), r(ee, pe), r(e50, p50), r(e99, p99) }'
 		done
 	done
 done
+echo "(ab prints whole milliseconds: its p50/p99 ratios are coarse. Without keep-alive"
+echo " edgebench and ab count the connect in the latency, wrk does not.)"
