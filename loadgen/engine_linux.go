@@ -119,6 +119,7 @@ type shared struct {
 	abort        atomic.Bool
 	headOnly     bool
 	bigRequest   bool
+	lastSecond   int // last second of the timeline of a timed run; -1 if untimed
 }
 
 func (s *shared) now() int64 { return int64(time.Since(s.base)) }
@@ -533,6 +534,9 @@ func (w *worker) closeFd(c *conn) {
 // second moves the timeline to the second that holds now.
 func (w *worker) second(now int64) {
 	s := int((now - w.sh.measureStart) / int64(time.Second))
+	if w.sh.lastSecond >= 0 && s > w.sh.lastSecond {
+		s = w.sh.lastSecond // requests drained after the deadline
+	}
 	if s == w.sec {
 		return
 	}

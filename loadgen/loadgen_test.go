@@ -532,3 +532,27 @@ func BenchmarkKeepAliveRequest(b *testing.B) {
 		b.Fatalf("ok %d of %d: %v", r.OK, b.N, err)
 	}
 }
+
+func TestTimedRunTimeline(t *testing.T) {
+	srv := newRawServer(t, func(n int64, req string, w io.Writer) bool {
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	r := run(t, Config{URL: srv.url("/"), Connections: 3, Duration: 2 * time.Second, KeepAlive: true})
+	if len(r.Timeline) != 2 {
+		t.Fatalf("%d timeline seconds for a 2 s run: %+v", len(r.Timeline), r.Timeline)
+	}
+	var sum int64
+	for i, s := range r.Timeline {
+		if s.T != i || s.Completed == 0 || s.P50 == 0 || s.P99 < s.P50 {
+			t.Errorf("second %d: %+v", i, s)
+		}
+		sum += s.Completed
+	}
+	if sum != r.Completed {
+		t.Errorf("timeline sums to %d, completed %d", sum, r.Completed)
+	}
+	if r.Duration < 2*time.Second || r.Duration > 3*time.Second {
+		t.Errorf("duration %v", r.Duration)
+	}
+}

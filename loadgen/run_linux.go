@@ -54,6 +54,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && uint64(cfg.Connections)+64 > lim.Cur {
+		return nil, configErr("connections %d: the open-file limit is %d (raise it with ulimit -n or LimitNOFILE=)", cfg.Connections, lim.Cur)
+	}
 	nw := cfg.Threads
 	if nw == 0 {
 		nw = runtime.GOMAXPROCS(0)
@@ -77,8 +81,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	sh.base = time.Now()
 	sh.measureStart = int64(cfg.Warmup)
+	sh.lastSecond = -1
 	if cfg.Duration > 0 {
 		sh.deadline = int64(cfg.Warmup + cfg.Duration)
+		sh.lastSecond = max(int((cfg.Duration+time.Second-1)/time.Second)-1, 0)
 	}
 	var wg sync.WaitGroup
 	for i, w := range workers {
