@@ -26,7 +26,8 @@ import (
 // key in upper case with dots as underscores (EDGEBENCH_POLICY_MAX_CONNECTIONS)
 // and the flag is the key with dots and underscores as dashes
 // (-policy-max-connections). Lists and maps are comma separated there
-// ("127.0.0.0/8,::1", "server=nginx,build=gcc-9.3").
+// ("127.0.0.0/8,::1", "server=nginx,build=gcc-9.3"); an empty variable is
+// taken as unset.
 type Config struct {
 	Broker      BrokerConfig      `yaml:"broker"`
 	DeviceID    string            `yaml:"device_id" help:"device id [a-z0-9._-]{1,64} (default: the hostname, lowercased)"`

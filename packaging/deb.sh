@@ -3,28 +3,39 @@
 # binaries that `make cross` leaves in dist/ (edgebench-linux-armv7, -arm64,
 # -amd64). Run from anywhere; paths are taken from the repository root.
 #
-#   packaging/deb.sh              # all three; VERSION from git describe
+#   packaging/deb.sh                    # all three; version from git describe
+#   packaging/deb.sh 1.2.3              # all three, version 1.2.3 (make deb)
 #   VERSION=1.2.3 packaging/deb.sh amd64 arm64
 #
-# Environment: VERSION (default: git describe, leading v dropped, or
-# 0.0.0+git.<sha>), DIST (default: dist). ARMHF_BIN (default: armv7) picks the
-# binary for armhf: set it to armv6 for Raspberry Pi OS on a Pi Zero or Pi 1.
+# A first argument that is not an architecture is the version; so is
+# $VERSION; by default `git describe --tags`. The version is made a Debian
+# one: a leading v is dropped, v1.2.3-4-gabc1234 becomes 1.2.3+4.gabc1234
+# (after 1.2.3, not before), and one that does not start with digits and a dot (a bare
+# commit id, "dev") becomes 0.0.0+git.<it>.
+# DIST (default: dist) holds the binaries and receives the packages.
+# ARMHF_BIN (default: armv7) picks the binary for armhf: set it to armv6 for
+# Raspberry Pi OS on a Pi Zero or Pi 1.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 DIST=${DIST:-dist}
-if [ -z "${VERSION:-}" ]; then
-	VERSION=$(git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//') || true
-	if [ -z "$VERSION" ]; then
-		VERSION="0.0.0+git.$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	fi
-fi
-case "$VERSION" in
-[0-9]*) ;;
-*) echo "deb.sh: VERSION $VERSION must start with a digit" >&2; exit 2 ;;
+case "${1:-}" in
+"" | armhf | arm64 | amd64) ;;
+*) VERSION=$1; shift ;;
 esac
+if [ -z "${VERSION:-}" ]; then
+	VERSION=$(git describe --tags --always --dirty 2>/dev/null) || VERSION=unknown
+fi
+VERSION=$(printf '%s\n' "$VERSION" | sed -E \
+	-e 's/^v([0-9])/\1/' \
+	-e 's/^([0-9]+\.[^-]*)-([0-9]+)-g([0-9a-f]+)/\1+\2.g\3/' \
+	-e 's/-dirty$/.dirty/' \
+	-e 's/[^A-Za-z0-9.+~-]/./g')
+if ! printf '%s\n' "$VERSION" | grep -Eq '^[0-9]+\.'; then
+	VERSION="0.0.0+git.$VERSION"
+fi
 
 archs=${*:-armhf arm64 amd64}
 for arch in $archs; do

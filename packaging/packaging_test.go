@@ -193,6 +193,20 @@ func TestDebScript(t *testing.T) {
 			t.Errorf("%s: Architecture %q", filepath.Base(deb), got)
 		}
 	}
+	// make deb passes `git describe` output as the first argument; it is
+	// made a Debian version that sorts after its tag.
+	for arg, want := range map[string]string{
+		"c2b07f1-dirty":     "0.0.0+git.c2b07f1.dirty",
+		"v1.2.3-4-gabc1234": "1.2.3+4.gabc1234",
+		"v2.0.0":            "2.0.0",
+		"dev":               "0.0.0+git.dev",
+	} {
+		run(t, root, []string{"DIST=" + dist, "VERSION="}, "sh", "packaging/deb.sh", arg, "amd64")
+		deb := filepath.Join(dist, "edgebench_"+want+"_amd64.deb")
+		if got := strings.TrimSpace(run(t, "", nil, "dpkg-deb", "-f", deb, "Version")); got != want {
+			t.Errorf("deb.sh %s: Version %q, want %q", arg, got, want)
+		}
+	}
 	// A missing binary is one clear error.
 	os.Remove(filepath.Join(dist, "edgebench-linux-arm64"))
 	cmd := exec.Command("sh", "packaging/deb.sh", "arm64")
