@@ -1,0 +1,29 @@
+// Package probe samples the machine the way dstat and dool do: CPU time
+// shares, load, memory, block devices, network interfaces, pressure stall
+// information, temperatures, CPU frequency, Raspberry Pi throttling flags and
+// a few watched processes.
+//
+// Everything is read from proc/... and sys/... below a root directory ("/" on
+// the live machine), so the same code runs on committed fixture trees. Each
+// kernel file has its own file here with a pure parser (parseStat,
+// parseMeminfo, ...) beside a thin, bounded reader. Figures the machine does
+// not provide are absent (nil pointers, empty slices) and reports show them
+// as "-", never as 0.
+//
+// The 1-second hot loop keeps the kernel files open and re-reads them with
+// pread at offset 0 into one reused buffer, so a sample costs a handful of
+// syscalls and few allocations. System information that is read once
+// (SystemInfo) uses gopsutil.
+//
+// Use it alone:
+//
+//	p := probe.New("/")
+//	defer p.Close()
+//	p.Sample()                    // first snapshot: no rates yet
+//	time.Sleep(time.Second)
+//	s, err := p.Sample()          // rates over the last second
+//
+// or record a run with Record, MarkStart, MarkEnd and Stop, which returns a
+// bounded Report with per-second samples, a summary of the measured window
+// and warnings (throttling, frequency drops).
+package probe

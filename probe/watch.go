@@ -1,0 +1,208 @@
+package probe
+
+import (
+	"os"
+	"strconv"
+)
+
+// Watch names a process to report: by Name every process of that command
+// name is summed (all nginx workers), by PID just that one. Set one of the
+// two.
+type Watch struct {
+	Name string `json:"name,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+}
+
+// String is the PID or the name.
+func (w Watch) String() string {
+	if w.PID > 0 {
+		return strconv.Itoa(w.PID)
+	}
+	return w.Name
+}
+
+// ParseWatch turns "1234" into a PID watch and anything else into a name.
+func ParseWatch(s string) Watch {
+	if pid, err := strconv.Atoi(s); err == nil && pid > 0 {
+		return Watch{PID: pid}
+	}
+	return Watch{Name: s}
+}
+
+// DefaultWatches is what a run watches when it is not told: the processes
+// listening on the target's TCP port, by their command name (so every nginx
+// worker counts), and the current process. On a fixture root (not "/") only
+// the listener is returned.
+func DefaultWatches(root string, port int) []Watch {
+	self := os.Getpid()
+	live := cleanRoot(root) == "/"
+	var ws []Watch
+	if pid, err := ListenerPID(root, port); err == nil && !(live && pid == self) {
+		if b, err := os.ReadFile(pidPath(root, pid, "comm")); err == nil && len(trimSpace(b)) > 0 {
+			ws = append(ws, Watch{Name: string(trimSpace(b))})
+		} else {
+			ws = append(ws, Watch{PID: pid})
+		}
+	}
+	if live {
+		ws = append(ws, Watch{PID: self})
+	}
+	return ws
+}
+
+func pidPath(root string, pid int, name string) string {
+	return cleanRoot(root) + "/" + pidRel(pid, name)
+}
+
+// rescanEvery is how many samples pass between two scans of /proc for new
+// processes of a watched name; between scans the known PIDs are re-read
+// through their open files, so the 1-second loop does not walk /proc.
+const rescanEvery = 10
+
+// commLen is the kernel's TASK_COMM_LEN - 1: longer names are truncated.
+const commLen = 15
+
+type watchState struct {
+	w        Watch
+	name     string
+	pids     map[int]*pidState
+	lastScan int
+	scanned  bool
+}
+
+type pidState struct {
+	statRel, ioRel string
+	ticks          uint64
+	io             pidIO
+	hasTicks       bool
+	hasIO          bool
+}
+
+func newWatchState(w Watch) *watchState {
+	ws := &watchState{w: w, name: w.Name, pids: map[int]*pidState{}}
+	if w.PID > 0 {
+		ws.pids[w.PID] = newPidState(w.PID)
+	}
+	return ws
+}
+
+func newPidState(pid int) *pidState {
+	return &pidState{statRel: pidRel(pid, "stat"), ioRel: pidRel(pid, "io")}
+}
+
+// release closes the watched processes' files and forgets their counters.
+func (ws *watchState) release(r *fileReader) {
+	for pid, st := range ws.pids {
+		r.forget(st.statRel)
+		r.forget(st.ioRel)
+		if ws.w.PID > 0 {
+			*st = *newPidState(pid)
+		} else {
+			delete(ws.pids, pid)
+		}
+	}
+	ws.scanned = false
+}
+
+// closeFiles closes the watched processes' files, keeping their counters.
+func (ws *watchState) closeFiles(r *fileReader) {
+	for _, st := range ws.pids {
+		r.forget(st.statRel)
+		r.forget(st.ioRel)
+	}
+}
+
+// matches compares a comm to the watched name, allowing for truncation.
+func (ws *watchState) matches(comm []byte) bool {
+	n := ws.w.Name
+	if len(n) > commLen {
+		n = n[:commLen]
+	}
+	return string(comm) == n
+}
+
+// scan adds the processes of the watched name not yet known.
+func (ws *watchState) scan(p *Probe) {
+	ws.scanned = true
+	ws.lastScan = p.nsample
+	pids, err := listPIDs(p.r.root)
+	if err != nil {
+		return
+	}
+	for _, pid := range pids {
+		if _, ok := ws.pids[pid]; ok {
+			continue
+		}
+		b, err := p.r.read(pidRel(pid, "comm"), false)
+		if err != nil || !ws.matches(trimSpace(b)) {
+			continue
+		}
+		ws.pids[pid] = newPidState(pid)
+	}
+}
+
+// sample reads the watched processes and sums them.
+func (ws *watchState) sample(p *Probe, dt float64, a *arena) Proc {
+	if ws.w.PID == 0 && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
+		ws.scan(p)
+	}
+	out := Proc{Name: ws.name, PID: ws.w.PID}
+	var ticks, rss, rd, wr uint64
+	var haveCPU, haveIO bool
+	// Map order does not matter: everything is summed.
+	for pid, st := range ws.pids {
+		b, err := p.r.read(st.statRel, true)
+		var ps pidStat
+		if err == nil {
+			ps, err = parsePidStat(b)
+		}
+		if err != nil {
+			p.r.forget(st.statRel)
+			p.r.forget(st.ioRel)
+			if ws.w.PID > 0 {
+				*st = *newPidState(pid) // gone: reported with Count 0
+			} else {
+				delete(ws.pids, pid)
+			}
+			continue
+		}
+		if ws.name == "" {
+			ws.name = string(ps.comm)
+			out.Name = ws.name
+		}
+		out.Count++
+		rss += ps.rssPages * p.pageSize
+		if st.hasTicks && ps.ticks >= st.ticks && dt > 0 {
+			ticks += ps.ticks - st.ticks
+			haveCPU = true
+		}
+		st.ticks, st.hasTicks = ps.ticks, true
+
+		b, err = p.r.read(st.ioRel, true)
+		var io pidIO
+		if err == nil {
+			io, err = parsePidIO(b)
+		}
+		if err != nil {
+			st.hasIO = false
+			continue
+		}
+		if st.hasIO && io.read >= st.io.read && io.write >= st.io.write && dt > 0 {
+			rd += io.read - st.io.read
+			wr += io.write - st.io.write
+			haveIO = true
+		}
+		st.io, st.hasIO = io, true
+	}
+	if out.Count > 0 {
+		out.RSS = a.u(rss)
+	}
+	if haveCPU {
+		out.CPU = a.f(float64(ticks) / userHZ / dt * 100)
+	}
+	if haveIO {
+		out.ReadBps = a.f(float64(rd) / dt)
+		out.WriteBps = a.f(float64(wr) / dt)
+	}
+	return out
+}
