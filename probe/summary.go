@@ -1,0 +1,408 @@
+package probe
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Stat is a figure's time-weighted mean and its maximum over a window.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// Summary is the measured window of a recording: mean and max of each
+// figure. Figures the machine did not provide are absent.
+type Summary struct {
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+	Samples int       `json:"samples"`
+
+	CPU             *CPUSummary    `json:"cpu,omitempty"`
+	PerCPUBusy      []CoreStat     `json:"per_cpu_busy,omitempty"` // 100 - idle - iowait
+	Load1           *Stat          `json:"load1,omitempty"`
+	ContextSwitches *Stat          `json:"ctxt_per_s,omitempty"`
+	Interrupts      *Stat          `json:"intr_per_s,omitempty"`
+	Mem             *MemSummary    `json:"mem,omitempty"`
+	Disks           []DiskSummary  `json:"disks,omitempty"`
+	Nets            []NetSummary   `json:"nets,omitempty"`
+	PSI             *PSISummary    `json:"psi,omitempty"`
+	TempMaxC        *float64       `json:"temp_max_c,omitempty"`
+	FreqMinMHz      *float64       `json:"freq_min_mhz,omitempty"` // of the fastest core in each sample
+	FreqMaxMHz      *float64       `json:"freq_max_mhz,omitempty"`
+	Throttled       *ThrottleFlags `json:"throttled,omitempty"` // seen during the window; nil without get_throttled
+	Procs           []ProcSummary  `json:"procs,omitempty"`
+}
+
+// CPUSummary is the CPU shares over the window, in percent.
+type CPUSummary struct {
+	User    Stat `json:"user"`
+	Nice    Stat `json:"nice"`
+	System  Stat `json:"system"`
+	Idle    Stat `json:"idle"`
+	IOWait  Stat `json:"iowait"`
+	IRQ     Stat `json:"irq"`
+	SoftIRQ Stat `json:"softirq"`
+	Steal   Stat `json:"steal"`
+}
+
+// CoreStat is one core's figure.
+type CoreStat struct {
+	ID int `json:"id"`
+	Stat
+}
+
+// MemSummary is memory over the window, in bytes.
+type MemSummary struct {
+	Total     uint64 `json:"total"`
+	Used      Stat   `json:"used"`
+	Free      Stat   `json:"free"`
+	Available *Stat  `json:"available,omitempty"`
+	Cached    *Stat  `json:"cached,omitempty"`
+	Buffers   *Stat  `json:"buffers,omitempty"`
+	Dirty     *Stat  `json:"dirty,omitempty"`
+	SwapUsed  *Stat  `json:"swap_used,omitempty"`
+}
+
+// DiskSummary is one block device over the window.
+type DiskSummary struct {
+	Name      string `json:"name"`
+	Partition bool   `json:"partition,omitempty"`
+	ReadKBs   Stat   `json:"read_kbs"`
+	WriteKBs  Stat   `json:"write_kbs"`
+	ReadIOPS  Stat   `json:"read_iops"`
+	WriteIOPS Stat   `json:"write_iops"`
+	Busy      Stat   `json:"busy"`
+}
+
+// NetSummary is one interface over the window.
+type NetSummary struct {
+	Name  string `json:"name"`
+	RxKBs Stat   `json:"rx_kbs"`
+	TxKBs Stat   `json:"tx_kbs"`
+	RxPps Stat   `json:"rx_pps"`
+	TxPps Stat   `json:"tx_pps"`
+}
+
+// PSISummary is the stall shares over the window, in percent.
+type PSISummary struct {
+	CPUSome *Stat `json:"cpu_some,omitempty"`
+	IOSome  *Stat `json:"io_some,omitempty"`
+	IOFull  *Stat `json:"io_full,omitempty"`
+	MemSome *Stat `json:"mem_some,omitempty"`
+	MemFull *Stat `json:"mem_full,omitempty"`
+}
+
+// ProcSummary is one watched process (or name) over the window.
+type ProcSummary struct {
+	Name    string   `json:"name"`
+	PID     int      `json:"pid,omitempty"`
+	Count   int      `json:"count"` // most processes seen at once
+	CPU     *Stat    `json:"cpu,omitempty"`
+	RSS     *Stat    `json:"rss,omitempty"`
+	ReadKB  *float64 `json:"read_kb,omitempty"` // total over the window
+	WriteKB *float64 `json:"write_kb,omitempty"`
+}
+
+// acc accumulates one figure: time-weighted sum and max.
+type acc struct {
+	sum, w, max float64
+	n           int
+}
+
+func (a *acc) add(v, w float64) {
+	if a.n == 0 || v > a.max {
+		a.max = v
+	}
+	a.sum += v * w
+	a.w += w
+	a.n++
+}
+
+func (a *acc) stat() Stat {
+	if a.n == 0 || a.w == 0 {
+		return Stat{Max: a.max}
+	}
+	return Stat{Mean: a.sum / a.w, Max: a.max}
+}
+
+func (a *acc) ptr() *Stat {
+	if a.n == 0 {
+		return nil
+	}
+	s := a.stat()
+	return &s
+}
+
+// addOpt adds v when present.
+func (a *acc) addOpt(v *float64, w float64) {
+	if v != nil {
+		a.add(*v, w)
+	}
+}
+
+func (a *acc) addU(v *uint64, w float64) {
+	if v != nil {
+		a.add(float64(*v), w)
+	}
+}
+
+type diskAcc struct {
+	partition                       bool
+	read, write, riops, wiops, busy acc
+}
+
+type netAcc struct{ rx, tx, rxp, txp acc }
+
+type procAcc struct {
+	name       string
+	pid, count int
+	cpu, rss   acc
+	rd, wr     float64
+	hasIO      bool
+}
+
+// aggregator streams window samples into a Summary, in bounded memory
+// whatever the window's length (one entry per device, interface, core and
+// watch).
+type aggregator struct {
+	start, end time.Time
+	n          int
+	base       ThrottleFlags // since-boot flags already set at the start
+	throttle   *ThrottleFlags
+
+	cpu        [8]acc
+	hasCPU     bool
+	cores      []acc
+	coreIDs    []int
+	load1      acc
+	ctxt, intr acc
+
+	memTotal                                            uint64
+	used, free, avail, cached, buffers, dirty, swapUsed acc
+
+	diskNames []string
+	disks     map[string]*diskAcc
+	netNames  []string
+	nets      map[string]*netAcc
+
+	psi [5]acc
+
+	tempMax          *float64
+	freqMin, freqMax float64
+	hasFreq          bool
+	procs            []procAcc
+}
+
+func newAggregator(edge *Sample) *aggregator {
+	g := &aggregator{disks: map[string]*diskAcc{}, nets: map[string]*netAcc{}, start: edge.Time, end: edge.Time}
+	if edge.Throttle != nil {
+		g.base = edge.Throttle.SinceBoot
+	}
+	g.instant(edge)
+	return g
+}
+
+// add folds one sample into the window. Samples without an interval (the
+// first of a probe) carry no rates and weigh nothing.
+func (g *aggregator) add(s *Sample) {
+	g.instant(s)
+	w := s.Seconds
+	if w <= 0 {
+		return
+	}
+	g.n++
+	g.end = s.Time
+	g.rates(s, w)
+}
+
+// instant folds in what a sample says about its instant, not its interval:
+// throttling, temperature, frequency. The window's start edge counts.
+func (g *aggregator) instant(s *Sample) {
+	if s.Throttle != nil {
+		// Now bits, plus since-boot bits that were not set at the start:
+		// the condition happened between two samples.
+		t := s.Throttle
+		seen := t.Now.Or(ThrottleFlags{
+			UnderVoltage:  t.SinceBoot.UnderVoltage && !g.base.UnderVoltage,
+			FreqCapped:    t.SinceBoot.FreqCapped && !g.base.FreqCapped,
+			Throttled:     t.SinceBoot.Throttled && !g.base.Throttled,
+			SoftTempLimit: t.SinceBoot.SoftTempLimit && !g.base.SoftTempLimit,
+		})
+		if g.throttle == nil {
+			g.throttle = &ThrottleFlags{}
+		}
+		*g.throttle = g.throttle.Or(seen)
+	}
+	// Instantaneous figures count at the edges too.
+	for _, t := range s.Temps {
+		if g.tempMax == nil {
+			v := t.Celsius
+			g.tempMax = &v
+		}
+		*g.tempMax = math.Max(*g.tempMax, t.Celsius)
+	}
+	if len(s.FreqMHz) > 0 {
+		f := s.FreqMHz[0]
+		for _, x := range s.FreqMHz[1:] {
+			f = math.Max(f, x)
+		}
+		if !g.hasFreq || f < g.freqMin {
+			g.freqMin = f
+		}
+		if !g.hasFreq || f > g.freqMax {
+			g.freqMax = f
+		}
+		g.hasFreq = true
+	}
+}
+
+// rates folds in a sample's interval figures, weighted by its length.
+func (g *aggregator) rates(s *Sample, w float64) {
+	if c := s.CPU; c != nil {
+		g.hasCPU = true
+		for i, v := range [8]float64{c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal} {
+			g.cpu[i].add(v, w)
+		}
+	}
+	for _, c := range s.PerCPU {
+		i := indexOf(g.coreIDs, c.ID)
+		if i < 0 {
+			g.coreIDs = append(g.coreIDs, c.ID)
+			g.cores = append(g.cores, acc{})
+			i = len(g.cores) - 1
+		}
+		g.cores[i].add(c.Busy(), w)
+	}
+	if s.Load != nil {
+		g.load1.add(s.Load.Load1, w)
+	}
+	g.ctxt.addOpt(s.ContextSwitches, w)
+	g.intr.addOpt(s.Interrupts, w)
+	if m := s.Mem; m != nil {
+		g.memTotal = m.Total
+		g.used.add(float64(m.Used), w)
+		g.free.add(float64(m.Free), w)
+		g.avail.addU(m.Available, w)
+		g.cached.addU(m.Cached, w)
+		g.buffers.addU(m.Buffers, w)
+		g.dirty.addU(m.Dirty, w)
+		g.swapUsed.addU(m.SwapUsed, w)
+	}
+	for _, d := range s.Disks {
+		a := g.disks[d.Name]
+		if a == nil {
+			a = &diskAcc{partition: d.Partition}
+			g.disks[d.Name] = a
+			g.diskNames = append(g.diskNames, d.Name)
+		}
+		a.read.add(d.ReadBps/1024, w)
+		a.write.add(d.WriteBps/1024, w)
+		a.riops.add(d.ReadIOPS, w)
+		a.wiops.add(d.WriteIOPS, w)
+		a.busy.add(d.Busy, w)
+	}
+	for _, n := range s.Nets {
+		a := g.nets[n.Name]
+		if a == nil {
+			a = &netAcc{}
+			g.nets[n.Name] = a
+			g.netNames = append(g.netNames, n.Name)
+		}
+		a.rx.add(n.RxBps/1024, w)
+		a.tx.add(n.TxBps/1024, w)
+		a.rxp.add(n.RxPps, w)
+		a.txp.add(n.TxPps, w)
+	}
+	if p := s.PSI; p != nil {
+		for i, v := range [5]*float64{p.CPUSome, p.IOSome, p.IOFull, p.MemSome, p.MemFull} {
+			g.psi[i].addOpt(v, w)
+		}
+	}
+	for i, p := range s.Procs {
+		if i >= len(g.procs) {
+			g.procs = append(g.procs, procAcc{})
+		}
+		a := &g.procs[i]
+		a.name, a.pid = p.Name, p.PID
+		a.count = max(a.count, p.Count)
+		a.cpu.addOpt(p.CPU, w)
+		a.rss.addU(p.RSS, w)
+		if p.ReadBps != nil && p.WriteBps != nil {
+			a.hasIO = true
+			a.rd += *p.ReadBps * w / 1024
+			a.wr += *p.WriteBps * w / 1024
+		}
+	}
+}
+
+func indexOf(ids []int, id int) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (g *aggregator) summary() Summary {
+	s := Summary{Start: g.start, End: g.end, Seconds: g.end.Sub(g.start).Seconds(), Samples: g.n, Throttled: g.throttle}
+	if g.hasCPU {
+		c := g.cpu
+		s.CPU = &CPUSummary{c[0].stat(), c[1].stat(), c[2].stat(), c[3].stat(), c[4].stat(), c[5].stat(), c[6].stat(), c[7].stat()}
+	}
+	for i, id := range g.coreIDs {
+		s.PerCPUBusy = append(s.PerCPUBusy, CoreStat{ID: id, Stat: g.cores[i].stat()})
+	}
+	s.Load1 = g.load1.ptr()
+	s.ContextSwitches = g.ctxt.ptr()
+	s.Interrupts = g.intr.ptr()
+	if g.used.n > 0 {
+		s.Mem = &MemSummary{Total: g.memTotal, Used: g.used.stat(), Free: g.free.stat(), Available: g.avail.ptr(),
+			Cached: g.cached.ptr(), Buffers: g.buffers.ptr(), Dirty: g.dirty.ptr(), SwapUsed: g.swapUsed.ptr()}
+	}
+	for _, name := range g.diskNames {
+		a := g.disks[name]
+		s.Disks = append(s.Disks, DiskSummary{Name: name, Partition: a.partition, ReadKBs: a.read.stat(), WriteKBs: a.write.stat(),
+			ReadIOPS: a.riops.stat(), WriteIOPS: a.wiops.stat(), Busy: a.busy.stat()})
+	}
+	for _, name := range g.netNames {
+		a := g.nets[name]
+		s.Nets = append(s.Nets, NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat()})
+	}
+	if g.psi[0].n+g.psi[1].n+g.psi[2].n+g.psi[3].n+g.psi[4].n > 0 {
+		s.PSI = &PSISummary{g.psi[0].ptr(), g.psi[1].ptr(), g.psi[2].ptr(), g.psi[3].ptr(), g.psi[4].ptr()}
+	}
+	s.TempMaxC = g.tempMax
+	if g.hasFreq {
+		lo, hi := g.freqMin, g.freqMax
+		s.FreqMinMHz, s.FreqMaxMHz = &lo, &hi
+	}
+	for _, a := range g.procs {
+		ps := ProcSummary{Name: a.name, PID: a.pid, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
+		if a.hasIO {
+			rd, wr := a.rd, a.wr
+			ps.ReadKB, ps.WriteKB = &rd, &wr
+		}
+		s.Procs = append(s.Procs, ps)
+	}
+	return s
+}
+
+// freqDropRatio: a fastest-core frequency under this share of the window's
+// highest is reported as a drop.
+const freqDropRatio = 0.9
+
+// warnings says what makes the window's figures suspect.
+func (s *Summary) warnings() []string {
+	var out []string
+	if t := s.Throttled; t != nil && t.Any() {
+		out = append(out, "the board reported "+t.String()+" during the measured window")
+	}
+	if s.FreqMinMHz != nil && *s.FreqMinMHz < freqDropRatio**s.FreqMaxMHz {
+		out = append(out, fmt.Sprintf("CPU frequency dropped to %.0f MHz during the measured window (max %.0f MHz)", *s.FreqMinMHz, *s.FreqMaxMHz))
+	}
+	return out
+}
