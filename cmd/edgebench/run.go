@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/probe"
 )
 
 // runFlags is what `edgebench run` accepts, in ab's and wrk's words where
@@ -25,6 +26,17 @@ type runFlags struct {
 	quiet     bool
 	keepAlive bool
 	noKeep    bool
+
+	noProbe       bool
+	probeInterval time.Duration
+	probeRoot     string
+	watches       []probe.Watch
+}
+
+// runOutcome is one measured run: the load test and what the probe saw.
+type runOutcome struct {
+	res *loadgen.Result
+	sys *probe.Report // nil with --no-probe
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
@@ -51,6 +63,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error)
 	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk or json")
 	fs.BoolVar(&rf.quiet, "q", false, "no live progress line")
 	fs.BoolVar(&c.NoLengthCheck, "no-length-check", false, "do not count 2xx bodies of another length as failures (ab's Length)")
+	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
+	fs.Var((*watchesValue)(&rf.watches), "watch", "process NAME or PID to report (repeatable; default: the target's listener and edgebench)")
+	rf.probeInterval = time.Second
+	fs.Var((*secondsValue)(&rf.probeInterval), "probe-interval", "sampling interval")
+	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
 	c.Timeout = 2 * time.Second
 
 	var rest []string
@@ -89,6 +106,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error)
 	default:
 		return nil, fs, usagef("--format %q: want edgebench, ab, wrk or json", rf.format)
 	}
+	if rf.probeInterval < 100*time.Millisecond {
+		return nil, fs, usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
+	}
 	if rf.repeat < 1 || rf.repeat > 1000 {
 		return nil, fs, usagef("--repeat %d: want 1..1000", rf.repeat)
 	}
@@ -103,13 +123,13 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	var results []*loadgen.Result
+	var runs []runOutcome
 	for i := range rf.repeat {
 		cfg := rf.cfg
 		if !rf.quiet && isTerminal(env.stderr) {
 			cfg.Progress = progressLine(env.stderr, i, rf.repeat)
 		}
-		res, err := loadgen.Run(ctx, cfg)
+		out, err := measure(ctx, cfg, rf)
 		if cfg.Progress != nil {
 			fmt.Fprint(env.stderr, "\r\033[K")
 		}
@@ -119,19 +139,19 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		results = append(results, res)
-		if res.Interrupted {
+		runs = append(runs, out)
+		if out.res.Interrupted {
 			break
 		}
 	}
-	if err := writeReport(env.stdout, rf, results); err != nil {
+	if err := writeReport(env.stdout, rf, runs); err != nil {
 		return err
 	}
 	var ok int64
-	for _, r := range results {
-		ok += r.OK
+	for _, r := range runs {
+		ok += r.res.OK
 	}
-	last := results[len(results)-1]
+	last := runs[len(runs)-1].res
 	switch {
 	case last.Interrupted:
 		return &exitError{code: 130, msg: "interrupted"}
@@ -139,6 +159,32 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
 	}
 	return nil
+}
+
+// measure runs one load test while the probe samples the machine, the
+// warm-up left out of the probe's window as it is of the statistics.
+func measure(ctx context.Context, cfg loadgen.Config, rf *runFlags) (runOutcome, error) {
+	if rf.noProbe {
+		res, err := loadgen.Run(ctx, cfg)
+		return runOutcome{res: res}, err
+	}
+	watches := rf.watches
+	if len(watches) == 0 {
+		if t, err := loadgen.ParseTarget(cfg.URL); err == nil {
+			watches = probe.DefaultWatches(rf.probeRoot, t.Port)
+		}
+	}
+	p := probe.New(rf.probeRoot)
+	defer p.Close()
+	rec := p.Record(ctx, rf.probeInterval, watches)
+	if cfg.Warmup > 0 {
+		t := time.AfterFunc(cfg.Warmup, rec.MarkStart)
+		defer t.Stop()
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	rec.MarkEnd()
+	sys := rec.Stop()
+	return runOutcome{res: res, sys: sys}, err
 }
 
 func describeErrors(e loadgen.Errors) string {
@@ -149,44 +195,58 @@ func describeErrors(e loadgen.Errors) string {
 // runJSON is the --format json document.
 type runJSON struct {
 	loadgen.JSONReport
-	Labels map[string]string    `json:"labels,omitempty"`
-	Runs   []loadgen.JSONReport `json:"runs,omitempty"`
-	Repeat *loadgen.Repeated    `json:"repeat,omitempty"`
+	System *probe.Report     `json:"system,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Runs   []runJSONRun      `json:"runs,omitempty"`
+	Repeat *loadgen.Repeated `json:"repeat,omitempty"`
 }
 
-func writeReport(w io.Writer, rf *runFlags, results []*loadgen.Result) error {
-	last := results[len(results)-1]
+type runJSONRun struct {
+	loadgen.JSONReport
+	System *probe.Report `json:"system,omitempty"`
+}
+
+func writeReport(w io.Writer, rf *runFlags, runs []runOutcome) error {
+	last := runs[len(runs)-1]
 	var rep *loadgen.Repeated
-	if len(results) > 1 {
+	if len(runs) > 1 {
+		results := make([]*loadgen.Result, len(runs))
+		for i, r := range runs {
+			results[i] = r.res
+		}
 		s := loadgen.Summarize(results)
 		rep = &s
 	}
 	if rf.format == "json" {
-		doc := runJSON{JSONReport: last.JSON(), Repeat: rep}
+		doc := runJSON{JSONReport: last.res.JSON(), System: last.sys, Repeat: rep}
 		if len(rf.labels) > 0 {
 			doc.Labels = rf.labels
 		}
-		if len(results) > 1 {
-			for _, r := range results {
-				doc.Runs = append(doc.Runs, r.JSON())
+		if len(runs) > 1 {
+			for _, r := range runs {
+				doc.Runs = append(doc.Runs, runJSONRun{r.res.JSON(), r.sys})
 			}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	for i, r := range results {
-		if len(results) > 1 {
-			fmt.Fprintf(w, "--- run %d of %d\n", i+1, len(results))
+	for i, r := range runs {
+		if len(runs) > 1 {
+			fmt.Fprintf(w, "--- run %d of %d\n", i+1, len(runs))
 		}
 		var err error
 		switch rf.format {
 		case "ab":
-			err = loadgen.WriteAB(w, r)
+			err = loadgen.WriteAB(w, r.res)
 		case "wrk":
-			err = loadgen.WriteWrk(w, r)
+			err = loadgen.WriteWrk(w, r.res)
 		default:
-			err = loadgen.WriteText(w, r)
+			err = loadgen.WriteText(w, r.res)
+		}
+		if err == nil && r.sys != nil {
+			fmt.Fprintln(w)
+			err = r.sys.WriteText(w)
 		}
 		if err != nil {
 			return err
