@@ -129,6 +129,19 @@ func TestRunReportsInEveryFormat(t *testing.T) {
 	if doc["status_codes"].(map[string]any)["200"].(float64) != 400 {
 		t.Errorf("status_codes %v", doc["status_codes"])
 	}
+	// The probe's section: a summary with CPU figures and edgebench
+	// itself among the watched processes.
+	sys, _ := doc["system"].(map[string]any)
+	summary, _ := sys["summary"].(map[string]any)
+	if summary["cpu"] == nil || len(sys["samples"].([]any)) < 2 {
+		t.Errorf("system section: %v", sys)
+	}
+	if procs, _ := summary["procs"].([]any); len(procs) == 0 {
+		t.Errorf("no watched process in %v", summary)
+	}
+	if r := runBinary(t, "run", "-n", "10", "--no-probe", "--format", "json", url); strings.Contains(r.stdout, `"system"`) {
+		t.Errorf("--no-probe still sampled")
+	}
 
 	ab := runBinary(t, "run", "-n", "300", "-c", "3", "--no-keepalive", "--format", "ab", url)
 	for _, want := range []string{"Server Software:        edgebench/test", "Document Length:        2159 bytes", "Concurrency Level:      3",
