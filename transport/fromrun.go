@@ -1,0 +1,437 @@
+package transport
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/probe"
+)
+
+// This file maps the load generator's and the probe's results onto the
+// wire schema (FromRun, FromSystem) and back (Run.Loadgen, System.Report),
+// so a device sends what `edgebench run` printed and a collector can print
+// the same ab, wrk or edgebench report from what it stored.
+
+// FromRun converts one measured run and what the probe saw during it (nil
+// with --no-probe).
+func FromRun(res *loadgen.Result, sys *probe.Report) Run {
+	r := Run{
+		StartedAt:   res.Start.UTC(),
+		DurationUS:  res.Duration.Microseconds(),
+		Interrupted: res.Interrupted,
+		Completed:   res.Completed,
+		OK:          res.OK,
+		Errors: ErrorCounts{Connect: res.Errors.Connect, Read: res.Errors.Read, Write: res.Errors.Write,
+			Timeout: res.Errors.Timeout, Status: res.Errors.Status, Length: res.Errors.Length},
+		Bytes: res.Bytes, BodyBytes: res.BodyBytes, Connects: res.Connects,
+		DocLength: res.DocLength, Server: res.Server,
+	}
+	codes := make([]int, 0, len(res.StatusCodes))
+	for c := range res.StatusCodes {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	for _, c := range codes {
+		r.StatusCodes = append(r.StatusCodes, StatusCount{Code: c, N: res.StatusCodes[c]})
+	}
+	hist := func(h *loadgen.Histogram) []byte {
+		if h == nil {
+			return nil
+		}
+		return h.AppendCompact(nil)
+	}
+	r.Latency, r.Connect, r.Waiting, r.Processing = hist(res.Latency), hist(res.Connect), hist(res.Waiting), hist(res.Processing)
+	for _, s := range res.Timeline {
+		r.Timeline = append(r.Timeline, Second{T: int32(s.T), Completed: s.Completed, Errors: s.Errors, P50US: s.P50, P99US: s.P99})
+	}
+	if sys != nil {
+		r.System = FromSystem(sys, res.Start)
+	}
+	return r
+}
+
+// SpecOf is the RunSpec of a load test's configuration.
+func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []string) RunSpec {
+	s := RunSpec{
+		URL: cfg.URL, Method: cfg.Method, BodyBytes: int64(len(cfg.Body)), Connections: cfg.Connections,
+		Threads: cfg.Threads, Requests: cfg.Requests, DurationMS: cfg.Duration.Milliseconds(), Rate: cfg.Rate,
+		KeepAlive: cfg.KeepAlive, TimeoutMS: cfg.Timeout.Milliseconds(), WarmupMS: cfg.Warmup.Milliseconds(),
+		Repeat: repeat, IntervalMS: interval.Milliseconds(), Watch: watch,
+	}
+	if s.Method == "" {
+		s.Method = "GET"
+	}
+	for _, h := range cfg.Headers {
+		s.Headers = append(s.Headers, Header{Name: h.Name, Value: h.Value})
+	}
+	return s
+}
+
+// RepeatOf is the wire form of loadgen's spread across repeated runs.
+func RepeatOf(s loadgen.Repeated) *Repeat {
+	sp := func(x loadgen.Spread) Spread {
+		return Spread{Mean: x.Mean, StdDev: x.StdDev, CILow: x.CILow, CIHigh: x.CIHigh, Min: x.Min, Max: x.Max}
+	}
+	return &Repeat{Runs: s.Runs, RPS: sp(s.RPS), P50US: sp(s.P50), P99US: sp(s.P99), RSDPct: s.RSD}
+}
+
+// Loadgen rebuilds the load generator's Result of a run, for its reports.
+func (r *Run) Loadgen(spec RunSpec) (*loadgen.Result, error) {
+	t, err := loadgen.ParseTarget(spec.URL)
+	if err != nil {
+		return nil, err
+	}
+	res := &loadgen.Result{
+		Target: t, Method: spec.Method, Connections: spec.Connections, Threads: spec.Threads,
+		KeepAlive: spec.KeepAlive, Rate: spec.Rate,
+		Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond, Warmup: time.Duration(spec.WarmupMS) * time.Millisecond,
+		Start: r.StartedAt, Duration: time.Duration(r.DurationUS) * time.Microsecond,
+		Completed: r.Completed, OK: r.OK,
+		Errors: loadgen.Errors{Connect: r.Errors.Connect, Read: r.Errors.Read, Write: r.Errors.Write,
+			Timeout: r.Errors.Timeout, Status: r.Errors.Status, Length: r.Errors.Length},
+		StatusCodes: map[int]int64{}, Bytes: r.Bytes, BodyBytes: r.BodyBytes, Connects: r.Connects,
+		DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
+	}
+	if res.Threads == 0 {
+		res.Threads = 1
+	}
+	for _, c := range r.StatusCodes {
+		res.StatusCodes[c.Code] += c.N
+	}
+	for _, h := range []struct {
+		dst **loadgen.Histogram
+		b   []byte
+		n   string
+	}{{&res.Latency, r.Latency, "latency"}, {&res.Connect, r.Connect, "connect"}, {&res.Waiting, r.Waiting, "waiting"}, {&res.Processing, r.Processing, "processing"}} {
+		if len(h.b) == 0 {
+			*h.dst = loadgen.NewLatencyHistogram()
+			continue
+		}
+		d, err := loadgen.DecodeHistogram(h.b)
+		if err != nil {
+			return nil, fmt.Errorf("%s histogram: %w", h.n, err)
+		}
+		*h.dst = d
+	}
+	for _, s := range r.Timeline {
+		res.Timeline = append(res.Timeline, loadgen.Second{T: int(s.T), Completed: s.Completed, Errors: s.Errors, P50: s.P50US, P99: s.P99US})
+	}
+	return res, nil
+}
+
+// Units of the wire: basis points, KiB, 0.1 °C.
+func bp(pct float64) int32     { return int32(math.Round(pct * 100)) }
+func kib(bytes float64) int64  { return int64(math.Round(bytes / 1024)) }
+func dc(celsius float64) int32 { return int32(math.Round(celsius * 10)) }
+func round64(v float64) int64  { return int64(math.Round(v)) }
+func statOf(s probe.Stat, scale func(float64) float64) Stat {
+	return Stat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
+}
+func optStat(s *probe.Stat, scale func(float64) float64) *Stat {
+	if s == nil {
+		return nil
+	}
+	v := statOf(*s, scale)
+	return &v
+}
+func ident(v float64) float64      { return v }
+func pctToBP(v float64) float64    { return v * 100 }
+func bytesToKiB(v float64) float64 { return v / 1024 }
+func x100(v float64) float64       { return v * 100 }
+
+// ThrottleWord packs flags into the low bits of the Pi's get_throttled word.
+func ThrottleWord(f probe.ThrottleFlags) uint32 {
+	var w uint32
+	for i, set := range []bool{f.UnderVoltage, f.FreqCapped, f.Throttled, f.SoftTempLimit} {
+		if set {
+			w |= 1 << i
+		}
+	}
+	return w
+}
+
+// ThrottleFlagsOf unpacks the low bits of a get_throttled word.
+func ThrottleFlagsOf(w uint32) probe.ThrottleFlags {
+	return probe.ThrottleFlags{UnderVoltage: w&1 != 0, FreqCapped: w&2 != 0, Throttled: w&4 != 0, SoftTempLimit: w&8 != 0}
+}
+
+// names interns names into a table, returning their indexes.
+type names struct {
+	list  []string
+	index map[string]int32
+}
+
+func (n *names) of(s string) int32 {
+	if i, ok := n.index[s]; ok {
+		return i
+	}
+	if n.index == nil {
+		n.index = map[string]int32{}
+	}
+	i := int32(len(n.list))
+	n.list = append(n.list, s)
+	n.index[s] = i
+	return i
+}
+
+// FromSystem converts a probe report; sample times become milliseconds
+// after start.
+func FromSystem(rep *probe.Report, start time.Time) *System {
+	sys := &System{IntervalMS: int64(rep.Interval * 1000), Stride: rep.Stride, Warnings: rep.Warnings}
+	var disks, nets, zones, procs names
+	partition := map[int32]bool{}
+	for _, s := range rep.Samples {
+		w := SysSample{T: int32(s.Time.Sub(start).Milliseconds())}
+		if c := s.CPU; c != nil {
+			w.CPU = &CPUShares{User: bp(c.User), Nice: bp(c.Nice), System: bp(c.System), Idle: bp(c.Idle),
+				IOWait: bp(c.IOWait), IRQ: bp(c.IRQ), SoftIRQ: bp(c.SoftIRQ), Steal: bp(c.Steal)}
+		}
+		for _, c := range s.PerCPU {
+			w.CoreBP = append(w.CoreBP, bp(c.Busy()))
+		}
+		if s.Load != nil {
+			v := int32(math.Round(s.Load.Load1 * 100))
+			w.Load1 = &v
+		}
+		w.Ctxt, w.Intr = optRound(s.ContextSwitches), optRound(s.Interrupts)
+		w.Running, w.Blocked = optInt32(s.Running), optInt32(s.Blocked)
+		if m := s.Mem; m != nil {
+			w.Mem = &MemSample{Used: int64(m.Used / 1024), Free: int64(m.Free / 1024), Available: optKiB(m.Available),
+				Buffers: optKiB(m.Buffers), Cached: optKiB(m.Cached), Dirty: optKiB(m.Dirty), SwapUsed: optKiB(m.SwapUsed)}
+		}
+		for _, d := range s.Disks {
+			i := disks.of(d.Name)
+			partition[i] = d.Partition
+			w.Disks = append(w.Disks, DiskRate{I: i, ReadKBs: kib(d.ReadBps), WriteKBs: kib(d.WriteBps),
+				ReadIOPS: int32(math.Round(d.ReadIOPS)), WriteIOPS: int32(math.Round(d.WriteIOPS)), BusyBP: bp(d.Busy)})
+		}
+		for _, n := range s.Nets {
+			w.Nets = append(w.Nets, NetRate{I: nets.of(n.Name), RxKBs: kib(n.RxBps), TxKBs: kib(n.TxBps),
+				RxPps: round64(n.RxPps), TxPps: round64(n.TxPps)})
+		}
+		if p := s.PSI; p != nil {
+			w.PSI = &PSIShares{CPUSome: optBP(p.CPUSome), IOSome: optBP(p.IOSome), IOFull: optBP(p.IOFull),
+				MemSome: optBP(p.MemSome), MemFull: optBP(p.MemFull)}
+		}
+		for _, t := range s.Temps {
+			name := t.Type
+			if name == "" {
+				name = t.Zone
+			}
+			i := int(zones.of(name))
+			for len(w.TempDC) <= i {
+				w.TempDC = append(w.TempDC, math.MinInt32) // a zone this sample lacks
+			}
+			w.TempDC[i] = dc(t.Celsius)
+		}
+		for _, f := range s.FreqMHz {
+			w.FreqMHz = append(w.FreqMHz, int32(math.Round(f)))
+		}
+		if s.Throttle != nil {
+			v := s.Throttle.Raw
+			w.Throttle = &v
+		}
+		for _, p := range s.Procs {
+			pr := ProcRate{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count)}
+			if p.CPU != nil {
+				v := bp(*p.CPU)
+				pr.CPUBP = &v
+			}
+			pr.RSSKB = optKiB(p.RSS)
+			pr.ReadKBs, pr.WriteKBs = optKiBf(p.ReadBps), optKiBf(p.WriteBps)
+			w.Procs = append(w.Procs, pr)
+		}
+		sys.Samples = append(sys.Samples, w)
+	}
+	sm := &rep.Summary
+	su := SysSummary{Seconds: sm.Seconds, Samples: sm.Samples, Load1: optStat(sm.Load1, x100),
+		Ctxt: optStat(sm.ContextSwitches, ident), Intr: optStat(sm.Interrupts, ident)}
+	if c := sm.CPU; c != nil {
+		su.CPU = &CPUSummary{User: statOf(c.User, pctToBP), Nice: statOf(c.Nice, pctToBP), System: statOf(c.System, pctToBP),
+			Idle: statOf(c.Idle, pctToBP), IOWait: statOf(c.IOWait, pctToBP), IRQ: statOf(c.IRQ, pctToBP),
+			SoftIRQ: statOf(c.SoftIRQ, pctToBP), Steal: statOf(c.Steal, pctToBP)}
+	}
+	for _, c := range sm.PerCPUBusy {
+		su.CoreBusyBP = append(su.CoreBusyBP, statOf(c.Stat, pctToBP))
+	}
+	if m := sm.Mem; m != nil {
+		su.Mem = &MemSummary{TotalKB: int64(m.Total / 1024), Used: statOf(m.Used, bytesToKiB), Free: statOf(m.Free, bytesToKiB),
+			Available: optStat(m.Available, bytesToKiB), Buffers: optStat(m.Buffers, bytesToKiB), Cached: optStat(m.Cached, bytesToKiB),
+			Dirty: optStat(m.Dirty, bytesToKiB), SwapUsed: optStat(m.SwapUsed, bytesToKiB)}
+	}
+	for _, d := range sm.Disks {
+		i := disks.of(d.Name)
+		partition[i] = d.Partition
+		su.Disks = append(su.Disks, DiskSummary{I: i, ReadKBs: statOf(d.ReadKBs, ident), WriteKBs: statOf(d.WriteKBs, ident),
+			ReadIOPS: statOf(d.ReadIOPS, ident), WriteIOPS: statOf(d.WriteIOPS, ident), BusyBP: statOf(d.Busy, pctToBP)})
+	}
+	for _, n := range sm.Nets {
+		su.Nets = append(su.Nets, NetSummary{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
+			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident)})
+	}
+	if p := sm.PSI; p != nil {
+		su.PSI = &PSISummary{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
+			MemSome: optStat(p.MemSome, pctToBP), MemFull: optStat(p.MemFull, pctToBP)}
+	}
+	if sm.TempMaxC != nil {
+		v := dc(*sm.TempMaxC)
+		su.TempMaxDC = &v
+	}
+	su.FreqMinMHz, su.FreqMaxMHz = optRound32(sm.FreqMinMHz), optRound32(sm.FreqMaxMHz)
+	if sm.Throttled != nil {
+		v := ThrottleWord(*sm.Throttled)
+		su.Throttled = &v
+	}
+	for _, p := range sm.Procs {
+		ps := ProcSummary{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
+			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
+		ps.ReadKB, ps.WriteKB = optRoundF(p.ReadKB), optRoundF(p.WriteKB)
+		su.Procs = append(su.Procs, ps)
+	}
+	sys.Summary = su
+	sys.Disks, sys.Nets, sys.Zones, sys.Procs = disks.list, nets.list, zones.list, procs.list
+	if len(partition) > 0 {
+		sys.Partitions = make([]bool, len(sys.Disks))
+		for i, p := range partition {
+			sys.Partitions[i] = p
+		}
+	}
+	return sys
+}
+
+// Report rebuilds the probe's summary of a run (without its per-interval
+// samples), for the System section of a text report.
+func (s *System) Report() *probe.Report {
+	rep := &probe.Report{Interval: float64(s.IntervalMS) / 1000, Stride: s.Stride, Warnings: s.Warnings}
+	su := &s.Summary
+	sm := probe.Summary{Seconds: su.Seconds, Samples: su.Samples, Load1: backStat(su.Load1, 0.01),
+		ContextSwitches: backStat(su.Ctxt, 1), Interrupts: backStat(su.Intr, 1)}
+	if c := su.CPU; c != nil {
+		sm.CPU = &probe.CPUSummary{User: back(c.User, 0.01), Nice: back(c.Nice, 0.01), System: back(c.System, 0.01),
+			Idle: back(c.Idle, 0.01), IOWait: back(c.IOWait, 0.01), IRQ: back(c.IRQ, 0.01), SoftIRQ: back(c.SoftIRQ, 0.01), Steal: back(c.Steal, 0.01)}
+	}
+	for i, c := range su.CoreBusyBP {
+		sm.PerCPUBusy = append(sm.PerCPUBusy, probe.CoreStat{ID: i, Stat: back(c, 0.01)})
+	}
+	if m := su.Mem; m != nil {
+		sm.Mem = &probe.MemSummary{Total: uint64(m.TotalKB) * 1024, Used: back(m.Used, 1024), Free: back(m.Free, 1024),
+			Available: backStat(m.Available, 1024), Buffers: backStat(m.Buffers, 1024), Cached: backStat(m.Cached, 1024),
+			Dirty: backStat(m.Dirty, 1024), SwapUsed: backStat(m.SwapUsed, 1024)}
+	}
+	name := func(list []string, i int32) string {
+		if i >= 0 && int(i) < len(list) {
+			return list[i]
+		}
+		return "?"
+	}
+	for _, d := range su.Disks {
+		part := int(d.I) < len(s.Partitions) && d.I >= 0 && s.Partitions[d.I]
+		sm.Disks = append(sm.Disks, probe.DiskSummary{Name: name(s.Disks, d.I), Partition: part, ReadKBs: back(d.ReadKBs, 1),
+			WriteKBs: back(d.WriteKBs, 1), ReadIOPS: back(d.ReadIOPS, 1), WriteIOPS: back(d.WriteIOPS, 1), Busy: back(d.BusyBP, 0.01)})
+	}
+	for _, n := range su.Nets {
+		sm.Nets = append(sm.Nets, probe.NetSummary{Name: name(s.Nets, n.I), RxKBs: back(n.RxKBs, 1), TxKBs: back(n.TxKBs, 1),
+			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1)})
+	}
+	if p := su.PSI; p != nil {
+		sm.PSI = &probe.PSISummary{CPUSome: backStat(p.CPUSome, 0.01), IOSome: backStat(p.IOSome, 0.01), IOFull: backStat(p.IOFull, 0.01),
+			MemSome: backStat(p.MemSome, 0.01), MemFull: backStat(p.MemFull, 0.01)}
+	}
+	if su.TempMaxDC != nil {
+		v := float64(*su.TempMaxDC) / 10
+		sm.TempMaxC = &v
+	}
+	sm.FreqMinMHz, sm.FreqMaxMHz = optFloat(su.FreqMinMHz), optFloat(su.FreqMaxMHz)
+	if su.Throttled != nil {
+		f := ThrottleFlagsOf(*su.Throttled)
+		sm.Throttled = &f
+	}
+	for _, p := range su.Procs {
+		ps := probe.ProcSummary{Name: name(s.Procs, p.I), PID: int(p.PID), Count: int(p.Count),
+			CPU: backStat(p.CPUBP, 0.01), RSS: backStat(p.RSSKB, 1024)}
+		if p.ReadKB != nil {
+			v := float64(*p.ReadKB)
+			ps.ReadKB = &v
+		}
+		if p.WriteKB != nil {
+			v := float64(*p.WriteKB)
+			ps.WriteKB = &v
+		}
+		sm.Procs = append(sm.Procs, ps)
+	}
+	rep.Summary = sm
+	return rep
+}
+
+func back(s Stat, k float64) probe.Stat {
+	return probe.Stat{Mean: float64(s.Mean) * k, Max: float64(s.Max) * k}
+}
+
+func backStat(s *Stat, k float64) *probe.Stat {
+	if s == nil {
+		return nil
+	}
+	v := back(*s, k)
+	return &v
+}
+
+func optRound(v *float64) *int64 {
+	if v == nil {
+		return nil
+	}
+	r := round64(*v)
+	return &r
+}
+
+func optRoundF(v *float64) *int64 { return optRound(v) }
+
+func optRound32(v *float64) *int32 {
+	if v == nil {
+		return nil
+	}
+	r := int32(math.Round(*v))
+	return &r
+}
+
+func optFloat(v *int32) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := float64(*v)
+	return &f
+}
+
+func optInt32(v *uint64) *int32 {
+	if v == nil {
+		return nil
+	}
+	r := int32(min(*v, math.MaxInt32))
+	return &r
+}
+
+func optKiB(v *uint64) *int64 {
+	if v == nil {
+		return nil
+	}
+	r := int64(*v / 1024)
+	return &r
+}
+
+func optKiBf(v *float64) *int64 {
+	if v == nil {
+		return nil
+	}
+	r := kib(*v)
+	return &r
+}
+
+func optBP(v *float64) *int32 {
+	if v == nil {
+		return nil
+	}
+	r := bp(*v)
+	return &r
+}

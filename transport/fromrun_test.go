@@ -1,0 +1,94 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/probe"
+)
+
+// TestRunSurvivesTheWire runs a real load test with the probe on the live
+// machine, sends it through msgpack and checks that the reports rebuilt on
+// the other side say what the device's did.
+func TestRunSurvivesTheWire(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", "wire-test")
+		w.Write(bytes.Repeat([]byte("x"), 2159))
+	}))
+	defer srv.Close()
+	cfg := loadgen.Config{URL: srv.URL + "/index.html", Connections: 4, Duration: 1500 * time.Millisecond, KeepAlive: true}
+	p := probe.New("/")
+	rec := p.Record(context.Background(), 500*time.Millisecond, []probe.Watch{{Name: "nothing-by-this-name"}})
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.MarkEnd()
+	sys := rec.Stop()
+	p.Close()
+
+	out := Result{V: SchemaVersion, ID: NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
+		Kind: KindLoadTest, Outcome: StateSucceeded, Spec: SpecOf(cfg, 1, 500*time.Millisecond, nil),
+		Runs: []Run{FromRun(res, sys)}}
+	b, err := out.MarshalMsg(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeResult(b)
+	if err != nil {
+		t.Fatalf("decode %d bytes: %v", len(b), err)
+	}
+	back, err := in.Runs[0].Loadgen(in.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Completed != res.Completed || back.OK != res.OK || back.Server != "wire-test" || back.DocLength != 2159 ||
+		back.StatusCodes[200] != res.StatusCodes[200] || len(back.Timeline) != len(res.Timeline) {
+		t.Errorf("counts changed on the wire: %+v", back)
+	}
+	for _, q := range loadgen.Percentiles {
+		if back.Latency.Quantile(q/100) != res.Latency.Quantile(q/100) {
+			t.Errorf("p%v: %d, sent %d", q, back.Latency.Quantile(q/100), res.Latency.Quantile(q/100))
+		}
+	}
+	var sent, got bytes.Buffer
+	loadgen.WriteAB(&sent, res)
+	loadgen.WriteAB(&got, back)
+	if sent.String() != got.String() {
+		t.Errorf("ab report differs after the wire:\n%s\nvs\n%s", sent.String(), got.String())
+	}
+
+	sysIn := in.Runs[0].System
+	if sysIn == nil || len(sysIn.Samples) < 2 || sysIn.Summary.CPU == nil || sysIn.Summary.Mem == nil {
+		t.Fatalf("system section lost: %+v", sysIn)
+	}
+	rep := sysIn.Report()
+	if d := rep.Summary.CPU.User.Mean - sys.Summary.CPU.User.Mean; d > 0.01 || d < -0.01 {
+		t.Errorf("CPU user %.3f after the wire, %.3f before", rep.Summary.CPU.User.Mean, sys.Summary.CPU.User.Mean)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil || !bytes.Contains(text.Bytes(), []byte("CPU %")) {
+		t.Errorf("system text: %v\n%s", err, text.String())
+	}
+	js, _ := json.Marshal(struct {
+		R *loadgen.JSONReport `json:"r"`
+		S *probe.Report       `json:"s"`
+	}{ptr(res.JSON()), sys})
+	t.Logf("one %.1f s run: %d bytes of msgpack, %d of edgebench's JSON report", res.Duration.Seconds(), len(b), len(js))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestThrottleWordRoundTrip(t *testing.T) {
+	for w := uint32(0); w < 16; w++ {
+		if got := ThrottleWord(ThrottleFlagsOf(w)); got != w {
+			t.Errorf("%#x -> %#x", w, got)
+		}
+	}
+}
