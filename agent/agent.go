@@ -1,0 +1,540 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/target"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// Link is what the agent needs of its broker connection. The transport
+// package's client provides it; PublishResult spools the result on disk
+// before it publishes, and keeps it until the collector acknowledges it.
+type Link interface {
+	PublishEvent(ctx context.Context, ev *transport.Event) error
+	PublishResult(ctx context.Context, r *transport.Result) error
+	PublishStatus(ctx context.Context, st *transport.Status) error
+	PublishHeartbeat(ctx context.Context, hb *transport.Heartbeat) error
+}
+
+// Options are what the daemon gets besides its Config.
+type Options struct {
+	Version   string
+	Log       *zap.Logger
+	ProbeRoot string           // "/" on a device; a fixture tree in tests
+	Resolver  Resolver         // nil: the system resolver
+	Now       func() time.Time // nil: time.Now
+}
+
+// Agent runs the commands a device receives: one load test (or probe
+// recording) at a time, a bounded queue behind it, the built-in target on
+// request. Every command gets its events; every run ends in a result.
+type Agent struct {
+	cfg      *Config
+	opt      Options
+	log      *zap.Logger
+	policy   *Policy
+	verifier Verifier
+	signReq  bool
+	replay   *ReplayGuard
+	link     Link
+	info     *transport.DeviceInfo
+	bootID   string
+
+	cmds chan []byte // raw commands from the broker, handled in order
+	jobs chan *job   // accepted runs, the queue
+	mu   sync.Mutex
+	cur  *job // the run in progress
+	seqs map[string]uint32
+	srv  *serving
+
+	wg sync.WaitGroup
+}
+
+// job is an accepted loadtest or probe command.
+type job struct {
+	cmd      *transport.Command
+	resultID string
+	target   *Target // checked addresses (loadtest)
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+}
+
+type serving struct {
+	cmdID  string
+	srv    *target.Server
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Errors that end a run other than by its own end.
+var (
+	errCancelled = errors.New("cancelled")
+	errTimedOut  = errors.New("timed out")
+	errShutdown  = errors.New("agent stopping")
+)
+
+// New prepares an agent. The link may be set later with SetLink, before Run.
+func New(cfg *Config, opt Options) (*Agent, error) {
+	if opt.Log == nil {
+		opt.Log = zap.NewNop()
+	}
+	if opt.ProbeRoot == "" {
+		opt.ProbeRoot = "/"
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	pol, err := NewPolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := cfg.Signing.Verifier()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o750); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	rg, err := OpenReplayGuard(cfg.StateDir, ReplayOptions{Now: opt.Now})
+	if errors.Is(err, ErrReplayLost) {
+		opt.Log.Warn("replay state lost; refusing commands issued before now", zap.Error(err))
+	} else if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg: cfg, opt: opt, log: opt.Log, policy: pol, verifier: ver, signReq: cfg.Signing.Required(),
+		replay: rg,
+		cmds:   make(chan []byte, 16),
+		jobs:   make(chan *job, max(cfg.QueueSize, 0)+1),
+		seqs:   map[string]uint32{},
+	}
+	a.info, a.bootID = deviceInfo(opt.ProbeRoot, opt.Version, cfg.Labels)
+	return a, nil
+}
+
+// SetLink sets the broker connection the agent publishes through.
+func (a *Agent) SetLink(l Link) { a.link = l }
+
+// Status is the retained birth for connection seq.
+func (a *Agent) Status(seq uint64) *transport.Status {
+	return &transport.Status{V: transport.SchemaVersion, State: transport.StatusOnline, BootID: a.bootID,
+		ConnSeq: seq, At: a.opt.Now().UTC(), Info: a.info}
+}
+
+// Will is the Last Will for connection seq: lost, the same boot and seq.
+func (a *Agent) Will(seq uint64) *transport.Status {
+	return &transport.Status{V: transport.SchemaVersion, State: transport.StatusLost, BootID: a.bootID, ConnSeq: seq}
+}
+
+// HandleCommand queues a raw command payload from the broker. It never
+// blocks the caller (the MQTT client's delivery goroutine): when the queue
+// is full the command is dropped and logged, and the broker's redelivery
+// or the collector's retry covers it.
+func (a *Agent) HandleCommand(payload []byte) {
+	select {
+	case a.cmds <- payload:
+	default:
+		a.log.Warn("command dropped: the agent is flooded", zap.Int("bytes", len(payload)))
+	}
+}
+
+// Run handles commands and heartbeats until ctx ends, then cancels the run
+// in progress, waits for it to publish its result, and returns.
+func (a *Agent) Run(ctx context.Context) error {
+	if a.link == nil {
+		return errors.New("agent: no link")
+	}
+	a.recover(ctx)
+	runCtx, stopRuns := context.WithCancelCause(context.Background())
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.runner(runCtx)
+	}()
+	hb := time.NewTicker(a.cfg.Heartbeat)
+	defer hb.Stop()
+	hp := probe.New(a.opt.ProbeRoot)
+	defer hp.Close()
+	hp.Sample() // the first sample only sets the baseline for rates
+	start := a.opt.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			stopRuns(errShutdown)
+			a.mu.Lock()
+			if a.cur != nil {
+				a.cur.cancel(errCancelled)
+			}
+			a.mu.Unlock()
+			a.stopServing()
+			a.wg.Wait()
+			return nil
+		case p := <-a.cmds:
+			a.command(runCtx, p)
+		case <-hb.C:
+			a.heartbeat(ctx, hp, start)
+		}
+	}
+}
+
+// recover reports a run cut short by a crash or a power loss.
+func (a *Agent) recover(ctx context.Context) {
+	in, err := RecoverInflight(a.cfg.StateDir)
+	if err != nil {
+		a.log.Warn("in-flight marker unreadable", zap.Error(err))
+		ClearInflight(a.cfg.StateDir)
+		return
+	}
+	if in == nil {
+		return
+	}
+	a.log.Warn("a run was interrupted by a restart", zap.String("cmd", in.CommandID))
+	a.event(ctx, in.CommandID, transport.StateFailed, InterruptedReason, nil, "")
+	if err := ClearInflight(a.cfg.StateDir); err != nil {
+		a.log.Warn("clear in-flight marker", zap.Error(err))
+	}
+}
+
+// command decodes, checks and dispatches one command.
+func (a *Agent) command(ctx context.Context, payload []byte) {
+	cmd, err := transport.DecodeCommand(payload)
+	if err != nil {
+		id := ""
+		if cmd != nil {
+			id = cmd.ID
+		}
+		a.log.Warn("malformed command", zap.Error(err))
+		if transport.ValidMessageID(id) == nil {
+			a.event(ctx, id, transport.StateRejected, "malformed command: "+err.Error(), nil, "")
+		}
+		return
+	}
+	log := a.log.With(zap.String("cmd", cmd.ID), zap.String("kind", string(cmd.Kind)))
+	if !a.selected(cmd) {
+		log.Debug("command is for other devices")
+		return
+	}
+	reject := func(reason string) {
+		log.Warn("command rejected", zap.String("reason", reason))
+		a.event(ctx, cmd.ID, transport.StateRejected, reason, nil, "")
+	}
+	if a.verifier != nil || a.signReq {
+		msg, err := cmd.SigningBytes()
+		if err == nil {
+			err = CheckSignature(a.verifier, a.signReq, msg, cmd.Sig)
+		}
+		if err != nil {
+			reject(err.Error())
+			return
+		}
+	}
+	if err := a.replay.Check(cmd.ID, cmd.IssuedAt, cmd.ExpiresAt); err != nil {
+		if errors.Is(err, ErrReplay) {
+			// A replay is never acted on nor answered: the command's own
+			// events already went out.
+			log.Warn("replayed command ignored", zap.Error(err))
+			return
+		}
+		reject(err.Error())
+		return
+	}
+	switch cmd.Kind {
+	case transport.KindLoadTest, transport.KindProbe:
+		a.enqueue(ctx, cmd, reject)
+	case transport.KindCancel:
+		a.cancelCommand(ctx, cmd, reject)
+	case transport.KindServe:
+		a.serve(ctx, cmd, reject)
+	case transport.KindInfo:
+		a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
+		if err := a.link.PublishStatus(ctx, a.Status(0)); err != nil {
+			a.event(ctx, cmd.ID, transport.StateFailed, err.Error(), nil, "")
+			return
+		}
+		a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
+		a.event(ctx, cmd.ID, transport.StateSucceeded, "", nil, "")
+	default:
+		reject(fmt.Sprintf("unknown command kind %q", cmd.Kind))
+	}
+}
+
+// selected reports whether a fleet-wide command's label selector matches
+// this device (a device's own commands carry none).
+func (a *Agent) selected(cmd *transport.Command) bool {
+	for _, l := range cmd.Select {
+		if a.cfg.Labels[l.K] != l.V && !(l.K == "device" && l.V == a.cfg.DeviceID) {
+			return false
+		}
+	}
+	return true
+}
+
+// enqueue checks a loadtest or probe command and accepts it as the run, or
+// behind the run when it asked to queue, or rejects it.
+func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func(string)) {
+	j := &job{cmd: cmd, resultID: transport.NewID()}
+	queue := false
+	switch cmd.Kind {
+	case transport.KindLoadTest:
+		lt := cmd.Spec.LoadTest
+		if lt == nil {
+			reject("loadtest without a spec")
+			return
+		}
+		t, err := a.policy.Check(ctx, loadSpecOf(lt), a.opt.Resolver)
+		if err != nil {
+			reject(err.Error())
+			return
+		}
+		j.target, queue = t, lt.Queue
+	case transport.KindProbe:
+		ps := cmd.Spec.Probe
+		if ps == nil || ps.DurationMS <= 0 {
+			reject("probe needs a duration")
+			return
+		}
+		if d := time.Duration(ps.DurationMS) * time.Millisecond; d > a.cfg.Policy.MaxDuration {
+			reject(fmt.Sprintf("duration %v over cap %v", d, a.cfg.Policy.MaxDuration))
+			return
+		}
+	}
+	a.mu.Lock()
+	busy := a.cur != nil || len(a.jobs) > 0
+	a.mu.Unlock()
+	if busy && !queue {
+		reject("busy: another test is running")
+		return
+	}
+	select {
+	case a.jobs <- j:
+		a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
+	default:
+		reject(fmt.Sprintf("busy: the queue is full (%d)", cap(a.jobs)-1))
+	}
+}
+
+func (a *Agent) cancelCommand(ctx context.Context, cmd *transport.Command, reject func(string)) {
+	cs := cmd.Spec.Cancel
+	if cs == nil || cs.CommandID == "" {
+		reject("cancel without a command id")
+		return
+	}
+	a.mu.Lock()
+	var found bool
+	if a.cur != nil && a.cur.cmd.ID == cs.CommandID {
+		a.cur.cancel(errCancelled)
+		found = true
+	}
+	a.mu.Unlock()
+	if !found && a.srv != nil && a.srv.cmdID == cs.CommandID {
+		a.stopServing()
+		found = true
+	}
+	if !found {
+		reject(fmt.Sprintf("no running command %s", cs.CommandID))
+		return
+	}
+	a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
+	a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
+	a.event(ctx, cmd.ID, transport.StateSucceeded, "", nil, "")
+}
+
+// serve starts the built-in target on a loopback address for a while.
+func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(string)) {
+	ss := cmd.Spec.Serve
+	if ss == nil {
+		ss = &transport.ServeSpec{}
+	}
+	addr := ss.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	ip, perr := netip.ParseAddr(host)
+	if err != nil || perr != nil || !ip.IsLoopback() {
+		reject(fmt.Sprintf("serve address %q: loopback only", addr))
+		return
+	}
+	d := time.Duration(ss.DurationMS) * time.Millisecond
+	if d <= 0 || d > a.cfg.Policy.MaxDuration {
+		reject(fmt.Sprintf("serve duration %v: want 1ms..%v", d, a.cfg.Policy.MaxDuration))
+		return
+	}
+	if a.srv != nil {
+		reject("busy: the target is already serving for " + a.srv.cmdID)
+		return
+	}
+	srv, err := target.Start(addr, "edgebench/"+a.opt.Version, ss.Dir)
+	if err != nil {
+		reject(err.Error())
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), d)
+	s := &serving{cmdID: cmd.ID, srv: srv, cancel: cancel, done: make(chan struct{})}
+	a.srv = s
+	a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
+	a.event(ctx, cmd.ID, transport.StateRunning, "serving on http://"+srv.Addr()+"/", nil, "")
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer close(s.done)
+		<-sctx.Done()
+		srv.Close()
+		state := transport.StateSucceeded
+		if !errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			state = transport.StateCancelled
+		}
+		a.event(context.Background(), cmd.ID, state, "", nil, "")
+	}()
+}
+
+// stopServing stops the built-in target, if it runs, and waits for it.
+func (a *Agent) stopServing() {
+	if a.srv == nil {
+		return
+	}
+	a.srv.cancel()
+	<-a.srv.done
+	a.srv = nil
+}
+
+// runner executes the accepted runs one after another.
+func (a *Agent) runner(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			// Queued commands that never ran end as cancelled.
+			for {
+				select {
+				case j := <-a.jobs:
+					a.event(context.Background(), j.cmd.ID, transport.StateCancelled, "agent stopping", nil, "")
+				default:
+					return
+				}
+			}
+		case j := <-a.jobs:
+			a.execute(ctx, j)
+		}
+	}
+}
+
+// event publishes the next state of a command, numbering its events.
+func (a *Agent) event(ctx context.Context, cmdID string, st transport.EventState, reason string, p *transport.Progress, resultID string) {
+	a.mu.Lock()
+	a.seqs[cmdID]++
+	seq := a.seqs[cmdID]
+	if st.Terminal() {
+		delete(a.seqs, cmdID)
+	}
+	a.mu.Unlock()
+	ev := &transport.Event{V: transport.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
+		Progress: p, ResultID: resultID, At: a.opt.Now().UTC()}
+	if err := a.link.PublishEvent(ctx, ev); err != nil {
+		a.log.Warn("publish event", zap.String("cmd", cmdID), zap.String("state", string(st)), zap.Error(err))
+	}
+}
+
+func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) {
+	hb := &transport.Heartbeat{V: transport.SchemaVersion, At: a.opt.Now().UTC(), UptimeS: int64(a.opt.Now().Sub(start).Seconds())}
+	a.mu.Lock()
+	if a.cur != nil {
+		hb.Busy, hb.CommandID = true, a.cur.cmd.ID
+	}
+	a.mu.Unlock()
+	if s, err := p.Sample(); err == nil {
+		if s.CPU != nil {
+			v := int32(s.CPU.Busy() * 100)
+			hb.CPUBusy = &v
+		}
+		if s.Load != nil {
+			v := int32(s.Load.Load1 * 100)
+			hb.Load1 = &v
+		}
+		if s.Mem != nil {
+			u := int64(s.Mem.Used / 1024)
+			hb.MemUsedKB = &u
+			if s.Mem.Available != nil {
+				v := int64(*s.Mem.Available / 1024)
+				hb.MemAvail = &v
+			}
+		}
+		for _, t := range s.Temps {
+			v := int32(t.Celsius * 10)
+			if hb.TempDC == nil || v > *hb.TempDC {
+				hb.TempDC = &v
+			}
+		}
+		for _, f := range s.FreqMHz {
+			v := int32(f)
+			if hb.FreqMHz == nil || v > *hb.FreqMHz {
+				hb.FreqMHz = &v
+			}
+		}
+		if s.Throttle != nil {
+			v := s.Throttle.Raw
+			hb.Throttled = &v
+		}
+	}
+	if err := a.link.PublishHeartbeat(ctx, hb); err != nil {
+		a.log.Debug("heartbeat", zap.Error(err))
+	}
+}
+
+// deviceInfo is the system info of the birth message.
+func deviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
+	di := &transport.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
+	info, err := probe.SystemInfo(root)
+	if err != nil || info == nil {
+		return di, ""
+	}
+	di.Hostname, di.Board, di.CPUModel, di.Cores = info.Hostname, info.Board, info.CPUModel, info.Cores
+	di.MemKB = int64(info.MemoryBytes / 1024)
+	di.OS, di.Kernel, di.Arch, di.Governor = info.OS, info.Kernel, info.Arch, info.Governor
+	di.MaxFreqMHz = info.MaxFreqMHz
+	return di, info.BootID
+}
+
+// loadSpecOf is what the policy checks of a loadtest spec.
+func loadSpecOf(lt *transport.LoadTestSpec) LoadSpec {
+	s := LoadSpec{URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections,
+		Duration: time.Duration(lt.DurationMS) * time.Millisecond, Rate: lt.Rate, Requests: lt.Requests,
+		Timeout: time.Duration(lt.TimeoutMS) * time.Millisecond, Warmup: time.Duration(lt.WarmupMS) * time.Millisecond,
+		Repeat: lt.Repeat}
+	for _, h := range lt.Headers {
+		s.Headers = append(s.Headers, h.Name+": "+h.Value)
+	}
+	return s
+}
+
+// loadConfigOf is the load generator's configuration of a checked spec,
+// dialling only the addresses the policy checked.
+func loadConfigOf(lt *transport.LoadTestSpec, t *Target, version string) loadgen.Config {
+	c := loadgen.Config{
+		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
+		Requests: lt.Requests, Duration: time.Duration(lt.DurationMS) * time.Millisecond, Rate: lt.Rate,
+		KeepAlive: lt.KeepAlive, Timeout: time.Duration(lt.TimeoutMS) * time.Millisecond,
+		Warmup: time.Duration(lt.WarmupMS) * time.Millisecond, UserAgent: "edgebench/" + version,
+	}
+	for _, h := range lt.Headers {
+		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})
+	}
+	if t != nil {
+		for _, ap := range t.Addrs {
+			c.Addrs = append(c.Addrs, net.IP(ap.Addr().AsSlice()))
+		}
+	}
+	return c
+}

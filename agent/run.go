@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// progressEvery is how often a running test reports its progress.
+const progressEvery = 2 * time.Second
+
+// execute runs one accepted command to its end and publishes its result
+// and final event. ctx ends when the agent stops.
+func (a *Agent) execute(ctx context.Context, j *job) {
+	cmd := j.cmd
+	log := a.log.With(zap.String("cmd", cmd.ID), zap.String("result", j.resultID))
+	if a.opt.Now().After(cmd.ExpiresAt) {
+		a.event(ctx, cmd.ID, transport.StateTimedOut, "expired in the queue", nil, "")
+		return
+	}
+	budget := a.budget(cmd)
+	jctx, cancel := context.WithCancelCause(ctx)
+	jctx, stopTimer := context.WithTimeoutCause(jctx, budget, errTimedOut)
+	defer stopTimer()
+	j.ctx, j.cancel = jctx, cancel
+	a.mu.Lock()
+	a.cur = j
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.cur = nil
+		a.mu.Unlock()
+		cancel(nil)
+	}()
+
+	if err := WriteInflight(a.cfg.StateDir, Inflight{CommandID: cmd.ID, ResultID: j.resultID, StartedAt: a.opt.Now().UTC()}); err != nil {
+		log.Warn("in-flight marker", zap.Error(err))
+	}
+	defer func() {
+		if err := ClearInflight(a.cfg.StateDir); err != nil {
+			log.Warn("clear in-flight marker", zap.Error(err))
+		}
+	}()
+	a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
+
+	res := a.newResult(j)
+	var err error
+	switch cmd.Kind {
+	case transport.KindLoadTest:
+		err = a.loadTest(jctx, j, res)
+	case transport.KindProbe:
+		err = a.probeOnly(jctx, j, res)
+	}
+	state, reason := transport.StateSucceeded, ""
+	switch cause := context.Cause(jctx); {
+	case errors.Is(cause, errTimedOut):
+		state, reason = transport.StateTimedOut, fmt.Sprintf("over its time budget of %v", budget)
+	case errors.Is(cause, errCancelled) || errors.Is(cause, errShutdown):
+		state, reason = transport.StateCancelled, cause.Error()
+	case err != nil:
+		state, reason = transport.StateFailed, err.Error()
+	}
+	res.Outcome, res.Reason = state, reason
+	// The result goes to the spool first: it survives a broker that is
+	// away and an agent that stops now.
+	pubCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	if perr := a.link.PublishResult(pubCtx, res); perr != nil {
+		log.Error("result not spooled", zap.Error(perr))
+		a.event(pubCtx, cmd.ID, transport.StateFailed, "result not stored: "+perr.Error(), nil, "")
+		return
+	}
+	log.Info("run ended", zap.String("outcome", string(state)), zap.String("reason", reason))
+	a.event(pubCtx, cmd.ID, state, reason, nil, j.resultID)
+}
+
+// budget is how long a command may run: its own length with room for the
+// warm-up, the drain and the probe's edges, at most the policy's cap.
+func (a *Agent) budget(cmd *transport.Command) time.Duration {
+	var d time.Duration
+	switch {
+	case cmd.Spec.LoadTest != nil:
+		lt := cmd.Spec.LoadTest
+		one := time.Duration(lt.DurationMS+lt.WarmupMS+max(lt.TimeoutMS, 2000))*time.Millisecond + 5*time.Second
+		if lt.DurationMS == 0 {
+			one = a.cfg.Policy.MaxDuration // bounded by -n: the cap bounds it
+		}
+		d = one * time.Duration(max(lt.Repeat, 1))
+	case cmd.Spec.Probe != nil:
+		d = time.Duration(cmd.Spec.Probe.DurationMS)*time.Millisecond + 5*time.Second
+	}
+	return min(d, a.cfg.Policy.MaxDuration*time.Duration(max(a.cfg.Policy.MaxRepeat, 1))+time.Minute)
+}
+
+func (a *Agent) newResult(j *job) *transport.Result {
+	r := &transport.Result{
+		V: transport.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
+		BootID: a.bootID, CreatedAt: a.opt.Now().UTC(), Kind: j.cmd.Kind, Labels: map[string]string{},
+		Fingerprint: transport.Fingerprint{AgentVersion: a.opt.Version},
+	}
+	for k, v := range a.cfg.Labels {
+		r.Labels[k] = v
+	}
+	if i := a.info; i != nil {
+		f := &r.Fingerprint
+		f.Kernel, f.OS, f.Arch, f.Board, f.CPUModel = i.Kernel, i.OS, i.Arch, i.Board, i.CPUModel
+		f.Cores, f.MemKB, f.Governor, f.MaxFreqMHz = i.Cores, i.MemKB, i.Governor, i.MaxFreqMHz
+	}
+	return r
+}
+
+// loadTest runs the load test (repeated as asked) with the probe.
+func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) error {
+	lt := j.cmd.Spec.LoadTest
+	for _, l := range lt.Labels {
+		res.Labels[l.K] = l.V
+	}
+	cfg := loadConfigOf(lt, j.target, a.opt.Version)
+	interval := time.Second
+	res.Spec = transport.SpecOf(cfg, max(lt.Repeat, 1), interval, lt.Watch)
+	var watches []probe.Watch
+	for _, w := range lt.Watch {
+		watches = append(watches, probe.ParseWatch(w))
+	}
+	if len(watches) == 0 && j.target != nil {
+		watches = probe.DefaultWatches(a.opt.ProbeRoot, int(j.target.Port))
+	}
+	var results []*loadgen.Result
+	for i := range max(lt.Repeat, 1) {
+		c := cfg
+		var last time.Time
+		c.Progress = func(p loadgen.Progress) {
+			if p.Warmup || time.Since(last) < progressEvery {
+				return
+			}
+			last = time.Now()
+			pr := &transport.Progress{ElapsedMS: p.Elapsed.Milliseconds(), Completed: p.Completed, Errors: p.Errors}
+			if s := p.Elapsed.Seconds(); s > 0 {
+				pr.RPS = float64(p.Completed) / s
+			}
+			a.event(ctx, j.cmd.ID, transport.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
+		}
+		r, sys, err := a.measure(ctx, c, interval, watches)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		res.Runs = append(res.Runs, transport.FromRun(r, sys))
+		if sys != nil {
+			res.Warnings = append(res.Warnings, sys.Warnings...)
+			if t := sys.Summary.Throttled; t != nil && t.Any() {
+				res.Fingerprint.Throttled = true
+			}
+		}
+		if res.Fingerprint.Server == "" {
+			res.Fingerprint.Server = r.Server
+		}
+		if r.Interrupted || ctx.Err() != nil {
+			break
+		}
+	}
+	if len(results) > 1 {
+		res.Repeat = transport.RepeatOf(loadgen.Summarize(results))
+	}
+	var ok int64
+	for _, r := range results {
+		ok += r.OK
+	}
+	if ok == 0 && ctx.Err() == nil {
+		return fmt.Errorf("no successful response (connect %d, read %d, write %d, timeout %d, status %d errors)",
+			results[0].Errors.Connect, results[0].Errors.Read, results[0].Errors.Write, results[0].Errors.Timeout, results[0].Errors.Status)
+	}
+	return nil
+}
+
+// measure is one run with the probe recording the machine.
+func (a *Agent) measure(ctx context.Context, cfg loadgen.Config, interval time.Duration, watches []probe.Watch) (*loadgen.Result, *probe.Report, error) {
+	p := probe.New(a.opt.ProbeRoot)
+	defer p.Close()
+	rec := p.Record(ctx, interval, watches)
+	if cfg.Warmup > 0 {
+		t := time.AfterFunc(cfg.Warmup, rec.MarkStart)
+		defer t.Stop()
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	rec.MarkEnd()
+	sys := rec.Stop()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, sys, nil
+}
+
+// probeOnly records the machine without load for the asked duration.
+func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) error {
+	ps := j.cmd.Spec.Probe
+	interval := time.Duration(max(ps.IntervalMS, 100)) * time.Millisecond
+	if ps.IntervalMS == 0 {
+		interval = time.Second
+	}
+	var watches []probe.Watch
+	for _, w := range ps.Watch {
+		watches = append(watches, probe.ParseWatch(w))
+	}
+	res.Spec = transport.RunSpec{DurationMS: ps.DurationMS, IntervalMS: interval.Milliseconds(), Watch: ps.Watch}
+	p := probe.New(a.opt.ProbeRoot)
+	defer p.Close()
+	start := time.Now()
+	rec := p.Record(ctx, interval, watches)
+	t := time.NewTimer(time.Duration(ps.DurationMS) * time.Millisecond)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+	rec.MarkEnd()
+	sys := rec.Stop()
+	res.Runs = []transport.Run{{StartedAt: start.UTC(), DurationUS: time.Since(start).Microseconds(), DocLength: -1,
+		Interrupted: ctx.Err() != nil, System: transport.FromSystem(sys, start)}}
+	res.Warnings = sys.Warnings
+	return nil
+}
