@@ -10,18 +10,11 @@ type diskCounters struct {
 	ioTicks              uint64 // ms spent doing I/O
 }
 
-// diskLine is a parsed line before its name is interned.
-type diskLine struct {
-	name []byte
-	c    diskCounters
-}
-
 // parseDiskstats parses /proc/diskstats and calls fn for each device that
 // has done any I/O (loop and ram devices nobody uses stay silent). The name
 // passed to fn aliases b.
-func parseDiskstats(b []byte, fn func(d *diskLine)) error {
+func parseDiskstats(b []byte, fn func(name []byte, c diskCounters)) error {
 	var f [24][]byte
-	var d diskLine
 	for len(b) > 0 {
 		var line []byte
 		line, b = nextLine(b)
@@ -45,9 +38,7 @@ func parseDiskstats(b []byte, fn func(d *diskLine)) error {
 		if v[0] == 0 && v[4] == 0 && v[9] == 0 {
 			continue
 		}
-		d.name = fs[2]
-		d.c = diskCounters{reads: v[0], readSectors: v[2], writes: v[4], writeSectors: v[6], ioTicks: v[9]}
-		fn(&d)
+		fn(fs[2], diskCounters{reads: v[0], readSectors: v[2], writes: v[4], writeSectors: v[6], ioTicks: v[9]})
 	}
 	return nil
 }

@@ -318,10 +318,10 @@ func TestParsersReject(t *testing.T) {
 			t.Errorf("parseMeminfo(%q): no error", in)
 		}
 	}
-	if err := parseDiskstats([]byte(" 179 0 mmcblk0 1 2 3\n"), func(*diskLine) {}); err == nil {
+	if err := parseDiskstats([]byte(" 179 0 mmcblk0 1 2 3\n"), func([]byte, diskCounters) {}); err == nil {
 		t.Error("parseDiskstats: short line accepted")
 	}
-	if err := parseNetDev([]byte("eth0: 1 2 3\n"), func(*netLine) {}); err == nil {
+	if err := parseNetDev([]byte("eth0: 1 2 3\n"), func([]byte, netCounters) {}); err == nil {
 		t.Error("parseNetDev: short line accepted")
 	}
 	if _, err := parsePressure([]byte("some avg10=0.00\n")); err == nil {

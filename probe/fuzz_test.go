@@ -76,11 +76,10 @@ func FuzzParseDiskstats(f *testing.F) {
 	addSeeds(f, "proc/diskstats", "   8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var prev *diskCounters
-		_ = parseDiskstats(b, func(d *diskLine) {
-			if len(d.name) == 0 {
+		_ = parseDiskstats(b, func(name []byte, c diskCounters) {
+			if len(name) == 0 {
 				t.Fatal("empty device name")
 			}
-			c := d.c
 			if prev != nil {
 				if r, ok := diskRates(prev, &c, 1); ok && (r.Busy < 0 || r.Busy > 100 || r.ReadBps < 0) {
 					t.Fatalf("rates %+v", r)
@@ -94,8 +93,8 @@ func FuzzParseDiskstats(f *testing.F) {
 func FuzzParseNetDev(f *testing.F) {
 	addSeeds(f, "proc/net/dev", "eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = parseNetDev(b, func(n *netLine) {
-			if len(n.name) == 0 {
+		_ = parseNetDev(b, func(name []byte, c netCounters) {
+			if len(name) == 0 {
 				t.Fatal("empty interface name")
 			}
 		})

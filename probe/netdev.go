@@ -12,16 +12,10 @@ type netCounters struct {
 	txBytes, txPkts uint64
 }
 
-type netLine struct {
-	name []byte
-	c    netCounters
-}
-
 // parseNetDev parses /proc/net/dev and calls fn for each interface that has
 // moved any packet. The name passed to fn aliases b.
-func parseNetDev(b []byte, fn func(n *netLine)) error {
+func parseNetDev(b []byte, fn func(name []byte, c netCounters)) error {
 	var f [20][]byte
-	var n netLine
 	for len(b) > 0 {
 		var line []byte
 		line, b = nextLine(b)
@@ -45,9 +39,7 @@ func parseNetDev(b []byte, fn func(n *netLine)) error {
 		if v[1] == 0 && v[3] == 0 {
 			continue
 		}
-		n.name = name
-		n.c = netCounters{rxBytes: v[0], rxPkts: v[1], txBytes: v[2], txPkts: v[3]}
-		fn(&n)
+		fn(name, netCounters{rxBytes: v[0], rxPkts: v[1], txBytes: v[2], txPkts: v[3]})
 	}
 	return nil
 }

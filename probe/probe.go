@@ -348,9 +348,8 @@ func (p *Probe) diskSample(s *Sample, prev, cur *snapshot, rates bool, dt float6
 	cur.disksOK = false
 	b, err := p.read(diskstatsRel)
 	if err == nil {
-		err = parseDiskstats(b, func(d *diskLine) {
-			c := d.c
-			c.name = p.intern(d.name)
+		err = parseDiskstats(b, func(name []byte, c diskCounters) {
+			c.name = p.intern(name)
 			cur.disks = append(cur.disks, c)
 		})
 		cur.disksOK = err == nil
@@ -408,9 +407,8 @@ func (p *Probe) netSample(s *Sample, prev, cur *snapshot, rates bool, dt float64
 	cur.netsOK = false
 	b, err := p.read(netDevRel)
 	if err == nil {
-		err = parseNetDev(b, func(n *netLine) {
-			c := n.c
-			c.name = p.intern(n.name)
+		err = parseNetDev(b, func(name []byte, c netCounters) {
+			c.name = p.intern(name)
 			cur.nets = append(cur.nets, c)
 		})
 		cur.netsOK = err == nil

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -71,10 +72,13 @@ func parseStat(b []byte, s *statSnap) error {
 		case hasPrefix(line, "ctxt "):
 			s.ctxt, s.hasCtxt = parseUint(trimSpace(line[5:]))
 		case hasPrefix(line, "intr "):
-			fs := splitFields(line[:min(len(line), 40)], f[:0])
-			if len(fs) >= 2 {
-				s.intr, s.hasIntr = parseUint(fs[1])
+			// Only the total: the per-IRQ counts that follow can be
+			// thousands of fields.
+			rest := trimSpace(line[5:])
+			if sp := bytes.IndexByte(rest, ' '); sp >= 0 {
+				rest = rest[:sp]
 			}
+			s.intr, s.hasIntr = parseUint(rest)
 		case hasPrefix(line, "procs_running "):
 			s.running, s.hasRun = parseUint(trimSpace(line[14:]))
 		case hasPrefix(line, "procs_blocked "):

@@ -68,7 +68,16 @@ type watchState struct {
 	pids     map[int]*pidState
 	lastScan int
 	scanned  bool
+	scans    int
+	// rejected holds the PIDs whose comm did not match, and the scan that
+	// read it: they are read again only every recheckEvery scans (a process
+	// may exec into the watched name), new PIDs at every scan.
+	rejected map[int]int
 }
+
+// recheckEvery is how many scans pass before a process whose name did not
+// match is read again.
+const recheckEvery = 6
 
 type pidState struct {
 	statRel, ioRel string
@@ -102,6 +111,7 @@ func (ws *watchState) release(r *fileReader) {
 		}
 	}
 	ws.scanned = false
+	ws.rejected = nil
 }
 
 // closeFiles closes the watched processes' files, keeping their counters.
@@ -125,20 +135,28 @@ func (ws *watchState) matches(comm []byte) bool {
 func (ws *watchState) scan(p *Probe) {
 	ws.scanned = true
 	ws.lastScan = p.nsample
+	ws.scans++
 	pids, err := listPIDs(p.r.root)
 	if err != nil {
 		return
 	}
+	rejected := make(map[int]int, len(ws.rejected))
 	for _, pid := range pids {
 		if _, ok := ws.pids[pid]; ok {
 			continue
 		}
+		if at, ok := ws.rejected[pid]; ok && ws.scans-at < recheckEvery {
+			rejected[pid] = at
+			continue
+		}
 		b, err := p.r.read(pidRel(pid, "comm"), false)
 		if err != nil || !ws.matches(trimSpace(b)) {
+			rejected[pid] = ws.scans
 			continue
 		}
 		ws.pids[pid] = newPidState(pid)
 	}
+	ws.rejected = rejected
 }
 
 // sample reads the watched processes and sums them.

@@ -1,0 +1,153 @@
+package probe
+
+import (
+	"os"
+	"testing"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/disk"
+	"github.com/shirou/gopsutil/v4/load"
+	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/shirou/gopsutil/v4/net"
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// BenchmarkSample is one full sample of the live machine: what the probe
+// costs every second.
+func BenchmarkSample(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	p.Sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Sample(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSampleWatch adds one watched process (by PID) and one by name,
+// as a run does.
+func BenchmarkSampleWatch(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	p.SetWatches([]Watch{{PID: os.Getpid()}, {Name: "systemd"}})
+	p.Sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Sample(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGopsutilSample reads the same figures through gopsutil: CPU
+// times overall and per core, load, memory, disks, interfaces, and one
+// process's times, RSS and IO. It derives no rates, so it is a lower bound
+// on what a gopsutil sampler would cost.
+func BenchmarkGopsutilSample(b *testing.B) {
+	proc, err := process.NewProcess(int32(os.Getpid()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cpu.Times(false); err != nil {
+			b.Fatal(err)
+		}
+		cpu.Times(true)
+		load.Avg()
+		load.Misc()
+		mem.VirtualMemory()
+		disk.IOCounters()
+		net.IOCounters(true)
+		proc.Times()
+		proc.MemoryInfo()
+		proc.IOCounters()
+	}
+}
+
+// BenchmarkNameScan is one scan of /proc for a watched name (done every
+// rescanEvery samples), against gopsutil's process list and names.
+func BenchmarkNameScan(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	ws := newWatchState(Watch{Name: "systemd"})
+	b.ReportAllocs()
+	for b.Loop() {
+		ws.scan(p)
+		clear(ws.pids)
+		ws.rejected = nil // a first scan: every comm read
+	}
+}
+
+// BenchmarkNameRescan is a later scan: only new PIDs are read.
+func BenchmarkNameRescan(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	ws := newWatchState(Watch{Name: "systemd"})
+	ws.scan(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		ws.scan(p)
+		ws.scans = 1 // never due for a recheck
+	}
+}
+
+func BenchmarkGopsutilNameScan(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ps, err := process.Processes()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range ps {
+			p.Name()
+		}
+	}
+}
+
+func BenchmarkParseStat(b *testing.B) {
+	data, err := os.ReadFile("testdata/amd64/t1/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s statSnap
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if err := parseStat(data, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The parsers and the per-sample bookkeeping allocate nothing of their own;
+// the Sample and its slices are the only allocations.
+func TestSampleAllocs(t *testing.T) {
+	p := New("testdata/pi4/t1")
+	defer p.Close()
+	p.Sample()
+	p.Sample()
+	// Sample, arena (2), CPU, per-core slice, load, memory, disks, nets,
+	// temps, freq, throttle: 12, and the closure that collects errors.
+	if n := testing.AllocsPerRun(20, func() { p.Sample() }); n > 14 {
+		t.Errorf("%.0f allocations per sample", n)
+	}
+	// A watch by PID adds the procs slice and nothing per process.
+	p.SetWatches([]Watch{{PID: 813}})
+	p.Sample()
+	if n := testing.AllocsPerRun(20, func() { p.Sample() }); n > 15 {
+		t.Errorf("%.0f allocations per sample with a watch", n)
+	}
+	var st statSnap
+	data, _ := os.ReadFile("testdata/pi4/t1/proc/stat")
+	parseStat(data, &st)
+	if a := testing.AllocsPerRun(20, func() { parseStat(data, &st) }); a != 0 {
+		t.Errorf("parseStat allocates %.0f times", a)
+	}
+	md, _ := os.ReadFile("testdata/pi4/t1/proc/meminfo")
+	if a := testing.AllocsPerRun(20, func() { parseMeminfo(md) }); a != 0 {
+		t.Errorf("parseMeminfo allocates %.0f times", a)
+	}
+}
