@@ -3,9 +3,9 @@ package probe
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // maxFileSize bounds every read: /proc/stat with thousands of interrupt
@@ -19,12 +19,19 @@ const maxFileSize = 1 << 20
 // It reuses one buffer: the bytes returned are valid until the next read.
 type fileReader struct {
 	root string
-	open map[string]*os.File
+	open map[string]*keptFile
 	buf  []byte
 }
 
+// keptFile is an open kernel file and its descriptor, read with pread
+// directly: os.File.ReadAt would always make one more call to see EOF.
+type keptFile struct {
+	f  *os.File
+	fd int
+}
+
 func newFileReader(root string) *fileReader {
-	return &fileReader{root: root, open: map[string]*os.File{}, buf: make([]byte, 16<<10)}
+	return &fileReader{root: root, open: map[string]*keptFile{}, buf: make([]byte, 16<<10)}
 }
 
 // path returns rel below the root.
@@ -34,23 +41,25 @@ func (r *fileReader) path(rel string) string { return filepath.Join(r.root, rel)
 // next read. A file that does not exist gives an error matching
 // os.ErrNotExist.
 func (r *fileReader) read(rel string, keep bool) ([]byte, error) {
-	f, cached := r.open[rel]
+	kf, cached := r.open[rel]
 	if !cached {
-		var err error
-		f, err = os.Open(r.path(rel))
+		f, err := os.Open(r.path(rel))
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", r.path(rel), err)
 		}
+		// Fd puts the file in blocking mode: kernel files are not pollable,
+		// so they are blocking already.
+		kf = &keptFile{f: f, fd: int(f.Fd())}
 		if keep {
-			r.open[rel] = f
+			r.open[rel] = kf
 		} else {
 			defer f.Close()
 		}
 	}
-	b, err := r.readAll(f)
+	b, err := r.readAll(kf.fd)
 	if err != nil {
 		if cached {
-			f.Close()
+			kf.f.Close()
 			delete(r.open, rel)
 		}
 		return nil, fmt.Errorf("read %s: %w", r.path(rel), err)
@@ -58,18 +67,28 @@ func (r *fileReader) read(rel string, keep bool) ([]byte, error) {
 	return b, nil
 }
 
+// shortRead is the size under which one read is known to be the whole
+// file. proc's seq_file hands out at most a page per read, but it stops
+// short of a full page only when the next record (a line, well under 2 KiB)
+// would not fit, or at the end; sysfs attributes come in one read. Skipping
+// the read that would return 0 saves a syscall per file per sample.
+const shortRead = 2048
+
 // readAll reads f from offset 0 into the reused buffer, growing it up to
 // maxFileSize.
-func (r *fileReader) readAll(f *os.File) ([]byte, error) {
+func (r *fileReader) readAll(fd int) ([]byte, error) {
 	n := 0
 	for {
-		m, err := f.ReadAt(r.buf[n:], int64(n))
-		n += m
-		if errors.Is(err, io.EOF) {
-			return r.buf[:n], nil
+		m, err := syscall.Pread(fd, r.buf[n:], int64(n))
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		n += m
+		if m == 0 || (n == m && m < shortRead) {
+			return r.buf[:n], nil
 		}
 		if n == len(r.buf) {
 			if len(r.buf) >= maxFileSize {
@@ -84,8 +103,8 @@ func (r *fileReader) readAll(f *os.File) ([]byte, error) {
 
 // forget closes rel if it is kept open.
 func (r *fileReader) forget(rel string) {
-	if f, ok := r.open[rel]; ok {
-		f.Close()
+	if kf, ok := r.open[rel]; ok {
+		kf.f.Close()
 		delete(r.open, rel)
 	}
 }
@@ -99,8 +118,8 @@ func (r *fileReader) exists(rel string) bool {
 // close closes every kept file.
 func (r *fileReader) close() error {
 	var errs []error
-	for rel, f := range r.open {
-		errs = append(errs, f.Close())
+	for rel, kf := range r.open {
+		errs = append(errs, kf.f.Close())
 		delete(r.open, rel)
 	}
 	return errors.Join(errs...)
