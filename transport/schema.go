@@ -1,0 +1,538 @@
+package transport
+
+import "time"
+
+// This file is the wire schema: every message edgebench sends over MQTT.
+// Payloads are msgpack maps with short keys; decoders skip keys they do
+// not know, so a field may be added without a version bump. V is bumped
+// only for a change old readers cannot survive, and decoders reject a
+// version other than SchemaVersion. The json tags give the same data
+// descriptive names for exports and for the size comparison in the tests.
+//
+// Units: durations in the names' unit (MS, US), shares of CPU time in
+// basis points (0.01 %, 10000 = 100 %), memory in KiB, disk and network
+// rates in KiB/s, temperatures in 0.1 °C. A figure the device could not
+// read is nil (pointers) or empty, never a zero.
+
+//go:generate go tool msgp -file schema.go -o schema_gen.go -io=false
+
+// Element limits applied while decoding (on top of the payload size cap
+// and the shape check in decode.go). Fields with their own limit=N tag
+// override them.
+//msgp:limit arrays:1024 maps:256
+//msgp:newtime
+//msgp:timezone utc
+
+// SchemaVersion is the value of V in every message this package writes.
+const SchemaVersion = 1
+
+// StatusState is a device's presence on its status topic.
+type StatusState string
+
+// The states of Status: a birth says online, the Last Will says lost, and
+// a clean shutdown publishes offline.
+const (
+	StatusOnline  StatusState = "online"
+	StatusLost    StatusState = "lost"
+	StatusOffline StatusState = "offline"
+)
+
+// Status is the retained message on <prefix>/<fleet>/<device>/status. The
+// birth of connection ConnSeq and the Last Will set for that connection
+// carry the same BootID and ConnSeq, so a collector can tell a stale will
+// (older ConnSeq) from the birth of the connection that replaced it.
+type Status struct {
+	V       int         `msg:"v" json:"v"`
+	State   StatusState `msg:"s" json:"state"`
+	BootID  string      `msg:"b,omitempty" json:"boot_id,omitempty"`
+	ConnSeq uint64      `msg:"c" json:"conn_seq"`
+	At      time.Time   `msg:"t,omitempty" json:"at,omitzero"` // zero in the will: the broker sends it later
+	Info    *DeviceInfo `msg:"i,omitempty" json:"info,omitempty"`
+}
+
+// DeviceInfo is what a device says about itself in its birth.
+type DeviceInfo struct {
+	AgentVersion string            `msg:"av,omitempty" json:"agent_version,omitempty"`
+	Hostname     string            `msg:"h,omitempty" json:"hostname,omitempty"`
+	Board        string            `msg:"bd,omitempty" json:"board,omitempty"` // /proc/device-tree/model
+	CPUModel     string            `msg:"cm,omitempty" json:"cpu_model,omitempty"`
+	Cores        int               `msg:"nc,omitempty" json:"cores,omitempty"`
+	MemKB        int64             `msg:"mk,omitempty" json:"mem_kb,omitempty"`
+	OS           string            `msg:"os,omitempty" json:"os,omitempty"`
+	Kernel       string            `msg:"k,omitempty" json:"kernel,omitempty"`
+	Arch         string            `msg:"a,omitempty" json:"arch,omitempty"`
+	GoArch       string            `msg:"ga,omitempty" json:"goarch,omitempty"`
+	Governor     string            `msg:"g,omitempty" json:"cpu_governor,omitempty"`
+	MaxFreqMHz   int               `msg:"mf,omitempty" json:"cpu_max_mhz,omitempty"`
+	Labels       map[string]string `msg:"l,omitempty,limit=64" json:"labels,omitempty"`
+}
+
+// Heartbeat is the small live sample on <prefix>/<fleet>/<device>/heartbeat
+// (QoS 0, not retained).
+type Heartbeat struct {
+	V         int       `msg:"v" json:"v"`
+	At        time.Time `msg:"t" json:"at"`
+	Busy      bool      `msg:"bz,omitempty" json:"busy,omitempty"`
+	CommandID string    `msg:"cid,omitempty" json:"cmd_id,omitempty"` // the command running, if any
+	UptimeS   int64     `msg:"up,omitempty" json:"uptime_s,omitempty"`
+	Spooled   int       `msg:"sp,omitempty" json:"spooled,omitempty"` // results waiting for an ack
+	CPUBusy   *int32    `msg:"cpu,omitempty" json:"cpu_busy_bp,omitempty"`
+	Load1     *int32    `msg:"ld,omitempty" json:"load1_x100,omitempty"`
+	MemUsedKB *int64    `msg:"mu,omitempty" json:"mem_used_kb,omitempty"`
+	MemAvail  *int64    `msg:"ma,omitempty" json:"mem_avail_kb,omitempty"`
+	TempDC    *int32    `msg:"tc,omitempty" json:"temp_dc,omitempty"` // hottest zone
+	FreqMHz   *int32    `msg:"fq,omitempty" json:"freq_mhz,omitempty"`
+	Throttled *uint32   `msg:"th,omitempty" json:"throttled,omitempty"` // Pi get_throttled word
+}
+
+// CommandKind says what a command asks for; its spec is in the matching
+// field of CommandSpec.
+type CommandKind string
+
+// The kinds of Command.
+const (
+	KindLoadTest CommandKind = "loadtest"
+	KindServe    CommandKind = "serve"
+	KindProbe    CommandKind = "probe"
+	KindCancel   CommandKind = "cancel"
+	KindInfo     CommandKind = "info"
+)
+
+// Command is a request to a device, on its cmd topic or the fleet's _all
+// cmd topic. A device ignores ids it has already seen and commands past
+// ExpiresAt. Sig, when present, signs SigningBytes.
+type Command struct {
+	V         int         `msg:"v" json:"v"`
+	ID        string      `msg:"id" json:"id"` // ULID
+	IssuedAt  time.Time   `msg:"ia" json:"issued_at"`
+	ExpiresAt time.Time   `msg:"ea" json:"expires_at"`
+	Kind      CommandKind `msg:"k" json:"kind"`
+	Select    []Label     `msg:"sel,omitempty,limit=32" json:"select,omitempty"` // on _all: run only where every label matches
+	Spec      CommandSpec `msg:"sp" json:"spec"`
+	Sig       []byte      `msg:"sig,omitempty,limit=512" json:"sig,omitempty"`
+}
+
+// CommandSpec holds the parameters of a command: the field named by the
+// command's kind is set; info has none.
+type CommandSpec struct {
+	LoadTest *LoadTestSpec `msg:"lt,omitempty" json:"loadtest,omitempty"`
+	Serve    *ServeSpec    `msg:"sv,omitempty" json:"serve,omitempty"`
+	Probe    *ProbeSpec    `msg:"pr,omitempty" json:"probe,omitempty"`
+	Cancel   *CancelSpec   `msg:"cn,omitempty" json:"cancel,omitempty"`
+}
+
+// Label is one key=value pair. Commands carry labels and headers as lists,
+// not maps, so that their encoding is canonical and can be signed.
+type Label struct {
+	K string `msg:"k" json:"k"`
+	V string `msg:"v" json:"v"`
+}
+
+// Header is one HTTP request header.
+type Header struct {
+	Name  string `msg:"n" json:"name"`
+	Value string `msg:"v" json:"value"`
+}
+
+// LoadTestSpec mirrors the flags of edgebench run.
+type LoadTestSpec struct {
+	URL         string   `msg:"u" json:"url"`
+	Method      string   `msg:"m,omitempty" json:"method,omitempty"`
+	Headers     []Header `msg:"h,omitempty,limit=64" json:"headers,omitempty"`
+	Body        []byte   `msg:"b,omitempty,limit=196608" json:"body,omitempty"`
+	Connections int      `msg:"c,omitempty" json:"connections,omitempty"`
+	Threads     int      `msg:"t,omitempty" json:"threads,omitempty"`
+	Requests    int64    `msg:"n,omitempty" json:"requests,omitempty"`
+	DurationMS  int64    `msg:"d,omitempty" json:"duration_ms,omitempty"`
+	Rate        float64  `msg:"r,omitempty" json:"rate,omitempty"`
+	KeepAlive   bool     `msg:"k" json:"keepalive"`
+	TimeoutMS   int64    `msg:"to,omitempty" json:"timeout_ms,omitempty"`
+	WarmupMS    int64    `msg:"w,omitempty" json:"warmup_ms,omitempty"`
+	Repeat      int      `msg:"rp,omitempty" json:"repeat,omitempty"`
+	Labels      []Label  `msg:"l,omitempty,limit=64" json:"labels,omitempty"`
+	Watch       []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+	Queue       bool     `msg:"q,omitempty" json:"queue,omitempty"` // queue behind a running test instead of rejecting
+}
+
+// ServeSpec asks the device to serve the built-in target for a while.
+type ServeSpec struct {
+	Addr       string `msg:"a,omitempty" json:"addr,omitempty"`
+	Dir        string `msg:"d,omitempty" json:"dir,omitempty"`
+	DurationMS int64  `msg:"du,omitempty" json:"duration_ms,omitempty"`
+}
+
+// ProbeSpec asks for a recording of the machine alone, without load.
+type ProbeSpec struct {
+	IntervalMS int64    `msg:"i,omitempty" json:"interval_ms,omitempty"`
+	DurationMS int64    `msg:"d,omitempty" json:"duration_ms,omitempty"`
+	Watch      []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+}
+
+// CancelSpec names the command to cancel.
+type CancelSpec struct {
+	CommandID string `msg:"c" json:"cmd_id"`
+}
+
+// EventState is a state of a command on the device; see ValidTransition.
+type EventState string
+
+// The states of Event.
+const (
+	StateAccepted  EventState = "accepted"
+	StateRejected  EventState = "rejected"
+	StateRunning   EventState = "running"
+	StateSucceeded EventState = "succeeded"
+	StateFailed    EventState = "failed"
+	StateCancelled EventState = "cancelled"
+	StateTimedOut  EventState = "timed_out"
+)
+
+// Event is a command's state change on <prefix>/<fleet>/<device>/event.
+// Seq counts a command's events from 1, so a collector can order them and
+// spot gaps.
+type Event struct {
+	V         int        `msg:"v" json:"v"`
+	CommandID string     `msg:"c" json:"cmd_id"`
+	Seq       uint32     `msg:"n" json:"seq"`
+	State     EventState `msg:"s" json:"state"`
+	Reason    string     `msg:"r,omitempty" json:"reason,omitempty"`
+	Progress  *Progress  `msg:"p,omitempty" json:"progress,omitempty"`
+	ResultID  string     `msg:"rid,omitempty" json:"result_id,omitempty"`
+	At        time.Time  `msg:"t" json:"at"`
+}
+
+// Progress is how far a running test has got.
+type Progress struct {
+	ElapsedMS int64   `msg:"e" json:"elapsed_ms"`
+	Completed int64   `msg:"n" json:"completed"`
+	RPS       float64 `msg:"r" json:"rps"`
+	Errors    int64   `msg:"x,omitempty" json:"errors,omitempty"`
+}
+
+// Ack is the collector's receipt for a result, on the device's ack topic,
+// sent once its store has committed the result. Only then does the device
+// delete the result from its spool.
+type Ack struct {
+	V        int    `msg:"v" json:"v"`
+	ResultID string `msg:"id" json:"result_id"`
+}
+
+// Result is one finished command on <prefix>/<fleet>/<device>/result: the
+// load test (or probe recording) with what the machine did meanwhile.
+// With --repeat it holds one Run per repetition and their spread.
+type Result struct {
+	V           int               `msg:"v" json:"v"`
+	ID          string            `msg:"id" json:"id"` // ULID; the collector's idempotency key
+	CommandID   string            `msg:"cid,omitempty" json:"cmd_id,omitempty"`
+	Fleet       string            `msg:"f" json:"fleet"`
+	Device      string            `msg:"d" json:"device"`
+	BootID      string            `msg:"b,omitempty" json:"boot_id,omitempty"`
+	CreatedAt   time.Time         `msg:"ca" json:"created_at"`
+	Kind        CommandKind       `msg:"k,omitempty" json:"kind,omitempty"`            // loadtest unless said
+	Outcome     EventState        `msg:"o" json:"outcome"`                             // succeeded, failed, cancelled, timed_out
+	Reason      string            `msg:"r,omitempty" json:"reason,omitempty"`          // why it failed
+	Labels      map[string]string `msg:"l,omitempty,limit=64" json:"labels,omitempty"` // run labels (server=nginx ...)
+	Spec        RunSpec           `msg:"sp" json:"spec"`
+	Fingerprint Fingerprint       `msg:"fp" json:"fingerprint"`
+	Runs        []Run             `msg:"rs,limit=1000" json:"runs"`
+	Repeat      *Repeat           `msg:"rp,omitempty" json:"repeat,omitempty"`
+	Warnings    []string          `msg:"w,omitempty,limit=64" json:"warnings,omitempty"`
+}
+
+// RunSpec is the configuration the test ran with.
+type RunSpec struct {
+	URL         string   `msg:"u" json:"url"`
+	Method      string   `msg:"m" json:"method"`
+	Headers     []Header `msg:"h,omitempty,limit=64" json:"headers,omitempty"`
+	BodyBytes   int64    `msg:"bb,omitempty" json:"body_bytes,omitempty"` // the request body's size; the body is not sent back
+	Connections int      `msg:"c" json:"connections"`
+	Threads     int      `msg:"t,omitempty" json:"threads,omitempty"`
+	Requests    int64    `msg:"n,omitempty" json:"requests,omitempty"`
+	DurationMS  int64    `msg:"d,omitempty" json:"duration_ms,omitempty"`
+	Rate        float64  `msg:"ra,omitempty" json:"rate,omitempty"`
+	KeepAlive   bool     `msg:"k" json:"keepalive"`
+	TimeoutMS   int64    `msg:"to,omitempty" json:"timeout_ms,omitempty"`
+	WarmupMS    int64    `msg:"w,omitempty" json:"warmup_ms,omitempty"`
+	Repeat      int      `msg:"rp,omitempty" json:"repeat,omitempty"`
+	IntervalMS  int64    `msg:"i,omitempty" json:"interval_ms,omitempty"` // sampling interval
+	Watch       []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+}
+
+// Fingerprint is what makes two results comparable, or not.
+type Fingerprint struct {
+	AgentVersion string  `msg:"av,omitempty" json:"agent_version,omitempty"`
+	Kernel       string  `msg:"k,omitempty" json:"kernel,omitempty"`
+	OS           string  `msg:"os,omitempty" json:"os,omitempty"`
+	Arch         string  `msg:"a,omitempty" json:"arch,omitempty"`
+	Board        string  `msg:"bd,omitempty" json:"board,omitempty"`
+	CPUModel     string  `msg:"cm,omitempty" json:"cpu_model,omitempty"`
+	Cores        int     `msg:"nc,omitempty" json:"cores,omitempty"`
+	MemKB        int64   `msg:"mk,omitempty" json:"mem_kb,omitempty"`
+	Governor     string  `msg:"g,omitempty" json:"cpu_governor,omitempty"`
+	MaxFreqMHz   int     `msg:"mf,omitempty" json:"cpu_max_mhz,omitempty"`
+	Server       string  `msg:"s,omitempty" json:"server,omitempty"`         // the target's Server header
+	ServerSHA256 string  `msg:"sh,omitempty" json:"server_sha256,omitempty"` // the target binary, where readable
+	Throttled    bool    `msg:"th,omitempty" json:"throttled,omitempty"`     // the device throttled during a run
+	FreqDropped  bool    `msg:"fd,omitempty" json:"freq_dropped,omitempty"`  // the CPU frequency fell during a run
+	Extra        []Label `msg:"x,omitempty,limit=32" json:"extra,omitempty"` // anything else worth comparing on
+}
+
+// Run is one measured window: load figures, timeline and the system.
+type Run struct {
+	StartedAt   time.Time     `msg:"st" json:"started_at"` // start of the measured window
+	DurationUS  int64         `msg:"du" json:"duration_us"`
+	Interrupted bool          `msg:"in,omitempty" json:"interrupted,omitempty"`
+	Completed   int64         `msg:"n" json:"completed"` // responses received in full
+	OK          int64         `msg:"ok" json:"ok"`       // 2xx/3xx of the expected length
+	Errors      ErrorCounts   `msg:"e" json:"errors"`
+	StatusCodes []StatusCount `msg:"sc,omitempty,limit=600" json:"status_codes,omitempty"`
+	Bytes       int64         `msg:"by" json:"bytes"` // read, headers included
+	BodyBytes   int64         `msg:"bb" json:"body_bytes"`
+	Connects    int64         `msg:"cn" json:"connects"`
+	DocLength   int64         `msg:"dl" json:"doc_length"` // first 2xx body length, -1 if none
+	Server      string        `msg:"sv,omitempty" json:"server,omitempty"`
+
+	// Histograms in loadgen's compact sparse encoding (microseconds, HDR,
+	// 3 significant digits): decode with loadgen.DecodeHistogram.
+	Latency    []byte `msg:"hl,omitempty,limit=65536" json:"latency_hist,omitempty"`
+	Connect    []byte `msg:"hc,omitempty,limit=65536" json:"connect_hist,omitempty"`
+	Waiting    []byte `msg:"hw,omitempty,limit=65536" json:"waiting_hist,omitempty"`
+	Processing []byte `msg:"hp,omitempty,limit=65536" json:"processing_hist,omitempty"`
+
+	Timeline []Second `msg:"tl,omitempty,limit=86400" json:"timeline,omitempty"`
+	System   *System  `msg:"sy,omitempty" json:"system,omitempty"`
+}
+
+// ErrorCounts are the failed requests by class, as loadgen counts them.
+type ErrorCounts struct {
+	Connect int64 `msg:"c,omitempty" json:"connect"`
+	Read    int64 `msg:"r,omitempty" json:"read"`
+	Write   int64 `msg:"w,omitempty" json:"write"`
+	Timeout int64 `msg:"t,omitempty" json:"timeout"`
+	Status  int64 `msg:"s,omitempty" json:"status"`
+	Length  int64 `msg:"l,omitempty" json:"length"`
+}
+
+// StatusCount is the number of responses with one HTTP status code.
+type StatusCount struct {
+	Code int   `msg:"c" json:"code"`
+	N    int64 `msg:"n" json:"n"`
+}
+
+// Second is one second of a run's timeline.
+type Second struct {
+	T         int32 `msg:"t" json:"t"`
+	Completed int64 `msg:"n" json:"completed"`
+	Errors    int64 `msg:"e,omitempty" json:"errors"`
+	P50US     int64 `msg:"a" json:"p50_us"`
+	P99US     int64 `msg:"b" json:"p99_us"`
+}
+
+// Repeat is the spread of figures across the runs of --repeat.
+type Repeat struct {
+	Runs   int     `msg:"n" json:"runs"`
+	RPS    Spread  `msg:"r" json:"rps"`
+	P50US  Spread  `msg:"a" json:"p50_us"`
+	P99US  Spread  `msg:"b" json:"p99_us"`
+	RSDPct float64 `msg:"d" json:"rps_rsd_pct"`
+}
+
+// Spread is a figure's mean, sample standard deviation, 95 % confidence
+// interval and range across runs.
+type Spread struct {
+	Mean   float64 `msg:"m" json:"mean"`
+	StdDev float64 `msg:"s" json:"stdev"`
+	CILow  float64 `msg:"l" json:"ci95_low"`
+	CIHigh float64 `msg:"h" json:"ci95_high"`
+	Min    float64 `msg:"n" json:"min"`
+	Max    float64 `msg:"x" json:"max"`
+}
+
+// System is what the probe saw during a run. Per-sample disks, interfaces,
+// zones and processes refer by index to the name tables here, so names
+// are sent once.
+type System struct {
+	IntervalMS int64       `msg:"i" json:"interval_ms"`
+	Stride     int         `msg:"st,omitempty" json:"stride,omitempty"` // > 1: every stride-th sample was kept
+	Disks      []string    `msg:"dn,omitempty,limit=64" json:"disks,omitempty"`
+	Partitions []bool      `msg:"dp,omitempty,limit=64" json:"partitions,omitempty"` // Disks[i] is a partition
+	Nets       []string    `msg:"nn,omitempty,limit=64" json:"nets,omitempty"`
+	Zones      []string    `msg:"zn,omitempty,limit=64" json:"zones,omitempty"` // thermal zones (type or name)
+	Procs      []string    `msg:"pn,omitempty,limit=64" json:"procs,omitempty"` // watched process names
+	Samples    []SysSample `msg:"s,omitempty,limit=86400" json:"samples,omitempty"`
+	Summary    SysSummary  `msg:"su" json:"summary"`
+	Warnings   []string    `msg:"w,omitempty,limit=64" json:"warnings,omitempty"`
+}
+
+// SysSample is the machine over one interval.
+type SysSample struct {
+	T        int32      `msg:"t" json:"t_ms"` // end of the interval, ms after the run's start
+	CPU      *CPUShares `msg:"c,omitempty" json:"cpu,omitempty"`
+	CoreBP   []int32    `msg:"cb,omitempty,limit=256" json:"core_busy_bp,omitempty"` // per core: 100 % - idle - iowait
+	Load1    *int32     `msg:"l,omitempty" json:"load1_x100,omitempty"`
+	Ctxt     *int64     `msg:"cs,omitempty" json:"ctxt_per_s,omitempty"`
+	Intr     *int64     `msg:"ir,omitempty" json:"intr_per_s,omitempty"`
+	Running  *int32     `msg:"pr,omitempty" json:"procs_running,omitempty"`
+	Blocked  *int32     `msg:"pb,omitempty" json:"procs_blocked,omitempty"`
+	Mem      *MemSample `msg:"m,omitempty" json:"mem,omitempty"`
+	Disks    []DiskRate `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
+	Nets     []NetRate  `msg:"n,omitempty,limit=64" json:"nets,omitempty"`
+	PSI      *PSIShares `msg:"p,omitempty" json:"psi,omitempty"`
+	TempDC   []int32    `msg:"tc,omitempty,limit=64" json:"temp_dc,omitempty"`  // per zone, as System.Zones
+	FreqMHz  []int32    `msg:"f,omitempty,limit=256" json:"freq_mhz,omitempty"` // per core with cpufreq
+	Throttle *uint32    `msg:"th,omitempty" json:"throttled,omitempty"`         // Pi get_throttled word
+	Procs    []ProcRate `msg:"pc,omitempty,limit=64" json:"procs,omitempty"`
+}
+
+// CPUShares are the shares of CPU time over an interval in basis points.
+type CPUShares struct {
+	User    int32 `msg:"u,omitempty" json:"user"`
+	Nice    int32 `msg:"n,omitempty" json:"nice"`
+	System  int32 `msg:"s,omitempty" json:"system"`
+	Idle    int32 `msg:"i,omitempty" json:"idle"`
+	IOWait  int32 `msg:"w,omitempty" json:"iowait"`
+	IRQ     int32 `msg:"q,omitempty" json:"irq"`
+	SoftIRQ int32 `msg:"sq,omitempty" json:"softirq"`
+	Steal   int32 `msg:"st,omitempty" json:"steal"`
+}
+
+// MemSample is memory at the end of an interval, in KiB.
+type MemSample struct {
+	Used      int64  `msg:"u" json:"used_kb"`
+	Free      int64  `msg:"f" json:"free_kb"`
+	Available *int64 `msg:"a,omitempty" json:"available_kb,omitempty"`
+	Buffers   *int64 `msg:"b,omitempty" json:"buffers_kb,omitempty"`
+	Cached    *int64 `msg:"c,omitempty" json:"cached_kb,omitempty"`
+	Dirty     *int64 `msg:"d,omitempty" json:"dirty_kb,omitempty"`
+	SwapUsed  *int64 `msg:"s,omitempty" json:"swap_used_kb,omitempty"`
+}
+
+// DiskRate is one block device (System.Disks[I]) over an interval.
+type DiskRate struct {
+	I         int32 `msg:"i" json:"i"`
+	ReadKBs   int64 `msg:"r,omitempty" json:"read_kbs"`
+	WriteKBs  int64 `msg:"w,omitempty" json:"write_kbs"`
+	ReadIOPS  int32 `msg:"ri,omitempty" json:"read_iops"`
+	WriteIOPS int32 `msg:"wi,omitempty" json:"write_iops"`
+	BusyBP    int32 `msg:"b,omitempty" json:"busy_bp"`
+}
+
+// NetRate is one interface (System.Nets[I]) over an interval.
+type NetRate struct {
+	I     int32 `msg:"i" json:"i"`
+	RxKBs int64 `msg:"r,omitempty" json:"rx_kbs"`
+	TxKBs int64 `msg:"t,omitempty" json:"tx_kbs"`
+	RxPps int64 `msg:"rp,omitempty" json:"rx_pps"`
+	TxPps int64 `msg:"tp,omitempty" json:"tx_pps"`
+}
+
+// PSIShares are pressure stall shares over an interval, in basis points.
+type PSIShares struct {
+	CPUSome *int32 `msg:"cs,omitempty" json:"cpu_some_bp,omitempty"`
+	IOSome  *int32 `msg:"is,omitempty" json:"io_some_bp,omitempty"`
+	IOFull  *int32 `msg:"if,omitempty" json:"io_full_bp,omitempty"`
+	MemSome *int32 `msg:"ms,omitempty" json:"mem_some_bp,omitempty"`
+	MemFull *int32 `msg:"mf,omitempty" json:"mem_full_bp,omitempty"`
+}
+
+// ProcRate is a watched process (System.Procs[I]) over an interval.
+type ProcRate struct {
+	I        int32  `msg:"i" json:"i"`
+	PID      int32  `msg:"p,omitempty" json:"pid,omitempty"` // set when watched by PID
+	Count    int32  `msg:"n" json:"count"`
+	CPUBP    *int32 `msg:"c,omitempty" json:"cpu_bp,omitempty"` // of one core: 20000 = two cores busy
+	RSSKB    *int64 `msg:"m,omitempty" json:"rss_kb,omitempty"`
+	ReadKBs  *int64 `msg:"r,omitempty" json:"read_kbs,omitempty"`
+	WriteKBs *int64 `msg:"w,omitempty" json:"write_kbs,omitempty"`
+}
+
+// Stat is a figure's time-weighted mean and maximum over the window, in
+// the figure's unit.
+type Stat struct {
+	Mean int64 `msg:"m" json:"mean"`
+	Max  int64 `msg:"x" json:"max"`
+}
+
+// SysSummary is the measured window in figures: what the seeds' tables
+// show (CPU %, IO KB/s, page cache, ...).
+type SysSummary struct {
+	Seconds    float64       `msg:"s" json:"seconds"`
+	Samples    int           `msg:"n" json:"samples"`
+	CPU        *CPUSummary   `msg:"c,omitempty" json:"cpu,omitempty"`
+	CoreBusyBP []Stat        `msg:"cb,omitempty,limit=256" json:"core_busy_bp,omitempty"`
+	Load1      *Stat         `msg:"l,omitempty" json:"load1_x100,omitempty"`
+	Ctxt       *Stat         `msg:"cs,omitempty" json:"ctxt_per_s,omitempty"`
+	Intr       *Stat         `msg:"ir,omitempty" json:"intr_per_s,omitempty"`
+	Mem        *MemSummary   `msg:"m,omitempty" json:"mem,omitempty"`
+	Disks      []DiskSummary `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
+	Nets       []NetSummary  `msg:"nt,omitempty,limit=64" json:"nets,omitempty"`
+	PSI        *PSISummary   `msg:"p,omitempty" json:"psi,omitempty"`
+	TempMaxDC  *int32        `msg:"tm,omitempty" json:"temp_max_dc,omitempty"`
+	FreqMinMHz *int32        `msg:"fn,omitempty" json:"freq_min_mhz,omitempty"`
+	FreqMaxMHz *int32        `msg:"fx,omitempty" json:"freq_max_mhz,omitempty"`
+	Throttled  *uint32       `msg:"th,omitempty" json:"throttled,omitempty"` // flags seen in the window; nil without get_throttled
+	Procs      []ProcSummary `msg:"pc,omitempty,limit=64" json:"procs,omitempty"`
+}
+
+// CPUSummary is the CPU shares over the window, in basis points.
+type CPUSummary struct {
+	User    Stat `msg:"u" json:"user"`
+	Nice    Stat `msg:"n" json:"nice"`
+	System  Stat `msg:"s" json:"system"`
+	Idle    Stat `msg:"i" json:"idle"`
+	IOWait  Stat `msg:"w" json:"iowait"`
+	IRQ     Stat `msg:"q" json:"irq"`
+	SoftIRQ Stat `msg:"sq" json:"softirq"`
+	Steal   Stat `msg:"st" json:"steal"`
+}
+
+// MemSummary is memory over the window, in KiB.
+type MemSummary struct {
+	TotalKB   int64 `msg:"t" json:"total_kb"`
+	Used      Stat  `msg:"u" json:"used_kb"`
+	Free      Stat  `msg:"f" json:"free_kb"`
+	Available *Stat `msg:"a,omitempty" json:"available_kb,omitempty"`
+	Buffers   *Stat `msg:"b,omitempty" json:"buffers_kb,omitempty"`
+	Cached    *Stat `msg:"c,omitempty" json:"cached_kb,omitempty"`
+	Dirty     *Stat `msg:"d,omitempty" json:"dirty_kb,omitempty"`
+	SwapUsed  *Stat `msg:"s,omitempty" json:"swap_used_kb,omitempty"`
+}
+
+// DiskSummary is one block device (System.Disks[I]) over the window.
+type DiskSummary struct {
+	I         int32 `msg:"i" json:"i"`
+	ReadKBs   Stat  `msg:"r" json:"read_kbs"`
+	WriteKBs  Stat  `msg:"w" json:"write_kbs"`
+	ReadIOPS  Stat  `msg:"ri" json:"read_iops"`
+	WriteIOPS Stat  `msg:"wi" json:"write_iops"`
+	BusyBP    Stat  `msg:"b" json:"busy_bp"`
+}
+
+// NetSummary is one interface (System.Nets[I]) over the window.
+type NetSummary struct {
+	I     int32 `msg:"i" json:"i"`
+	RxKBs Stat  `msg:"r" json:"rx_kbs"`
+	TxKBs Stat  `msg:"t" json:"tx_kbs"`
+	RxPps Stat  `msg:"rp" json:"rx_pps"`
+	TxPps Stat  `msg:"tp" json:"tx_pps"`
+}
+
+// PSISummary is the stall shares over the window, in basis points.
+type PSISummary struct {
+	CPUSome *Stat `msg:"cs,omitempty" json:"cpu_some_bp,omitempty"`
+	IOSome  *Stat `msg:"is,omitempty" json:"io_some_bp,omitempty"`
+	IOFull  *Stat `msg:"if,omitempty" json:"io_full_bp,omitempty"`
+	MemSome *Stat `msg:"ms,omitempty" json:"mem_some_bp,omitempty"`
+	MemFull *Stat `msg:"mf,omitempty" json:"mem_full_bp,omitempty"`
+}
+
+// ProcSummary is one watched process (System.Procs[I]) over the window.
+type ProcSummary struct {
+	I       int32  `msg:"i" json:"i"`
+	PID     int32  `msg:"p,omitempty" json:"pid,omitempty"`
+	Count   int32  `msg:"n" json:"count"` // most processes seen at once
+	CPUBP   *Stat  `msg:"c,omitempty" json:"cpu_bp,omitempty"`
+	RSSKB   *Stat  `msg:"m,omitempty" json:"rss_kb,omitempty"`
+	ReadKB  *int64 `msg:"r,omitempty" json:"read_kb,omitempty"` // total over the window
+	WriteKB *int64 `msg:"w,omitempty" json:"write_kb,omitempty"`
+}
