@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tinylib/msgp/msgp"
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
@@ -25,7 +26,6 @@ import (
 type Link interface {
 	PublishEvent(ctx context.Context, ev *transport.Event) error
 	PublishResult(ctx context.Context, r *transport.Result) error
-	PublishStatus(ctx context.Context, st *transport.Status) error
 	PublishHeartbeat(ctx context.Context, hb *transport.Heartbeat) error
 }
 
@@ -50,11 +50,12 @@ type Agent struct {
 	signReq  bool
 	replay   *ReplayGuard
 	link     Link
+	waitLink func(context.Context) error // waits for the broker; nil: always there
 	info     *transport.DeviceInfo
 	bootID   string
 
-	cmds chan []byte // raw commands from the broker, handled in order
-	jobs chan *job   // accepted runs, the queue
+	cmds chan incoming // from the broker, handled in order
+	jobs chan *job     // accepted runs, the queue
 	mu   sync.Mutex
 	cur  *job // the run in progress
 	seqs map[string]uint32
@@ -117,7 +118,7 @@ func New(cfg *Config, opt Options) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, opt: opt, log: opt.Log, policy: pol, verifier: ver, signReq: cfg.Signing.Required(),
 		replay: rg,
-		cmds:   make(chan []byte, 16),
+		cmds:   make(chan incoming, 16),
 		jobs:   make(chan *job, max(cfg.QueueSize, 0)+1),
 		seqs:   map[string]uint32{},
 	}
@@ -125,8 +126,9 @@ func New(cfg *Config, opt Options) (*Agent, error) {
 	return a, nil
 }
 
-// SetLink sets the broker connection the agent publishes through.
-func (a *Agent) SetLink(l Link) { a.link = l }
+// SetLink sets the broker connection the agent publishes through, and how
+// to wait for it to be connected (nil: it always is).
+func (a *Agent) SetLink(l Link, wait func(context.Context) error) { a.link, a.waitLink = l, wait }
 
 // Status is the retained birth for connection seq.
 func (a *Agent) Status(seq uint64) *transport.Status {
@@ -134,21 +136,55 @@ func (a *Agent) Status(seq uint64) *transport.Status {
 		ConnSeq: seq, At: a.opt.Now().UTC(), Info: a.info}
 }
 
-// Will is the Last Will for connection seq: lost, the same boot and seq.
-func (a *Agent) Will(seq uint64) *transport.Status {
-	return &transport.Status{V: transport.SchemaVersion, State: transport.StatusLost, BootID: a.bootID, ConnSeq: seq}
+// incoming is a command payload as it arrived: decoded, or the error and
+// whatever id could be read from it.
+type incoming struct {
+	cmd         *transport.Command
+	id          string
+	err         error
+	interrupted *Inflight // not a command: report this interrupted run
 }
 
-// HandleCommand queues a raw command payload from the broker. It never
-// blocks the caller (the MQTT client's delivery goroutine): when the queue
-// is full the command is dropped and logged, and the broker's redelivery
-// or the collector's retry covers it.
-func (a *Agent) HandleCommand(payload []byte) {
-	select {
-	case a.cmds <- payload:
-	default:
-		a.log.Warn("command dropped: the agent is flooded", zap.Int("bytes", len(payload)))
+// HandlePayload queues a raw command from the broker (a transport.Handler).
+// It never blocks the caller, the MQTT client's worker: when the queue is
+// full the command is dropped and logged.
+func (a *Agent) HandlePayload(_ context.Context, topic string, b []byte) {
+	in := incoming{}
+	in.cmd, in.err = transport.DecodeCommand(b)
+	if in.err != nil {
+		in.id = commandID(b)
 	}
+	select {
+	case a.cmds <- in:
+	default:
+		a.log.Warn("command dropped: the agent is flooded", zap.String("topic", topic))
+	}
+}
+
+// commandID reads the id of a command that does not decode, so that its
+// rejection can name it; "" when there is none to read.
+func commandID(b []byte) string {
+	n, rest, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil || n > 64 {
+		return ""
+	}
+	for range n {
+		var key []byte
+		if key, rest, err = msgp.ReadMapKeyZC(rest); err != nil {
+			return ""
+		}
+		if string(key) == "id" {
+			id, _, err := msgp.ReadStringBytes(rest)
+			if err != nil || transport.ValidMessageID(id) != nil {
+				return ""
+			}
+			return id
+		}
+		if rest, err = msgp.Skip(rest); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // Run handles commands and heartbeats until ctx ends, then cancels the run
@@ -157,7 +193,19 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.link == nil {
 		return errors.New("agent: no link")
 	}
-	a.recover(ctx)
+	// A run cut short by a crash is read now, before a new run writes its
+	// own marker, and reported once the broker can hear it.
+	interrupted := a.takeInflight()
+	if interrupted != nil {
+		go func() {
+			if a.waitLink == nil || a.waitLink(ctx) == nil {
+				select {
+				case a.cmds <- incoming{interrupted: interrupted}:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
 	runCtx, stopRuns := context.WithCancelCause(context.Background())
 	a.wg.Add(1)
 	go func() {
@@ -190,38 +238,35 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// recover reports a run cut short by a crash or a power loss.
-func (a *Agent) recover(ctx context.Context) {
+// takeInflight reads and clears the marker of a run cut short by a crash
+// or a power loss.
+func (a *Agent) takeInflight() *Inflight {
 	in, err := RecoverInflight(a.cfg.StateDir)
 	if err != nil {
 		a.log.Warn("in-flight marker unreadable", zap.Error(err))
-		ClearInflight(a.cfg.StateDir)
-		return
 	}
-	if in == nil {
-		return
-	}
-	a.log.Warn("a run was interrupted by a restart", zap.String("cmd", in.CommandID))
-	a.event(ctx, in.CommandID, transport.StateFailed, InterruptedReason, nil, "")
 	if err := ClearInflight(a.cfg.StateDir); err != nil {
 		a.log.Warn("clear in-flight marker", zap.Error(err))
 	}
+	return in
 }
 
-// command decodes, checks and dispatches one command.
-func (a *Agent) command(ctx context.Context, payload []byte) {
-	cmd, err := transport.DecodeCommand(payload)
-	if err != nil {
-		id := ""
-		if cmd != nil {
-			id = cmd.ID
-		}
-		a.log.Warn("malformed command", zap.Error(err))
-		if transport.ValidMessageID(id) == nil {
-			a.event(ctx, id, transport.StateRejected, "malformed command: "+err.Error(), nil, "")
+// command checks and dispatches one command. A payload that does not
+// decode is rejected when its id can be read, and only logged otherwise.
+func (a *Agent) command(ctx context.Context, in incoming) {
+	if in.interrupted != nil {
+		a.log.Warn("a run was interrupted by a restart", zap.String("cmd", in.interrupted.CommandID))
+		a.event(ctx, in.interrupted.CommandID, transport.StateFailed, InterruptedReason, nil, "")
+		return
+	}
+	if in.err != nil {
+		a.log.Warn("malformed command", zap.String("cmd", in.id), zap.Error(in.err))
+		if in.id != "" {
+			a.event(ctx, in.id, transport.StateRejected, "malformed command: "+in.err.Error(), nil, "")
 		}
 		return
 	}
+	cmd := in.cmd
 	log := a.log.With(zap.String("cmd", cmd.ID), zap.String("kind", string(cmd.Kind)))
 	if !a.selected(cmd) {
 		log.Debug("command is for other devices")
@@ -259,13 +304,12 @@ func (a *Agent) command(ctx context.Context, payload []byte) {
 	case transport.KindServe:
 		a.serve(ctx, cmd, reject)
 	case transport.KindInfo:
+		// The system info is in the retained birth; the answer names it.
+		i := a.info
 		a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
-		if err := a.link.PublishStatus(ctx, a.Status(0)); err != nil {
-			a.event(ctx, cmd.ID, transport.StateFailed, err.Error(), nil, "")
-			return
-		}
 		a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
-		a.event(ctx, cmd.ID, transport.StateSucceeded, "", nil, "")
+		a.event(ctx, cmd.ID, transport.StateSucceeded, fmt.Sprintf("%s, %s, %d cores, %s, kernel %s, edgebench %s",
+			i.Board, i.CPUModel, i.Cores, i.OS, i.Kernel, i.AgentVersion), nil, "")
 	default:
 		reject(fmt.Sprintf("unknown command kind %q", cmd.Kind))
 	}

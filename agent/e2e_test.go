@@ -1,0 +1,465 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/edgebench/edgebench/target"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// These tests run the real `edgebench agent` process against a real broker
+// (mochi, in process, over TCP on loopback) and play the collector with a
+// plain MQTT client: commands in, events, results and acks out.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func agentBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "edgebench-agent-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "edgebench")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/edgebench").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startBroker(t *testing.T) string {
+	t.Helper()
+	addr := freeAddr(t)
+	srv := mqtt.New(&mqtt.Options{InlineClient: false})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t", Address: addr})); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+	return "tcp://" + addr
+}
+
+// fleetSide is the test's collector: it sees every event and result.
+type fleetSide struct {
+	t       *testing.T
+	c       paho.Client
+	mu      sync.Mutex
+	events  map[string][]*transport.Event
+	results map[string]*transport.Result
+	status  *transport.Status
+	changed chan struct{}
+	ack     bool
+}
+
+func newFleetSide(t *testing.T, broker string) *fleetSide {
+	f := &fleetSide{t: t, events: map[string][]*transport.Event{}, results: map[string]*transport.Result{},
+		changed: make(chan struct{}, 1), ack: true}
+	opts := paho.NewClientOptions().AddBroker(broker).SetClientID("test-collector").SetCleanSession(true).
+		SetOrderMatters(false)
+	f.c = paho.NewClient(opts)
+	if tok := f.c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("collector connect: %v", tok.Error())
+	}
+	t.Cleanup(func() { f.c.Disconnect(100) })
+	sub := func(topic string, fn func(paho.Message)) {
+		if tok := f.c.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) { fn(m) }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", topic, tok.Error())
+		}
+	}
+	sub("edgebench/v1/+/+/event", func(m paho.Message) {
+		ev, err := transport.DecodeEvent(m.Payload())
+		if err != nil {
+			t.Errorf("bad event: %v", err)
+			return
+		}
+		f.mu.Lock()
+		f.events[ev.CommandID] = append(f.events[ev.CommandID], ev)
+		f.mu.Unlock()
+		f.poke()
+	})
+	sub("edgebench/v1/+/+/result", func(m paho.Message) {
+		r, err := transport.DecodeResult(m.Payload())
+		if err != nil {
+			t.Errorf("bad result: %v", err)
+			return
+		}
+		f.mu.Lock()
+		f.results[r.ID] = r
+		ack := f.ack
+		f.mu.Unlock()
+		if ack {
+			b, _ := (&transport.Ack{V: transport.SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
+			f.c.Publish("edgebench/v1/"+r.Fleet+"/"+r.Device+"/ack", 1, false, b)
+		}
+		f.poke()
+	})
+	sub("edgebench/v1/+/+/status", func(m paho.Message) {
+		st, err := transport.DecodeStatus(m.Payload())
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.status = st
+		f.mu.Unlock()
+		f.poke()
+	})
+	return f
+}
+
+func (f *fleetSide) poke() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits up to d for cond, checked after every message.
+func (f *fleetSide) waitFor(d time.Duration, what string, cond func() bool) {
+	f.t.Helper()
+	deadline := time.After(d)
+	for {
+		f.mu.Lock()
+		ok := cond()
+		f.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-f.changed:
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			f.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (f *fleetSide) send(device string, cmd *transport.Command) {
+	f.t.Helper()
+	b, err := cmd.MarshalMsg(nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.sendRaw(device, b)
+}
+
+func (f *fleetSide) sendRaw(device string, b []byte) {
+	if tok := f.c.Publish("edgebench/v1/lab/"+device+"/cmd", 1, false, b); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		f.t.Fatalf("publish command: %v", tok.Error())
+	}
+}
+
+// terminal is the last event of a command once it is terminal.
+func (f *fleetSide) terminal(id string) *transport.Event {
+	evs := f.events[id]
+	if len(evs) > 0 && evs[len(evs)-1].State.Terminal() {
+		return evs[len(evs)-1]
+	}
+	return nil
+}
+
+func (f *fleetSide) states(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var s []string
+	for _, e := range f.events[id] {
+		s = append(s, string(e.State))
+	}
+	return strings.Join(s, ",")
+}
+
+func loadCmd(url string, d time.Duration, conns int) *transport.Command {
+	now := time.Now().UTC()
+	return &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
+		Kind: transport.KindLoadTest, Spec: transport.CommandSpec{LoadTest: &transport.LoadTestSpec{
+			URL: url, Connections: conns, DurationMS: d.Milliseconds(), KeepAlive: true,
+			Labels: []transport.Label{{K: "case", V: "e2e"}}}}}
+}
+
+// agentProc is a running `edgebench agent`.
+type agentProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startAgent(t *testing.T, broker, stateDir string, extraEnv ...string) *agentProc {
+	t.Helper()
+	cmd := exec.Command(agentBinary(t), "agent", "--config", filepath.Join(stateDir, "none.yaml"))
+	os.WriteFile(filepath.Join(stateDir, "none.yaml"), []byte("log_level: debug\n"), 0o644)
+	cmd.Env = append(os.Environ(),
+		"EDGEBENCH_BROKER_URL="+broker, "EDGEBENCH_DEVICE_ID=pi1", "EDGEBENCH_FLEET=lab",
+		"EDGEBENCH_STATE_DIR="+stateDir, "EDGEBENCH_SPOOL_DIR="+filepath.Join(stateDir, "spool"),
+		"EDGEBENCH_LABELS=server=builtin", "EDGEBENCH_HEARTBEAT_INTERVAL=1s", "EDGEBENCH_POLICY_MAX_CONNECTIONS=64")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	p := &agentProc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: p.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("agent stderr:\n%s", p.stderr)
+		}
+	})
+	return p
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func spooled(t *testing.T, stateDir string) int {
+	m, _ := filepath.Glob(filepath.Join(stateDir, "spool", "*.msg"))
+	return len(m)
+}
+
+func TestAgentEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: not in -short")
+	}
+	broker := startBroker(t)
+	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	url := "http://" + tgt.Addr() + "/bytes/512"
+	fleet := newFleetSide(t, broker)
+	state := t.TempDir()
+
+	// systemd's notify protocol: READY=1 once connected.
+	sockPath := filepath.Join(state, "notify.sock")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	notes := make(chan string, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := notify.Read(buf)
+			if err != nil {
+				close(notes)
+				return
+			}
+			notes <- string(buf[:n])
+		}
+	}()
+	agent := startAgent(t, broker, state, "NOTIFY_SOCKET="+sockPath)
+	fleet.waitFor(20*time.Second, "the birth status", func() bool {
+		return fleet.status != nil && fleet.status.State == transport.StatusOnline
+	})
+	if info := fleet.status.Info; info == nil || info.AgentVersion == "" || info.Labels["server"] != "builtin" || info.Cores == 0 {
+		t.Errorf("birth info: %+v", fleet.status.Info)
+	}
+	waitNote(t, notes, "READY=1")
+
+	// A load test, end to end: events in order, the result, the ack.
+	cmd := loadCmd(url, time.Second, 4)
+	fleet.send("pi1", cmd)
+	fleet.waitFor(30*time.Second, "the load test's end", func() bool { return fleet.terminal(cmd.ID) != nil })
+	last := fleet.terminal(cmd.ID)
+	if last.State != transport.StateSucceeded || last.ResultID == "" {
+		t.Fatalf("load test ended %s (%s): %s", last.State, last.Reason, fleet.states(cmd.ID))
+	}
+	states := fleet.states(cmd.ID)
+	if !strings.HasPrefix(states, "accepted,running") || !strings.HasSuffix(states, "succeeded") {
+		t.Errorf("events %s", states)
+	}
+	fleet.mu.Lock()
+	for i, e := range fleet.events[cmd.ID] {
+		if int(e.Seq) != i+1 {
+			t.Errorf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	fleet.mu.Unlock()
+	fleet.waitFor(10*time.Second, "the result", func() bool { return fleet.results[last.ResultID] != nil })
+	res := fleet.results[last.ResultID]
+	if len(res.Runs) != 1 || res.Runs[0].OK == 0 || res.Labels["case"] != "e2e" || res.Labels["server"] != "builtin" ||
+		res.Fingerprint.Server != "edgebench/e2e" || res.Runs[0].System == nil {
+		t.Errorf("result %+v", res)
+	}
+	waitSpoolEmpty(t, state)
+
+	// Commands that must be refused, each with its reason, nothing run.
+	expired := loadCmd(url, time.Second, 4)
+	expired.IssuedAt, expired.ExpiresAt = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+	unknown := loadCmd(url, time.Second, 4)
+	unknown.Kind = "format-disk"
+	for _, c := range []struct {
+		cmd    *transport.Command
+		reason string
+	}{
+		{loadCmd("http://10.0.0.1/", time.Second, 4), "allowlist"},
+		{loadCmd(url, time.Second, 5000), "connections"},
+		{expired, "expire"},
+		{unknown, `kind "format-disk"`},
+	} {
+		fleet.send("pi1", c.cmd)
+		fleet.waitFor(10*time.Second, "rejection of "+c.reason, func() bool { return fleet.terminal(c.cmd.ID) != nil })
+		ev := fleet.terminal(c.cmd.ID)
+		if ev.State != transport.StateRejected || !strings.Contains(ev.Reason, c.reason) {
+			t.Errorf("%s: %s %q", c.reason, ev.State, ev.Reason)
+		}
+	}
+	fleet.sendRaw("pi1", []byte{0x81, 0xa1, 'v', 0xcd}) // a truncated payload
+	// A replay of the first command: ignored, no new event.
+	before := len(fleet.states(cmd.ID))
+	fleet.send("pi1", cmd)
+
+	// The agent still works after all that.
+	next := loadCmd(url, 500*time.Millisecond, 2)
+	fleet.send("pi1", next)
+	fleet.waitFor(30*time.Second, "the next run", func() bool { return fleet.terminal(next.ID) != nil })
+	if ev := fleet.terminal(next.ID); ev.State != transport.StateSucceeded {
+		t.Errorf("after the refusals: %s %q", ev.State, ev.Reason)
+	}
+	if after := len(fleet.states(cmd.ID)); after != before {
+		t.Errorf("the replay got events: %s", fleet.states(cmd.ID))
+	}
+
+	// SIGTERM in the middle of a run: cancelled, its result published,
+	// STOPPING=1, and the process ends within seconds.
+	long := loadCmd(url, 30*time.Second, 2)
+	fleet.send("pi1", long)
+	fleet.waitFor(10*time.Second, "the long run to start", func() bool {
+		evs := fleet.events[long.ID]
+		return len(evs) > 0 && evs[len(evs)-1].State == transport.StateRunning
+	})
+	agent.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-agent.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the agent did not stop within 15 s of SIGTERM")
+	}
+	agent.done <- nil // for the cleanup
+	waitNote(t, notes, "STOPPING=1")
+	fleet.waitFor(10*time.Second, "the cancelled run's end", func() bool { return fleet.terminal(long.ID) != nil })
+	if ev := fleet.terminal(long.ID); ev.State != transport.StateCancelled || ev.ResultID == "" {
+		t.Errorf("after SIGTERM: %s %q result %q", ev.State, ev.Reason, ev.ResultID)
+	}
+}
+
+func waitNote(t *testing.T, notes <-chan string, want string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case n, ok := <-notes:
+			if !ok {
+				t.Fatalf("notify socket closed before %s", want)
+			}
+			if strings.Contains(n, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s on NOTIFY_SOCKET", want)
+		}
+	}
+}
+
+func waitSpoolEmpty(t *testing.T, state string) {
+	t.Helper()
+	for range 100 {
+		if spooled(t, state) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("%d results still in the spool after their ack", spooled(t, state))
+}
+
+// TestAgentKilledMidRun kills the agent with SIGKILL during a run: after a
+// restart the run is reported failed, and the next command runs.
+func TestAgentKilledMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: not in -short")
+	}
+	broker := startBroker(t)
+	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	url := "http://" + tgt.Addr() + "/bytes/64"
+	fleet := newFleetSide(t, broker)
+	state := t.TempDir()
+	first := startAgent(t, broker, state)
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	long := loadCmd(url, 30*time.Second, 2)
+	fleet.send("pi1", long)
+	fleet.waitFor(10*time.Second, "the run to start", func() bool {
+		evs := fleet.events[long.ID]
+		return len(evs) > 0 && evs[len(evs)-1].State == transport.StateRunning
+	})
+	first.cmd.Process.Kill()
+	<-first.done
+	first.done <- nil
+	fleet.mu.Lock()
+	fleet.status = nil
+	fleet.mu.Unlock()
+
+	startAgent(t, broker, state)
+	fleet.waitFor(20*time.Second, "the killed run reported failed", func() bool { return fleet.terminal(long.ID) != nil })
+	if ev := fleet.terminal(long.ID); ev.State != transport.StateFailed || ev.Reason != InterruptedReason {
+		t.Errorf("after the restart: %s %q", ev.State, ev.Reason)
+	}
+	next := loadCmd(url, 500*time.Millisecond, 2)
+	fleet.send("pi1", next)
+	fleet.waitFor(30*time.Second, "the next run", func() bool { return fleet.terminal(next.ID) != nil })
+	if ev := fleet.terminal(next.ID); ev.State != transport.StateSucceeded {
+		t.Errorf("the next run: %s %q", ev.State, ev.Reason)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "spool", "torn")); len(entries) > 0 {
+		t.Errorf("torn spool entries after a kill: %d", len(entries))
+	}
+}
