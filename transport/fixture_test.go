@@ -27,7 +27,10 @@ func hist(t testing.TB, seed uint64, n int, medianUS float64) []byte {
 
 // testResult is a realistic 30-second result from a Raspberry Pi 4: nginx
 // on loopback, 50 connections, the probe sampling every second.
-func testResult(t testing.TB) *Result {
+func testResult(t testing.TB) *Result { return testResultN(t, 412_345) }
+
+// testResultN is testResult with n requests in its histograms.
+func testResultN(t testing.TB, n int) *Result {
 	t.Helper()
 	start := time.Date(2025, 11, 3, 14, 5, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -43,10 +46,10 @@ func testResult(t testing.TB) *Result {
 		Connects:    62,
 		DocLength:   2159,
 		Server:      "nginx/1.22.1",
-		Latency:     hist(t, 1, 412_345, 3600),
+		Latency:     hist(t, 1, n, 3600),
 		Connect:     hist(t, 2, 62, 90),
-		Waiting:     hist(t, 3, 412_345, 3400),
-		Processing:  hist(t, 4, 412_345, 3550),
+		Waiting:     hist(t, 3, n, 3400),
+		Processing:  hist(t, 4, n, 3550),
 	}
 	for s := range 30 {
 		run.Timeline = append(run.Timeline, Second{

@@ -1,0 +1,292 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+// testBroker is an in-process mochi broker on a fixed loopback address,
+// which can be stopped and started again on the same port.
+type testBroker struct {
+	t    testing.TB
+	addr string
+	tls  *tls.Config
+	mu   sync.Mutex
+	srv  *mqtt.Server
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// newBroker returns a broker on a free port, started unless down.
+func newBroker(t testing.TB, down bool) *testBroker {
+	b := &testBroker{t: t, addr: freeAddr(t)}
+	if !down {
+		b.start()
+	}
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *testBroker) url() string {
+	if b.tls != nil {
+		return "mqtts://" + b.addr
+	}
+	return "tcp://" + b.addr
+}
+
+func (b *testBroker) start() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv != nil {
+		return
+	}
+	srv := mqtt.New(&mqtt.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		b.t.Fatal(err)
+	}
+	// The port was just freed (or used by the previous instance): retry
+	// the listen for a while.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := listeners.NewTCP(listeners.Config{ID: "t1", Address: b.addr, TLSConfig: b.tls})
+		err := srv.AddListener(l)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("broker listen %s: %v", b.addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := srv.Serve(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.srv = srv
+}
+
+func (b *testBroker) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv != nil {
+		b.srv.Close()
+		b.srv = nil
+	}
+}
+
+// kick drops a client's connection without a DISCONNECT, as a network
+// failure would: the broker publishes its will.
+func (b *testBroker) kick(clientID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return false
+	}
+	cl, ok := b.srv.Clients.Get(clientID)
+	if !ok {
+		return false
+	}
+	// Closing the socket under the broker's reader, not cl.Stop: a
+	// stopped client ends its read loop quietly and sends no will.
+	return cl.Net.Conn.Close() == nil
+}
+
+// startMosquitto runs Debian's mosquitto on a free loopback port. Without
+// it the test is skipped, except in CI where it must be there.
+func startMosquitto(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
+			bin, err = "/usr/sbin/mosquitto", nil
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("mosquitto is not installed: CI must have it (apt-get install mosquitto)")
+		}
+		t.Skip("!!! mosquitto is not installed: SKIPPING the mosquitto interoperability test (apt-get install mosquitto)")
+	}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600)
+	cmd := exec.Command(bin, "-c", conf)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return "tcp://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mosquitto did not listen on %s: %v\n%s", addr, err, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// fastConfig is a config with short retry intervals for tests.
+func fastConfig(broker, fleet, device, clientID string) ClientConfig {
+	return ClientConfig{Broker: broker, Fleet: fleet, Device: device, ClientID: clientID,
+		KeepAlive: 5 * time.Second, ConnectTimeout: 5 * time.Second,
+		RetryInterval: 100 * time.Millisecond, MaxRetryWait: 200 * time.Millisecond}
+}
+
+func testLog(t testing.TB) *zap.Logger {
+	return zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+}
+
+func dial(t testing.TB, cfg ClientConfig, opts Options) *Client {
+	t.Helper()
+	if opts.Log == nil {
+		opts.Log = testLog(t)
+	}
+	c, err := Dial(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// store is a collector's idempotent store: results by id, with the number
+// of deliveries.
+type store struct {
+	mu         sync.Mutex
+	results    map[string]*Result
+	deliveries map[string]int
+	fail       func(*Result) error // optional: fail a delivery
+}
+
+func newStore() *store {
+	return &store{results: map[string]*Result{}, deliveries: map[string]int{}}
+}
+
+func (s *store) handle(ctx context.Context, from Addr, r *Result) error {
+	s.mu.Lock()
+	s.deliveries[r.ID]++
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		if err := fail(r); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.results[r.ID] = r
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *store) count() (stored int, deliveries map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := map[string]int{}
+	for k, v := range s.deliveries {
+		d[k] = v
+	}
+	return len(s.results), d
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 10 s waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ctx10(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// smallResult is a result small enough to make many of.
+func smallResult() *Result {
+	return &Result{V: SchemaVersion, ID: NewID(), CreatedAt: time.Now().UTC(), Kind: KindLoadTest,
+		Outcome: StateSucceeded, Spec: RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
+		Runs: []Run{{Completed: 10, OK: 10, Timeline: []Second{{T: 0, Completed: 10}}}}}
+}
+
+// collector dials a collector client with a result subscriber.
+func collector(t testing.TB, broker string, st *store, group string) (*Client, *Subscriber) {
+	t.Helper()
+	c := dial(t, fastConfig(broker, "", "", "collector-"+NewID()), Options{Workers: 2})
+	sub, err := NewSubscriber(c, SubscriberConfig{Group: group, Handler: st.handle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	return c, sub
+}
+
+// device dials a device client with a spool in dir.
+func device(t testing.TB, broker, dir string, opts Options) (*Client, *Spool) {
+	t.Helper()
+	sp, err := OpenSpool(dir, SpoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Spool = sp
+	return dial(t, fastConfig(broker, "lab", "pi4-07", ""), opts), sp
+}

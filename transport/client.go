@@ -1,0 +1,761 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"go.uber.org/zap"
+)
+
+// ClientConfig says where and as whom to connect.
+type ClientConfig struct {
+	Broker   string // tcp://host:1883, ssl:// or mqtts://host:8883
+	ClientID string // stable across restarts; default edgebench-<fleet>-<device>
+	Username string
+	Password string
+	CAFile   string // PEM CA bundle for a TLS broker; default the system roots
+	CertFile string // optional client certificate (PEM) ...
+	KeyFile  string // ... and its key
+
+	Prefix string // topic prefix; default DefaultPrefix
+	Fleet  string
+	Device string // a device's own id; empty for a collector
+
+	KeepAlive      time.Duration // default 30 s
+	ConnectTimeout time.Duration // one connection attempt; default 10 s
+	RetryInterval  time.Duration // first wait between attempts; default 5 s
+	MaxRetryWait   time.Duration // longest wait between reconnects; default 1 min
+	MaxPayload     int           // size cap on decoded messages; default DefaultMaxPayload
+}
+
+// Options are what a Client does besides connecting.
+type Options struct {
+	Log *zap.Logger // default a no-op logger
+
+	// Birth, when set, makes the client a device's presence: on every
+	// connect it publishes Birth (State online, the connection's ConnSeq,
+	// the time) retained on the status topic, and the Last Will of that
+	// connection is the same status with State lost. Close publishes
+	// offline. V, State, ConnSeq and At are filled in.
+	Birth *Status
+
+	// Spool, when set, holds results until the collector acks them; it is
+	// replayed on every connect and every ResendInterval.
+	Spool          *Spool
+	ResendInterval time.Duration // default 1 min
+
+	// OnConnect is called after every connect, once subscriptions are
+	// restored and the birth is published, on the client's own goroutine.
+	OnConnect func()
+
+	QueueLen int // messages waiting for the handlers; default 64; beyond it new ones are dropped and counted
+	Workers  int // goroutines running handlers; default 1
+}
+
+// Handler handles one message. It runs on one of the client's workers,
+// never on paho's goroutines; ctx ends when the client closes.
+type Handler func(ctx context.Context, topic string, payload []byte)
+
+// ErrNotConnected is returned by publishes while the broker is away.
+var ErrNotConnected = errors.New("not connected to the broker")
+
+// ErrClosed is returned once Close has been called.
+var ErrClosed = errors.New("client closed")
+
+// Client is a connection to the broker that survives the broker: paho
+// reconnects with CleanSession=false and a stable client id, and on every
+// connect the client restores its subscriptions, publishes its birth and
+// replays its spool. Messages are handed from paho's goroutines to a
+// bounded queue served by the client's workers. Close stops everything it
+// started and waits for it.
+type Client struct {
+	cfg    ClientConfig
+	opts   Options
+	log    *zap.Logger
+	topics Topics
+	pc     mqtt.Client
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+
+	queue     chan delivery
+	ackQueue  chan []byte
+	connected chan uint64 // conn seq of each new connection; the session goroutine acts on it
+	dropped   atomic.Int64
+
+	mu       sync.Mutex
+	subs     map[string]subscription // by filter
+	waiters  map[string][]chan struct{}
+	lastSent map[string]time.Time
+
+	seq     atomic.Uint64 // conn_seq of the latest connection attempt
+	willBuf []byte        // backs the Last Will payload paho holds; rewritten in place per attempt
+	willLen int
+	online  atomic.Bool
+}
+
+type subscription struct {
+	qos byte
+	h   Handler
+}
+
+type delivery struct {
+	h       Handler
+	topic   string
+	payload []byte
+}
+
+// Dial checks cfg, builds the paho client and starts connecting in the
+// background: it returns at once, also when the broker is down (paho keeps
+// trying; see WaitConnected). Errors are configuration errors only.
+func Dial(cfg ClientConfig, opts Options) (*Client, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	device := opts.Birth != nil || opts.Spool != nil
+	if device && cfg.Device == "" {
+		return nil, fmt.Errorf("mqtt client: a device id is needed for a birth or a spool")
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.ResendInterval <= 0 {
+		opts.ResendInterval = time.Minute
+	}
+	if opts.QueueLen <= 0 {
+		opts.QueueLen = 64
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg: cfg, opts: opts, log: opts.Log.With(zap.String("client_id", cfg.ClientID)),
+		topics:    Topics{Prefix: cfg.Prefix},
+		queue:     make(chan delivery, opts.QueueLen),
+		ackQueue:  make(chan []byte, 64),
+		connected: make(chan uint64, 1),
+		subs:      map[string]subscription{},
+		waiters:   map[string][]chan struct{}{},
+		lastSent:  map[string]time.Time{},
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	// conn_seq grows across connections and restarts: it starts at the
+	// time in ms (above 2^32, so its encoding has a fixed width).
+	c.seq.Store(max(uint64(time.Now().UnixMilli()), 1<<32))
+
+	mo := mqtt.NewClientOptions().
+		AddBroker(cfg.Broker).
+		SetClientID(cfg.ClientID).
+		SetUsername(cfg.Username).
+		SetPassword(cfg.Password).
+		SetCleanSession(false).
+		SetStore(newCopyStore()).
+		SetResumeSubs(true).
+		SetOrderMatters(false).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(cfg.RetryInterval).
+		SetMaxReconnectInterval(cfg.MaxRetryWait).
+		SetKeepAlive(cfg.KeepAlive).
+		SetPingTimeout(cfg.ConnectTimeout).
+		SetConnectTimeout(cfg.ConnectTimeout).
+		SetWriteTimeout(cfg.ConnectTimeout).
+		SetOnConnectHandler(c.onConnect).
+		SetConnectionLostHandler(c.onLost).
+		SetConnectionAttemptHandler(c.onAttempt).
+		SetDefaultPublishHandler(func(_ mqtt.Client, m mqtt.Message) {
+			c.log.Debug("message without a route", zap.String("topic", m.Topic()))
+		})
+	if tlsCfg != nil {
+		mo.SetTLSConfig(tlsCfg)
+	}
+	if opts.Birth != nil {
+		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, TopicStatus)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt client: %w", err)
+		}
+		will := c.will(c.seq.Load())
+		b, err := will.MarshalMsg(nil)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt client: will: %w", err)
+		}
+		c.willLen = len(b)
+		c.willBuf = make([]byte, len(b), 2*will.Msgsize())
+		copy(c.willBuf, b)
+		mo.SetBinaryWill(topic, c.willBuf[:c.willLen], 1, true)
+	}
+	if opts.Spool != nil {
+		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, TopicAck)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt client: %w", err)
+		}
+		c.subs[topic] = subscription{qos: 1}
+		c.wg.Add(1)
+		go c.acker()
+	}
+	c.pc = mqtt.NewClient(mo)
+	// Routes first, so that messages the broker kept for this session are
+	// routed when they arrive right after CONNACK.
+	for topic := range c.subs {
+		c.pc.AddRoute(topic, c.route(topic))
+	}
+	c.wg.Add(1 + opts.Workers)
+	go c.session()
+	for range opts.Workers {
+		go c.worker()
+	}
+	c.pc.Connect() // with ConnectRetry it keeps trying until Disconnect
+	return c, nil
+}
+
+func (cfg *ClientConfig) fill() error {
+	u, err := url.Parse(cfg.Broker)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("mqtt client: broker %q: want tcp://host:port, ssl:// or mqtts://", cfg.Broker)
+	}
+	switch u.Scheme {
+	case "tcp", "mqtt":
+		if cfg.CAFile != "" || cfg.CertFile != "" {
+			return fmt.Errorf("mqtt client: TLS files given but broker %q is not ssl:// or mqtts://", cfg.Broker)
+		}
+	case "ssl", "tls", "mqtts", "tcps":
+	default:
+		return fmt.Errorf("mqtt client: broker %q: scheme %q not supported", cfg.Broker, u.Scheme)
+	}
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return fmt.Errorf("mqtt client: a client certificate needs both a cert and a key file")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if err := ValidPrefix(cfg.Prefix); err != nil {
+		return fmt.Errorf("mqtt client: %w", err)
+	}
+	if cfg.Fleet != "" {
+		if err := ValidID(cfg.Fleet); err != nil {
+			return fmt.Errorf("mqtt client: fleet: %w", err)
+		}
+	}
+	if cfg.Device != "" {
+		if err := ValidID(cfg.Device); err != nil {
+			return fmt.Errorf("mqtt client: device: %w", err)
+		}
+		if cfg.Fleet == "" {
+			return fmt.Errorf("mqtt client: device %q needs a fleet", cfg.Device)
+		}
+	}
+	if cfg.ClientID == "" {
+		if cfg.Device == "" {
+			return fmt.Errorf("mqtt client: a client id is needed without a device id")
+		}
+		cfg.ClientID = "edgebench-" + cfg.Fleet + "-" + cfg.Device
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 30 * time.Second
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = 5 * time.Second
+	}
+	if cfg.MaxRetryWait <= 0 {
+		cfg.MaxRetryWait = time.Minute
+	}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	return nil
+}
+
+func (cfg *ClientConfig) tlsConfig() (*tls.Config, error) {
+	u, _ := url.Parse(cfg.Broker)
+	if u.Scheme == "tcp" || u.Scheme == "mqtt" {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.Hostname()}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt client: CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mqtt client: CA %s: no PEM certificate in it", cfg.CAFile)
+		}
+		t.RootCAs = pool
+	}
+	if cfg.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt client: client certificate: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// Topics returns the client's topic builder.
+func (c *Client) Topics() Topics { return c.topics }
+
+// Config returns the configuration with its defaults filled in.
+func (c *Client) Config() ClientConfig { return c.cfg }
+
+// Connected reports whether the client is connected now.
+func (c *Client) Connected() bool { return c.online.Load() }
+
+// Dropped is the number of messages dropped because the handler queue was
+// full.
+func (c *Client) Dropped() int64 { return c.dropped.Load() }
+
+// WaitConnected waits until the client is connected or ctx ends.
+func (c *Client) WaitConnected(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !c.online.Load() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("connect to %s: %w", c.cfg.Broker, ctx.Err())
+		case <-c.ctx.Done():
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Subscribe routes messages matching filter to h, and subscribes now if
+// connected and again on every connect.
+func (c *Client) Subscribe(filter string, qos byte, h Handler) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if h == nil {
+		return fmt.Errorf("subscribe %s: no handler", filter)
+	}
+	c.mu.Lock()
+	c.subs[filter] = subscription{qos: qos, h: h}
+	c.mu.Unlock()
+	c.pc.AddRoute(filter, c.route(filter))
+	if !c.pc.IsConnectionOpen() {
+		return nil // the next connect subscribes
+	}
+	return c.subscribe(c.ctx, filter, qos)
+}
+
+func (c *Client) subscribe(ctx context.Context, filter string, qos byte) error {
+	tok := c.pc.Subscribe(filter, qos, nil)
+	if err := wait(ctx, tok, c.cfg.ConnectTimeout); err != nil {
+		return fmt.Errorf("subscribe %s: %w", filter, err)
+	}
+	return nil
+}
+
+// route is the paho callback of one filter: it only queues the message.
+func (c *Client) route(filter string) mqtt.MessageHandler {
+	return func(_ mqtt.Client, m mqtt.Message) {
+		c.mu.Lock()
+		sub := c.subs[filter]
+		c.mu.Unlock()
+		if sub.h == nil { // the spool's ack topic
+			select {
+			case c.ackQueue <- m.Payload():
+			default:
+				c.dropped.Add(1)
+			}
+			return
+		}
+		select {
+		case c.queue <- delivery{h: sub.h, topic: m.Topic(), payload: m.Payload()}:
+		default:
+			if n := c.dropped.Add(1); n&(n-1) == 0 { // log the 1st, 2nd, 4th, ...
+				c.log.Warn("handler queue full, message dropped", zap.String("topic", m.Topic()), zap.Int64("dropped", n))
+			}
+		}
+	}
+}
+
+// Publish sends payload to topic and, for QoS 1, waits for the broker's
+// PUBACK (or ctx). It fails with ErrNotConnected while disconnected.
+func (c *Client) Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if !c.pc.IsConnectionOpen() {
+		return fmt.Errorf("publish %s: %w", topic, ErrNotConnected)
+	}
+	if err := wait(ctx, c.pc.Publish(topic, qos, retained, payload), c.cfg.ConnectTimeout); err != nil {
+		return fmt.Errorf("publish %s: %w", topic, err)
+	}
+	return nil
+}
+
+// PublishEvent sends a command event (QoS 1) on the device's event topic.
+func (c *Client) PublishEvent(ctx context.Context, e *Event) error {
+	return c.publishOwn(ctx, TopicEvent, 1, e)
+}
+
+// PublishHeartbeat sends a heartbeat (QoS 0) on the device's heartbeat
+// topic.
+func (c *Client) PublishHeartbeat(ctx context.Context, h *Heartbeat) error {
+	return c.publishOwn(ctx, TopicHeartbeat, 0, h)
+}
+
+type marshaler interface{ MarshalMsg([]byte) ([]byte, error) }
+
+func (c *Client) publishOwn(ctx context.Context, k Kind, qos byte, m marshaler) error {
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, k)
+	if err != nil {
+		return err
+	}
+	b, err := m.MarshalMsg(nil)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", k, err)
+	}
+	return c.Publish(ctx, topic, qos, false, b)
+}
+
+// PublishCommand sends a command (QoS 1) to a device, or to every device
+// of the fleet with device "_all".
+func (c *Client) PublishCommand(ctx context.Context, fleet, device string, cmd *Command) error {
+	topic, err := c.topics.Topic(fleet, device, TopicCmd)
+	if err != nil {
+		return err
+	}
+	b, err := cmd.MarshalMsg(nil)
+	if err != nil {
+		return fmt.Errorf("encode command %s: %w", cmd.ID, err)
+	}
+	return c.Publish(ctx, topic, 1, false, b)
+}
+
+// SubscribeCommands delivers the commands sent to this device and to its
+// fleet's _all topic. Malformed commands are logged and dropped.
+func (c *Client) SubscribeCommands(h func(ctx context.Context, cmd *Command)) error {
+	for _, dev := range []string{c.cfg.Device, AllDevices} {
+		topic, err := c.topics.Topic(c.cfg.Fleet, dev, TopicCmd)
+		if err != nil {
+			return err
+		}
+		err = c.Subscribe(topic, 1, func(ctx context.Context, topic string, b []byte) {
+			cmd, err := DecodeCommand(b)
+			if err != nil {
+				c.log.Warn("command dropped", zap.String("topic", topic), zap.Error(err))
+				return
+			}
+			h(ctx, cmd)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PublishResult spools r and then, if connected, publishes it at QoS 1. It
+// returns once r is on disk: a publish that fails is retried on the next
+// connect and every ResendInterval until the collector's ack removes it
+// (see WaitAck). Empty ID, V, Fleet and Device are filled in.
+func (c *Client) PublishResult(ctx context.Context, r *Result) error {
+	if c.opts.Spool == nil {
+		return errors.New("publish result: the client has no spool")
+	}
+	if r.ID == "" {
+		r.ID = NewID()
+	}
+	if r.V == 0 {
+		r.V = SchemaVersion
+	}
+	if r.Fleet == "" {
+		r.Fleet = c.cfg.Fleet
+	}
+	if r.Device == "" {
+		r.Device = c.cfg.Device
+	}
+	if r.Fleet != c.cfg.Fleet || r.Device != c.cfg.Device {
+		return fmt.Errorf("publish result %s: for %s/%s, this client is %s/%s", r.ID, r.Fleet, r.Device, c.cfg.Fleet, c.cfg.Device)
+	}
+	if err := ValidMessageID(r.ID); err != nil {
+		return fmt.Errorf("publish result: %w", err)
+	}
+	b, err := r.MarshalMsg(nil)
+	if err != nil {
+		return fmt.Errorf("publish result %s: encode: %w", r.ID, err)
+	}
+	if len(b) > c.cfg.MaxPayload {
+		return fmt.Errorf("publish result %s: %d bytes, cap %d: %w", r.ID, len(b), c.cfg.MaxPayload, ErrTooLarge)
+	}
+	if err := c.opts.Spool.Put(r.ID, b); err != nil {
+		return fmt.Errorf("publish result: %w", err)
+	}
+	if c.online.Load() {
+		if err := c.sendResult(ctx, r.ID, b); err != nil {
+			c.log.Info("result spooled, publish deferred", zap.String("result_id", r.ID), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// WaitAck waits until the collector has acknowledged result id (it is no
+// longer spooled) or ctx ends.
+func (c *Client) WaitAck(ctx context.Context, id string) error {
+	if c.opts.Spool == nil {
+		return errors.New("wait ack: the client has no spool")
+	}
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.waiters[id] = append(c.waiters[id], ch)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		ws := c.waiters[id]
+		for i, w := range ws {
+			if w == ch {
+				ws = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(c.waiters, id)
+		} else {
+			c.waiters[id] = ws
+		}
+		c.mu.Unlock()
+	}()
+	if !c.opts.Spool.Has(id) {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait ack %s: %w", id, ctx.Err())
+	case <-c.ctx.Done():
+		return ErrClosed
+	}
+}
+
+func (c *Client) sendResult(ctx context.Context, id string, b []byte) error {
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicResult)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.lastSent[id] = time.Now()
+	c.mu.Unlock()
+	return c.Publish(ctx, topic, 1, false, b)
+}
+
+// replay publishes the spooled results not sent within the last interval
+// (all of them when interval is 0), oldest first, while connected.
+func (c *Client) replay(interval time.Duration) {
+	sp := c.opts.Spool
+	if sp == nil {
+		return
+	}
+	for _, id := range sp.List() {
+		if c.ctx.Err() != nil || !c.online.Load() {
+			return
+		}
+		c.mu.Lock()
+		last, sent := c.lastSent[id]
+		c.mu.Unlock()
+		if interval > 0 && sent && time.Since(last) < interval {
+			continue
+		}
+		b, err := sp.Get(id)
+		if err != nil {
+			c.log.Warn("spooled result unreadable, set aside", zap.String("result_id", id), zap.Error(err))
+			continue
+		}
+		if err := c.sendResult(c.ctx, id, b); err != nil {
+			c.log.Info("replay interrupted", zap.String("result_id", id), zap.Error(err))
+			return
+		}
+	}
+}
+
+// acker removes acknowledged results from the spool.
+func (c *Client) acker() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case b := <-c.ackQueue:
+			a, err := DecodeAck(b)
+			if err != nil {
+				c.log.Warn("ack dropped", zap.Error(err))
+				continue
+			}
+			if err := c.opts.Spool.Remove(a.ResultID); err != nil {
+				c.log.Error("spool remove", zap.String("result_id", a.ResultID), zap.Error(err))
+				continue
+			}
+			c.mu.Lock()
+			delete(c.lastSent, a.ResultID)
+			for _, w := range c.waiters[a.ResultID] {
+				close(w)
+			}
+			delete(c.waiters, a.ResultID)
+			c.mu.Unlock()
+			c.log.Debug("result acknowledged", zap.String("result_id", a.ResultID))
+		}
+	}
+}
+
+func (c *Client) worker() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case d := <-c.queue:
+			d.h(c.ctx, d.topic, d.payload)
+		}
+	}
+}
+
+// session does the work of each new connection and the periodic resend.
+func (c *Client) session() {
+	defer c.wg.Done()
+	tick := time.NewTicker(c.opts.ResendInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case seq := <-c.connected:
+			c.restore(seq)
+		case <-tick.C:
+			if c.online.Load() {
+				c.replay(c.opts.ResendInterval)
+			}
+		}
+	}
+}
+
+// restore runs after each connect: subscriptions, birth, spool.
+func (c *Client) restore(seq uint64) {
+	c.mu.Lock()
+	subs := make(map[string]byte, len(c.subs))
+	for f, s := range c.subs {
+		subs[f] = s.qos
+	}
+	clear(c.lastSent)
+	c.mu.Unlock()
+	for f, qos := range subs {
+		if err := c.subscribe(c.ctx, f, qos); err != nil {
+			c.log.Warn("resubscribe", zap.Error(err))
+		}
+	}
+	if c.opts.Birth != nil {
+		st := *c.opts.Birth
+		st.V, st.State, st.ConnSeq, st.At = SchemaVersion, StatusOnline, seq, time.Now().UTC()
+		if err := c.publishStatus(&st); err != nil {
+			c.log.Warn("birth", zap.Error(err))
+		}
+	}
+	c.log.Info("connected", zap.String("broker", c.cfg.Broker), zap.Uint64("conn_seq", seq))
+	if c.opts.OnConnect != nil {
+		c.opts.OnConnect()
+	}
+	c.replay(0)
+}
+
+func (c *Client) publishStatus(st *Status) error {
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicStatus)
+	if err != nil {
+		return err
+	}
+	b, err := st.MarshalMsg(nil)
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	return c.Publish(c.ctx, topic, 1, true, b)
+}
+
+func (c *Client) will(seq uint64) Status {
+	return Status{V: SchemaVersion, State: StatusLost, BootID: c.opts.Birth.BootID, ConnSeq: seq}
+}
+
+// onAttempt runs on paho's connecting goroutine before each attempt: the
+// attempt gets the next conn_seq, and the Last Will paho is about to send
+// is rewritten in place to carry it (same length: conn_seq always takes 9
+// bytes, and paho reads the payload after this returns).
+func (c *Client) onAttempt(_ *url.URL, t *tls.Config) *tls.Config {
+	seq := c.seq.Add(1)
+	if c.opts.Birth != nil {
+		w := c.will(seq)
+		out, err := w.MarshalMsg(c.willBuf[:0])
+		if err != nil || len(out) != c.willLen || &out[0] != &c.willBuf[0] {
+			c.log.Error("last will not updated", zap.Uint64("conn_seq", seq), zap.Int("len", len(out)), zap.Error(err))
+		}
+	}
+	return t
+}
+
+func (c *Client) onConnect(mqtt.Client) {
+	c.online.Store(true)
+	seq := c.seq.Load()
+	select {
+	case c.connected <- seq:
+	default:
+		// A restore is pending already; it will do.
+	}
+}
+
+func (c *Client) onLost(_ mqtt.Client, err error) {
+	c.online.Store(false)
+	c.log.Warn("connection lost", zap.String("broker", c.cfg.Broker), zap.Error(err))
+}
+
+// Close publishes the device's offline status if connected, disconnects,
+// stops the client's goroutines and waits for them.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.cancel()
+	c.wg.Wait()
+	if c.opts.Birth != nil && c.pc.IsConnectionOpen() {
+		st := *c.opts.Birth
+		st.V, st.State, st.ConnSeq, st.At = SchemaVersion, StatusOffline, c.seq.Load(), time.Now().UTC()
+		if b, err := st.MarshalMsg(nil); err == nil {
+			topic, _ := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicStatus)
+			wait(context.Background(), c.pc.Publish(topic, 1, true, b), 2*time.Second)
+		}
+	}
+	c.pc.Disconnect(250)
+	c.online.Store(false)
+	return nil
+}
+
+// wait waits for a paho token, ctx or the timeout.
+func wait(ctx context.Context, tok mqtt.Token, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("no answer from the broker in %v", timeout)
+	}
+}

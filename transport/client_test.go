@@ -1,0 +1,561 @@
+package transport
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPublishResultAcked(t *testing.T) {
+	b := newBroker(t, false)
+	st := newStore()
+	_, sub := collector(t, b.url(), st, "")
+	dev, sp := device(t, b.url(), t.TempDir(), Options{})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	res := testResult(t)
+	res.Fleet, res.Device = "", "" // filled in by the client
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := sp.Stats().Count; n != 0 {
+		t.Errorf("%d results left in the spool after the ack", n)
+	}
+	stored, deliveries := st.count()
+	if stored != 1 || deliveries[res.ID] != 1 {
+		t.Errorf("stored %d, deliveries %v: want the result once", stored, deliveries)
+	}
+	st.mu.Lock()
+	got := st.results[res.ID]
+	st.mu.Unlock()
+	if got.Device != "pi4-07" || got.Fleet != "lab" || len(got.Runs[0].System.Samples) != 30 {
+		t.Errorf("stored result: %s/%s, %d samples", got.Fleet, got.Device, len(got.Runs[0].System.Samples))
+	}
+	if s := sub.Stats(); s.Acked != 1 || s.Malformed != 0 {
+		t.Errorf("subscriber stats %+v", s)
+	}
+}
+
+// TestBrokerDownThenUp: the broker is down for the whole run; the result
+// waits in the spool and arrives once when the broker comes up.
+func TestBrokerDownThenUp(t *testing.T) {
+	b := newBroker(t, true)
+	st := newStore()
+	dir := t.TempDir()
+	dev, sp := device(t, b.url(), dir, Options{})
+	res := smallResult()
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatalf("publish with the broker down: %v", err)
+	}
+	if !sp.Has(res.ID) {
+		t.Fatal("result not spooled")
+	}
+	// The collector first, so that it is subscribed when the device gets in.
+	b.start()
+	collector(t, b.url(), st, "")
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	stored, deliveries := st.count()
+	if stored != 1 || deliveries[res.ID] != 1 {
+		t.Errorf("stored %d, deliveries %v: want the result once", stored, deliveries)
+	}
+	if n := sp.Stats().Count; n != 0 {
+		t.Errorf("spool holds %d after the ack", n)
+	}
+}
+
+// TestBrokerRestartBeforeAck: the broker goes away after the collector got
+// the result and before its ack got out; after the restart the device
+// sends it again, the collector stores it (idempotently) and acks, and the
+// spool empties.
+func TestBrokerRestartBeforeAck(t *testing.T) {
+	b := newBroker(t, false)
+	st := newStore()
+	var once sync.Once
+	got := make(chan struct{})
+	release := make(chan struct{})
+	st.fail = func(*Result) error {
+		once.Do(func() {
+			close(got)
+			<-release // hold the first delivery until the broker is gone
+		})
+		return nil
+	}
+	col, sub := collector(t, b.url(), st, "")
+	// The device may replay before the collector has resubscribed after
+	// the restart; the periodic resend covers that.
+	dev, sp := device(t, b.url(), t.TempDir(), Options{ResendInterval: 300 * time.Millisecond})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	res := smallResult()
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("collector did not get the result in 10 s")
+	}
+	b.stop()
+	waitFor(t, "both clients to notice the broker is gone", func() bool { return !dev.Connected() && !col.Connected() })
+	close(release)
+	waitFor(t, "the collector to give up on the ack", func() bool { s := sub.Stats(); return s.Received == 1 && s.Acked == 0 })
+	if !sp.Has(res.ID) {
+		t.Fatal("result left the spool without an ack")
+	}
+	b.start()
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	stored, deliveries := st.count()
+	if stored != 1 || deliveries[res.ID] < 2 {
+		t.Errorf("stored %d, deliveries %v: want one result delivered twice", stored, deliveries)
+	}
+	if n := sp.Stats().Count; n != 0 {
+		t.Errorf("spool holds %d after the ack", n)
+	}
+}
+
+// TestTornSpoolSendsTheRest: a spool with a file cut short by a kill; the
+// next start sets it aside and sends the others.
+func TestTornSpoolSendsTheRest(t *testing.T) {
+	dir := t.TempDir()
+	sp, err := OpenSpool(dir, SpoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 3 {
+		r := smallResult()
+		r.Fleet, r.Device = "lab", "pi4-07"
+		if err := sp.Put(r.ID, mustMarshal(t, r)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	torn := filepath.Join(dir, ids[1]+".msg")
+	raw, _ := os.ReadFile(torn)
+	os.WriteFile(torn, raw[:len(raw)-5], 0o640)
+
+	b := newBroker(t, false)
+	st := newStore()
+	collector(t, b.url(), st, "")
+	dev, sp2 := device(t, b.url(), dir, Options{})
+	if sp2.Stats().Torn != 1 {
+		t.Errorf("torn %d, want 1", sp2.Stats().Torn)
+	}
+	for _, id := range []string{ids[0], ids[2]} {
+		if err := dev.WaitAck(ctx10(t), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored, deliveries := st.count()
+	if stored != 2 || deliveries[ids[1]] != 0 {
+		t.Errorf("stored %d, deliveries %v: want the two whole results only", stored, deliveries)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "torn", ids[1]+".msg")); err != nil {
+		t.Errorf("torn file not set aside: %v", err)
+	}
+}
+
+// TestHandlerErrorNotAcked: a result the collector failed to store is not
+// acked; the device sends it again and it is stored then.
+func TestHandlerErrorNotAcked(t *testing.T) {
+	b := newBroker(t, false)
+	st := newStore()
+	var mu sync.Mutex
+	fails := 1
+	st.fail = func(*Result) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fails > 0 {
+			fails--
+			return errors.New("database is locked")
+		}
+		return nil
+	}
+	_, sub := collector(t, b.url(), st, "")
+	dev, _ := device(t, b.url(), t.TempDir(), Options{ResendInterval: 200 * time.Millisecond})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	res := smallResult()
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := sub.Stats(); s.Failed != 1 || s.Acked != 1 {
+		t.Errorf("subscriber stats %+v, want 1 failed and 1 acked", s)
+	}
+}
+
+// TestMalformedDropped: garbage on a result topic is counted and dropped,
+// and the next good result is stored.
+func TestMalformedDropped(t *testing.T) {
+	b := newBroker(t, false)
+	st := newStore()
+	_, sub := collector(t, b.url(), st, "")
+	dev, _ := device(t, b.url(), t.TempDir(), Options{})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	topic, _ := dev.Topics().Topic("lab", "pi4-07", TopicResult)
+	for _, junk := range [][]byte{{0xc1}, {0x81, 0xa2, 'r', 's', 0xdd, 0xff, 0xff, 0xff}, mustMarshal(t, testAck())} {
+		if err := dev.Publish(ctx10(t), topic, 1, false, junk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A result claiming another device's name.
+	other := smallResult()
+	other.Fleet, other.Device = "lab", "someone-else"
+	dev.Publish(ctx10(t), topic, 1, false, mustMarshal(t, other))
+
+	res := smallResult()
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := sub.Stats(); s.Malformed != 4 || s.Acked != 1 {
+		t.Errorf("subscriber stats %+v, want 4 malformed, 1 acked", s)
+	}
+}
+
+// TestBirthAndWill: the retained birth and the Last Will of a connection
+// carry the same conn_seq; after a reconnect the new birth has a larger
+// one; Close publishes offline.
+func TestBirthAndWill(t *testing.T) {
+	b := newBroker(t, false)
+	statuses := make(chan *Status, 16)
+	watch := dial(t, fastConfig(b.url(), "", "", "watcher"), Options{})
+	filter, _ := watch.Topics().Filter("lab", "+", TopicStatus, "")
+	if err := watch.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
+		s, err := DecodeStatus(p)
+		if err != nil {
+			t.Errorf("status: %v", err)
+			return
+		}
+		statuses <- s
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	next := func(want StatusState) *Status {
+		t.Helper()
+		for {
+			select {
+			case s := <-statuses:
+				if s.State == want {
+					return s
+				}
+				t.Logf("status %s conn_seq %d (waiting for %s)", s.State, s.ConnSeq, want)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no %s status in 10 s", want)
+			}
+		}
+	}
+	info := &DeviceInfo{Hostname: "pi4-07", Cores: 4}
+	dev, err := Dial(fastConfig(b.url(), "lab", "pi4-07", ""), Options{Log: testLog(t), Birth: &Status{BootID: "boot-1", Info: info}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	birth := next(StatusOnline)
+	if birth.BootID != "boot-1" || birth.Info == nil || birth.Info.Cores != 4 || birth.At.IsZero() {
+		t.Errorf("birth %+v", birth)
+	}
+	waitFor(t, "the broker to know the device", func() bool { return b.kick("edgebench-lab-pi4-07") })
+	will := next(StatusLost)
+	if will.ConnSeq != birth.ConnSeq || will.BootID != "boot-1" {
+		t.Errorf("will conn_seq %d boot %q, birth conn_seq %d", will.ConnSeq, will.BootID, birth.ConnSeq)
+	}
+	again := next(StatusOnline)
+	if again.ConnSeq <= birth.ConnSeq {
+		t.Errorf("second birth conn_seq %d, first %d", again.ConnSeq, birth.ConnSeq)
+	}
+	dev.Close()
+	off := next(StatusOffline)
+	if off.ConnSeq != again.ConnSeq {
+		t.Errorf("offline conn_seq %d, birth %d", off.ConnSeq, again.ConnSeq)
+	}
+	// The status is retained: a newcomer sees offline.
+	late := dial(t, fastConfig(b.url(), "", "", "late"), Options{})
+	seen := make(chan *Status, 4)
+	late.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
+		if s, err := DecodeStatus(p); err == nil {
+			seen <- s
+		}
+	})
+	select {
+	case s := <-seen:
+		if s.State != StatusOffline {
+			t.Errorf("retained status %s, want offline", s.State)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no retained status in 10 s")
+	}
+}
+
+// TestCommandsAndEvents: the collector sends commands to one device and to
+// the fleet; the device gets both (subscriptions survive a broker restart)
+// and answers with events.
+func TestCommandsAndEvents(t *testing.T) {
+	b := newBroker(t, false)
+	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
+	events := make(chan *Event, 8)
+	filter, _ := col.Topics().Filter("lab", "+", TopicEvent, "")
+	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
+		if e, err := DecodeEvent(p); err == nil {
+			events <- e
+		}
+	})
+	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{})
+	cmds := make(chan *Command, 8)
+	if err := dev.SubscribeCommands(func(_ context.Context, c *Command) { cmds <- c }); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		if err := dev.WaitConnected(ctx10(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := col.WaitConnected(ctx10(t)); err != nil {
+			t.Fatal(err)
+		}
+		// Subscriptions are restored asynchronously after a connect:
+		// resend until the device hears.
+		c1 := testCommand()
+		c1.ID = NewID()
+		var got *Command
+		deadline := time.After(10 * time.Second)
+	send:
+		for {
+			col.PublishCommand(ctx10(t), "lab", "pi4-07", c1)
+			select {
+			case got = <-cmds:
+				break send
+			case <-time.After(200 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("round %d: no command in 10 s", round)
+			}
+		}
+		if got.ID != c1.ID {
+			t.Errorf("round %d: command %s, want %s", round, got.ID, c1.ID)
+		}
+		c2 := testCommand()
+		c2.ID, c2.Kind, c2.Spec = NewID(), KindInfo, CommandSpec{}
+		if err := col.PublishCommand(ctx10(t), "lab", AllDevices, c2); err != nil {
+			t.Fatal(err)
+		}
+		for got.ID != c2.ID {
+			select {
+			case got = <-cmds:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: no _all command in 10 s", round)
+			}
+		}
+		ev := &Event{V: SchemaVersion, CommandID: c1.ID, Seq: 1, State: StateAccepted, At: time.Now().UTC()}
+		if err := dev.PublishEvent(ctx10(t), ev); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-events:
+			if e.CommandID != c1.ID || e.State != StateAccepted {
+				t.Errorf("event %+v", e)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event in 10 s")
+		}
+		if round == 0 {
+			b.stop()
+			waitFor(t, "disconnect", func() bool { return !dev.Connected() })
+			b.start()
+		}
+	}
+	if err := dev.PublishHeartbeat(ctx10(t), testHeartbeat()); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCloseWhileBrokerDown(t *testing.T) {
+	b := newBroker(t, true)
+	dev, _ := device(t, b.url(), t.TempDir(), Options{Birth: &Status{BootID: "x"}})
+	if err := dev.PublishResult(ctx10(t), smallResult()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := dev.WaitConnected(ctx); err == nil {
+		t.Fatal("connected to a broker that is down")
+	}
+	dev.Close()
+	if err := dev.PublishResult(ctx10(t), smallResult()); err != nil {
+		// The spool still works; publishing is skipped.
+		t.Logf("publish after close: %v", err)
+	}
+}
+
+func TestDialConfigErrors(t *testing.T) {
+	for _, cfg := range []ClientConfig{
+		{Broker: "localhost:1883", Fleet: "f", Device: "d"},
+		{Broker: "http://x:1", Fleet: "f", Device: "d"},
+		{Broker: "tcp://x:1", Fleet: "F", Device: "d"},
+		{Broker: "tcp://x:1", Fleet: "f", Device: "_all"},
+		{Broker: "tcp://x:1", Fleet: "f", Device: "d", CAFile: "ca.pem"},
+		{Broker: "ssl://x:1", Fleet: "f", Device: "d", CertFile: "c.pem"},
+		{Broker: "tcp://x:1"},
+		{Broker: "tcp://x:1", Fleet: "f", Device: "d", Prefix: "a/#"},
+	} {
+		if c, err := Dial(cfg, Options{}); err == nil {
+			c.Close()
+			t.Errorf("%+v accepted", cfg)
+		}
+	}
+}
+
+// TestTLSClientCert connects over TLS with a CA and a client certificate
+// the broker requires.
+func TestTLSClientCert(t *testing.T) {
+	dir := t.TempDir()
+	caCert, caKey := newCert(t, nil, nil, "edgebench test CA", true)
+	srvCert, srvKey := newCert(t, caCert, caKey, "127.0.0.1", false)
+	cliCert, cliKey := newCert(t, caCert, caKey, "pi4-07", false)
+	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", caCert.Raw)
+	writeKeyPair(t, dir, "client", cliCert, cliKey)
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	b := &testBroker{t: t, addr: freeAddr(t), tls: &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{srvCert.Raw}, PrivateKey: srvKey}},
+		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12,
+	}}
+	b.start()
+	t.Cleanup(b.stop)
+
+	cfg := fastConfig(b.url(), "lab", "pi4-07", "")
+	cfg.CAFile = filepath.Join(dir, "ca.pem")
+	cfg.CertFile, cfg.KeyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	cfg.Username, cfg.Password = "pi4-07", "secret"
+	dev := dial(t, cfg, Options{})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.PublishEvent(ctx10(t), testEvent()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without the client certificate the broker refuses.
+	cfg.CertFile, cfg.KeyFile, cfg.ClientID = "", "", "no-cert"
+	bad := dial(t, cfg, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := bad.WaitConnected(ctx); err == nil {
+		t.Error("connected without a client certificate")
+	}
+}
+
+func newCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, ca bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	if ca {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		parent, parentKey = tmpl, key
+	}
+	if ip := net.ParseIP(cn); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeKeyPair(t *testing.T, dir, name string, cert *x509.Certificate, key *ecdsa.PrivateKey) {
+	t.Helper()
+	writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", cert.Raw)
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", der)
+}
+
+// TestMosquitto runs delivery against Debian's mosquitto, with two
+// collectors sharing the ingest through a $share group: each result is
+// stored by exactly one of them.
+func TestMosquitto(t *testing.T) {
+	url := startMosquitto(t)
+	a, bb := newStore(), newStore()
+	collector(t, url, a, "ingest")
+	collector(t, url, bb, "ingest")
+	dev, sp := device(t, url, t.TempDir(), Options{Birth: &Status{BootID: "m"}})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 6 {
+		r := smallResult()
+		if err := dev.PublishResult(ctx10(t), r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	for _, id := range ids {
+		if err := dev.WaitAck(ctx10(t), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	na, _ := a.count()
+	nb, _ := bb.count()
+	if na+nb != len(ids) {
+		t.Errorf("stored %d + %d, want %d in all", na, nb, len(ids))
+	}
+	t.Logf("shared ingest: %d and %d results", na, nb)
+	if sp.Stats().Count != 0 {
+		t.Errorf("spool holds %d", sp.Stats().Count)
+	}
+}

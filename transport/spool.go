@@ -1,0 +1,359 @@
+package transport
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Spool defaults, chosen for an SD card: a few thousand results at most.
+const (
+	DefaultSpoolCount = 1000
+	DefaultSpoolBytes = 64 << 20
+	maxTornKept       = 16
+)
+
+// ErrSpoolFull is returned by Put when the spool is at its bounds: the
+// oldest entries are kept and the new one refused.
+var ErrSpoolFull = errors.New("spool full")
+
+// ErrNotSpooled is returned for an id the spool does not hold.
+var ErrNotSpooled = errors.New("not in the spool")
+
+// SpoolLimits bound a spool. Zero fields take the defaults.
+type SpoolLimits struct {
+	MaxCount int   // entries
+	MaxBytes int64 // payload bytes
+}
+
+// SpoolStats describe a spool at one instant.
+type SpoolStats struct {
+	Count   int   // entries waiting for an ack
+	Bytes   int64 // their payload bytes
+	Refused int64 // Puts refused because the spool was full, since open
+	Torn    int64 // damaged or half-written files set aside, since open
+}
+
+// Spool is a directory of payloads waiting for the collector's ack. Each
+// entry is one file, <id>.msg: a 12-byte header (magic "EBS1", payload
+// length, CRC-32C of the payload, big-endian) and the payload. Put writes
+// a temporary file, fsyncs it, renames it into place and fsyncs the
+// directory, so an entry is either whole or absent after a crash; a file
+// that is damaged anyway, or a temporary file left by a killed writer, is
+// moved to torn/ and never sent. Safe for concurrent use; several
+// processes may share a directory (ids are unique and removal idempotent).
+type Spool struct {
+	dir string
+	lim SpoolLimits
+
+	mu      sync.Mutex
+	sizes   map[string]int64
+	bytes   int64
+	refused int64
+	torn    int64
+}
+
+const (
+	spoolExt    = ".msg"
+	spoolTmp    = ".tmp-"
+	spoolHeader = 12
+)
+
+var (
+	spoolMagic = [4]byte{'E', 'B', 'S', '1'}
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// OpenSpool opens (creating it if needed) the spool in dir, checks every
+// entry and sets aside the damaged ones and the temporary files of writers
+// that are gone.
+func OpenSpool(dir string, lim SpoolLimits) (*Spool, error) {
+	if lim.MaxCount <= 0 {
+		lim.MaxCount = DefaultSpoolCount
+	}
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = DefaultSpoolBytes
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("spool %s: %w", dir, err)
+	}
+	s := &Spool{dir: dir, lim: lim, sizes: map[string]int64{}}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if strings.HasPrefix(name, spoolTmp) {
+			if !writerAlive(name) {
+				if err := s.setAside(name); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		id, ok := strings.CutSuffix(name, spoolExt)
+		if !ok || ValidMessageID(id) != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("spool %s: %w", dir, err)
+		}
+		if _, err := unframe(b); err != nil {
+			if err := s.setAside(name); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		s.sizes[id] = int64(len(b) - spoolHeader)
+		s.bytes += int64(len(b) - spoolHeader)
+	}
+	return s, nil
+}
+
+// Dir is the spool's directory.
+func (s *Spool) Dir() string { return s.dir }
+
+// Put stores payload under id durably. An id already spooled is left as
+// it is. A full spool refuses the new entry with ErrSpoolFull.
+func (s *Spool) Put(id string, payload []byte) error {
+	if err := ValidMessageID(id); err != nil {
+		return fmt.Errorf("spool put: %w", err)
+	}
+	s.mu.Lock()
+	if _, ok := s.sizes[id]; ok {
+		s.mu.Unlock()
+		return nil
+	}
+	n := int64(len(payload))
+	if len(s.sizes)+1 > s.lim.MaxCount || s.bytes+n > s.lim.MaxBytes {
+		s.refused++
+		count, bytes := len(s.sizes), s.bytes
+		s.mu.Unlock()
+		return fmt.Errorf("spool %s: result %s (%d bytes) refused: %d entries, %d bytes held, limits %d entries, %d bytes: %w",
+			s.dir, id, n, count, bytes, s.lim.MaxCount, s.lim.MaxBytes, ErrSpoolFull)
+	}
+	// Reserve the room, so concurrent Puts cannot overshoot the bounds.
+	s.sizes[id] = n
+	s.bytes += n
+	s.mu.Unlock()
+
+	if err := s.write(id, payload); err != nil {
+		s.mu.Lock()
+		delete(s.sizes, id)
+		s.bytes -= n
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Spool) write(id string, payload []byte) error {
+	tmp := filepath.Join(s.dir, spoolTmp+strconv.Itoa(os.Getpid())+"-"+id)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool write %s: %w", id, err)
+	}
+	var hdr [spoolHeader]byte
+	copy(hdr[:], spoolMagic[:])
+	binary.BigEndian.PutUint32(hdr[4:], uint32(len(payload)))
+	binary.BigEndian.PutUint32(hdr[8:], crc32.Checksum(payload, castagnoli))
+	_, err = f.Write(hdr[:])
+	if err == nil {
+		_, err = f.Write(payload)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.dir, id+spoolExt))
+	}
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("spool write %s: %w", id, err)
+	}
+	return nil
+}
+
+// Get reads the payload spooled under id. A damaged entry is set aside and
+// reported as ErrNotSpooled.
+func (s *Spool) Get(id string) ([]byte, error) {
+	if err := ValidMessageID(id); err != nil {
+		return nil, fmt.Errorf("spool get: %w", err)
+	}
+	name := id + spoolExt
+	b, err := os.ReadFile(filepath.Join(s.dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		s.forget(id)
+		return nil, fmt.Errorf("spool get %s: %w", id, ErrNotSpooled)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spool get %s: %w", id, err)
+	}
+	p, err := unframe(b)
+	if err != nil {
+		s.forget(id)
+		if aerr := s.setAside(name); aerr != nil {
+			return nil, aerr
+		}
+		return nil, fmt.Errorf("spool get %s: %v: %w", id, err, ErrNotSpooled)
+	}
+	return p, nil
+}
+
+// List returns the spooled ids in order: ULIDs sort by creation time, so
+// the oldest comes first.
+func (s *Spool) List() []string {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.sizes))
+	for id := range s.sizes {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	return ids
+}
+
+// Has reports whether id is spooled.
+func (s *Spool) Has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.sizes[id]
+	return ok
+}
+
+// Remove deletes the entry for id, once the collector has acknowledged it.
+// Removing an id that is not spooled is not an error.
+func (s *Spool) Remove(id string) error {
+	if err := ValidMessageID(id); err != nil {
+		return fmt.Errorf("spool remove: %w", err)
+	}
+	err := os.Remove(filepath.Join(s.dir, id+spoolExt))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("spool remove %s: %w", id, err)
+	}
+	s.forget(id)
+	if err == nil {
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("spool remove %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Stats returns the spool's counts.
+func (s *Spool) Stats() SpoolStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SpoolStats{Count: len(s.sizes), Bytes: s.bytes, Refused: s.refused, Torn: s.torn}
+}
+
+func (s *Spool) forget(id string) {
+	s.mu.Lock()
+	if n, ok := s.sizes[id]; ok {
+		delete(s.sizes, id)
+		s.bytes -= n
+	}
+	s.mu.Unlock()
+}
+
+// setAside moves a damaged file into torn/, keeping the newest few there.
+func (s *Spool) setAside(name string) error {
+	torn := filepath.Join(s.dir, "torn")
+	if err := os.MkdirAll(torn, 0o750); err != nil {
+		return fmt.Errorf("spool set aside %s: %w", name, err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(torn, name)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // another process got there first
+		}
+		return fmt.Errorf("spool set aside %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.torn++
+	s.mu.Unlock()
+	if ents, err := os.ReadDir(torn); err == nil && len(ents) > maxTornKept {
+		type aged struct {
+			name string
+			mod  int64
+		}
+		var all []aged
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil {
+				all = append(all, aged{e.Name(), info.ModTime().UnixNano()})
+			}
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].mod < all[j].mod })
+		for _, a := range all[:max(0, len(all)-maxTornKept)] {
+			os.Remove(filepath.Join(torn, a.name))
+		}
+	}
+	return syncDir(s.dir)
+}
+
+// unframe checks a spool file and returns its payload.
+func unframe(b []byte) ([]byte, error) {
+	if len(b) < spoolHeader || [4]byte(b[:4]) != spoolMagic {
+		return nil, errors.New("bad header")
+	}
+	n := binary.BigEndian.Uint32(b[4:])
+	if uint64(len(b)-spoolHeader) != uint64(n) {
+		return nil, fmt.Errorf("%d payload bytes, header says %d", len(b)-spoolHeader, n)
+	}
+	p := b[spoolHeader:]
+	if crc32.Checksum(p, castagnoli) != binary.BigEndian.Uint32(b[8:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return p, nil
+}
+
+// writerAlive reports whether the process that named a temporary file
+// .tmp-<pid>-<id> still runs (it may share the spool), so its file is not
+// torn from under it.
+func writerAlive(name string) bool {
+	rest := strings.TrimPrefix(name, spoolTmp)
+	pidStr, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false // our own leftovers from a failed write
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
