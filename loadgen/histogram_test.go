@@ -87,13 +87,13 @@ func TestHistogramCompactRoundTrip(t *testing.T) {
 
 func TestDecodeHistogramRejectsHostileInput(t *testing.T) {
 	for name, b := range map[string][]byte{
-		"empty":       {},
-		"magic":       {0x00, 3, 1, 1, 1, 0},
-		"digits":      {compactMagic, 9, 1, 1, 1, 0},
-		"huge max":    append([]byte{compactMagic, 3}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0),
-		"truncated":   {compactMagic, 3, 0x80},
-		"bad index":   append(NewLatencyHistogram().AppendCompact(nil), 0xff, 0xff, 0x7f, 1),
-		"zero count":  append(NewLatencyHistogram().AppendCompact(nil), 1, 0),
+		"empty":      {},
+		"magic":      {0x00, 3, 1, 1, 1, 0},
+		"digits":     {compactMagic, 9, 1, 1, 1, 0},
+		"huge max":   append([]byte{compactMagic, 3}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0),
+		"truncated":  {compactMagic, 3, 0x80},
+		"bad index":  append(NewLatencyHistogram().AppendCompact(nil), 0xff, 0xff, 0x7f, 1),
+		"zero count": append(NewLatencyHistogram().AppendCompact(nil), 1, 0),
 		"index range": binary.AppendUvarint(binary.AppendUvarint(
 			append(NewLatencyHistogram().AppendCompact(nil), 0xf0, 0x87, 0x01, 1), // index 17391 of 17408
 			100), 1), // then 100 further
