@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/transport"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+func TestPublishFlagsPrecedence(t *testing.T) {
+	env := map[string]string{"EDGEBENCH_BROKER": "tcp://env:1883", "EDGEBENCH_FLEET": "envfleet",
+		"EDGEBENCH_PASSWORD": "s3cret", "EDGEBENCH_SPOOL": t.TempDir()}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	pf := addPublishFlags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse([]string{"--publish", "--fleet", "lab", "--device", "pi4-07", "--agent-config", writeAgentConfig(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if !pf.publish || pf.broker != "tcp://env:1883" || pf.fleet != "lab" || pf.device != "pi4-07" ||
+		pf.password != "s3cret" || pf.username != "from-config" || pf.timeout != 10*time.Second {
+		t.Errorf("resolved %+v", pf)
+	}
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	fs.PrintDefaults()
+	if strings.Contains(usage.String(), "s3cret") {
+		t.Error("the usage shows the password")
+	}
+
+	fs = flag.NewFlagSet("run", flag.ContinueOnError)
+	pf = addPublishFlags(fs, func(string) string { return "" })
+	fs.Parse([]string{"--device", "Not_Valid"})
+	if err := pf.resolve(); err == nil || !strings.Contains(err.Error(), "--device") {
+		t.Errorf("bad device id: %v", err)
+	}
+}
+
+func writeAgentConfig(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "agent.yaml")
+	os.WriteFile(p, []byte("broker:\n  url: tcp://config:1883\n  username: from-config\nfleet: configfleet\n"), 0o600)
+	return p
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startBroker(t *testing.T, addr string) {
+	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv.AddHook(new(auth.AllowHook), nil)
+	if err := srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t1", Address: addr})); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+}
+
+func testPublishFlags(t *testing.T, broker, spool string, timeout time.Duration) *publishFlags {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	pf := addPublishFlags(fs, func(string) string { return "" })
+	if err := fs.Parse([]string{"--publish", "--broker", broker, "--fleet", "lab", "--device", "pi4-07",
+		"--spool", spool, "--publish-timeout", timeout.String(), "--agent-config", writeAgentConfig(t)}); err != nil {
+		t.Fatal(err)
+	}
+	return pf
+}
+
+func testWireResult() *transport.Result {
+	return &transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
+		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded,
+		Spec: transport.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1}}
+}
+
+// TestPublishResult: with the broker down the result stays spooled and the
+// error says so; with broker and collector up, it and the spooled one are
+// acknowledged.
+func TestPublishResult(t *testing.T) {
+	addr := freeAddr(t)
+	spool := t.TempDir()
+	var stderr bytes.Buffer
+	env := &cliEnv{stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+	first := testWireResult()
+	err := publishResult(context.Background(), env, testPublishFlags(t, "tcp://"+addr, spool, 300*time.Millisecond), first)
+	if err == nil || !strings.Contains(err.Error(), "stays in the spool") || !strings.Contains(err.Error(), "not reachable") {
+		t.Fatalf("broker down: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(spool, first.ID+".msg")); err != nil {
+		t.Fatalf("result not spooled: %v", err)
+	}
+
+	startBroker(t, addr)
+	col, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + addr, ClientID: "collector",
+		RetryInterval: 100 * time.Millisecond}, transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	got := make(chan string, 4)
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result) error {
+		got <- r.ID
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := col.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := testWireResult()
+	if err := publishResult(ctx, env, testPublishFlags(t, "tcp://"+addr, spool, 10*time.Second), second); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "acknowledged by the collector") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		select {
+		case id := <-got:
+			seen[id] = true
+		case <-ctx.Done():
+			t.Fatalf("collector got %v, want both results", seen)
+		}
+	}
+	if !seen[first.ID] || !seen[second.ID] {
+		t.Errorf("collector got %v", seen)
+	}
+}
