@@ -1,0 +1,222 @@
+package collector
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ExportFormats are the formats Export writes.
+var ExportFormats = []string{"csv", "json", "benchfmt"}
+
+// Export writes the stored runs matching f in format: csv (one row per
+// result, figures averaged over its runs), json (the same rows) or
+// benchfmt (one Go benchmark line per run, readable by benchstat).
+func (s *Store) Export(ctx context.Context, w io.Writer, format string, f Filter) error {
+	switch format {
+	case "csv", "json":
+		rows, err := s.Runs(ctx, f)
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return writeJSONRows(w, rows)
+		}
+		return writeCSV(w, rows)
+	case "benchfmt":
+		runs, err := s.GroupRuns(ctx, "device", f)
+		if err != nil {
+			return err
+		}
+		rows, err := s.Runs(ctx, f)
+		if err != nil {
+			return err
+		}
+		meta := map[string]RunRow{}
+		for _, r := range rows {
+			meta[r.ID] = r
+		}
+		return writeBenchfmt(w, runs, meta)
+	}
+	return fmt.Errorf("export: unknown format %q (want %s)", format, strings.Join(ExportFormats, ", "))
+}
+
+func writeCSV(w io.Writer, rows []RunRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
+		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb"})
+	for _, r := range rows {
+		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
+			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), labelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
+			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
+			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("export csv: %w", err)
+	}
+	return nil
+}
+
+// csvFloat writes an absent figure as an empty field.
+func csvFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// jsonRow is a RunRow with absent figures as null.
+type jsonRow struct {
+	RunRow
+	MeanUS *float64 `json:"mean_us"`
+	P50US  *float64 `json:"p50_us"`
+	P99US  *float64 `json:"p99_us"`
+	MaxUS  *float64 `json:"max_us"`
+	CPUPct *float64 `json:"cpu_pct"`
+	IOKBs  *float64 `json:"io_kbs"`
+	MemKB  *float64 `json:"mem_kb"`
+}
+
+func ptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func writeJSONRows(w io.Writer, rows []RunRow) error {
+	out := make([]jsonRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, jsonRow{RunRow: r, MeanUS: ptr(r.MeanUS), P50US: ptr(r.P50US), P99US: ptr(r.P99US), MaxUS: ptr(r.MaxUS),
+			CPUPct: ptr(r.CPUPct), IOKBs: ptr(r.IOKBs), MemKB: ptr(r.MemKB)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("export json: %w", err)
+	}
+	return nil
+}
+
+func labelString(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// writeBenchfmt writes runs in the Go benchmark format: configuration
+// lines (device, server, build, fleet, board and every other run label)
+// before each run's line, which names the target and connections and
+// carries the figures as value-unit pairs. "Unit ... better=higher"
+// lines tell benchstat which way req/s goes. benchstat -col server (or
+// device, build) then compares the groups.
+func writeBenchfmt(w io.Writer, runs []GroupedRun, meta map[string]RunRow) error {
+	var b strings.Builder
+	b.WriteString("Unit req/s better=higher\n\n")
+	cur := map[string]string{}
+	for _, r := range runs {
+		m, ok := meta[r.ResultID]
+		if !ok {
+			continue
+		}
+		cfg := map[string]string{"device": m.Device, "fleet": m.Fleet, "server": "", "build": "", "board": m.Board}
+		for k, v := range m.Labels {
+			cfg[configKey(k)] = v
+		}
+		if cfg["server"] == "" {
+			cfg["server"] = m.Server
+		}
+		keys := make([]string, 0, len(cfg))
+		for k := range cfg {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := configValue(cfg[k])
+			if cur[k] != v {
+				fmt.Fprintf(&b, "%s: %s\n", k, v)
+				cur[k] = v
+			}
+		}
+		name := "BenchmarkHTTP/" + benchName(m.URL) + "/conns=" + strconv.Itoa(m.Conns)
+		iters := r.Completed
+		if iters < 1 {
+			iters = 1
+		}
+		fmt.Fprintf(&b, "%s %d %s req/s", name, iters, strconv.FormatFloat(r.RPS, 'g', 6, 64))
+		pair := func(v, scale float64, unit string) {
+			if !math.IsNaN(v) {
+				fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v*scale, 'g', 6, 64), unit)
+			}
+		}
+		pair(r.MeanUS, 1e-6, "sec/op")
+		pair(r.P50US, 1e-6, "p50-sec")
+		pair(r.P99US, 1e-6, "p99-sec")
+		pair(r.MaxUS, 1e-6, "max-sec")
+		pair(float64(r.Timeouts), 1, "timeouts")
+		pair(float64(r.Errors), 1, "errors")
+		pair(r.CPUPct, 1, "cpu-%")
+		pair(r.IOKBs, 1, "io-KB/s")
+		pair(r.MemKB*1024, 1, "mem-B")
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("export benchfmt: %w", err)
+	}
+	return nil
+}
+
+// configKey makes a label key a benchfmt configuration key: lower case,
+// no spaces.
+func configKey(k string) string {
+	k = strings.ToLower(k)
+	k = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == ':' {
+			return '-'
+		}
+		return r
+	}, k)
+	if k == "" || !(k[0] >= 'a' && k[0] <= 'z') {
+		k = "l" + k
+	}
+	return k
+}
+
+func configValue(v string) string {
+	return strings.Join(strings.Fields(v), " ")
+}
+
+// benchName turns a target URL into a benchmark name element: host and
+// path, no spaces or slashes.
+func benchName(raw string) string {
+	u, err := url.Parse(raw)
+	name := raw
+	if err == nil && u.Host != "" {
+		name = u.Host + u.Path
+	}
+	name = strings.TrimSuffix(name, "/")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '/' || r == ' ' || r == '\t':
+			return '_'
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,102 @@
+package collector
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// fakeRun builds a run of about rps requests/s over 10 s with latencies
+// around p50us, and a system summary.
+func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyBP int64) transport.Run {
+	h := loadgen.NewLatencyHistogram()
+	for range 2000 {
+		h.Record(p50us/2 + rng.Int64N(p50us+1))
+	}
+	n := int64(rps * 10)
+	temp := int32(550)
+	sec := make([]transport.Second, 10)
+	samples := make([]transport.SysSample, 10)
+	for i := range sec {
+		sec[i] = transport.Second{T: int32(i), Completed: n / 10, P50US: p50us, P99US: 2 * p50us}
+		busy := int32(cpuBusyBP) + int32(rng.IntN(200))
+		tc := []int32{temp + int32(i)}
+		samples[i] = transport.SysSample{T: int32(1000 * (i + 1)), CPU: &transport.CPUShares{User: busy, Idle: 10000 - busy}, TempDC: tc,
+			Disks: []transport.DiskRate{{I: 0, ReadKBs: 12, WriteKBs: 30}}}
+	}
+	return transport.Run{
+		StartedAt: start, DurationUS: 10_000_000, Completed: n, OK: n, Errors: transport.ErrorCounts{Timeout: 3},
+		DocLength: 13, Server: "nginx/1.22.1", Latency: h.AppendCompact(nil), Timeline: sec,
+		System: &transport.System{
+			IntervalMS: 1000, Disks: []string{"mmcblk0", "mmcblk0p1"}, Partitions: []bool{false, true}, Zones: []string{"cpu-thermal"},
+			Samples: samples,
+			Summary: transport.SysSummary{
+				Seconds: 10, Samples: 10,
+				CPU: &transport.CPUSummary{User: transport.Stat{Mean: cpuBusyBP, Max: cpuBusyBP + 200}, Idle: transport.Stat{Mean: 10000 - cpuBusyBP}},
+				Mem: &transport.MemSummary{TotalKB: 4 << 20, Used: transport.Stat{Mean: 300000, Max: 310000}},
+				Disks: []transport.DiskSummary{
+					{I: 0, ReadKBs: transport.Stat{Mean: 12}, WriteKBs: transport.Stat{Mean: 30}},
+					{I: 1, ReadKBs: transport.Stat{Mean: 12}, WriteKBs: transport.Stat{Mean: 30}},
+				},
+				TempMaxDC: &temp,
+			},
+		},
+	}
+}
+
+// fakeResult builds a succeeded result of one run.
+func fakeResult(rng *rand.Rand, fleet, device string, labels map[string]string, at time.Time, rps float64, p50us int64) *transport.Result {
+	return &transport.Result{
+		V: transport.SchemaVersion, ID: transport.NewID(), Fleet: fleet, Device: device, CreatedAt: at, Kind: transport.KindLoadTest,
+		Outcome: transport.StateSucceeded, Labels: labels,
+		Spec:        transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
+		Fingerprint: transport.Fingerprint{Board: "Raspberry Pi 4 Model B Rev 1.4", Kernel: "6.1.0-rpi7", OS: "Debian GNU/Linux 12", Arch: "aarch64", Cores: 4, Server: "nginx/1.22.1"},
+		Runs:        []transport.Run{fakeRun(rng, at, rps, p50us, 3500)},
+	}
+}
+
+func incoming(t testing.TB, r *transport.Result) Incoming {
+	t.Helper()
+	b, err := r.MarshalMsg(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Incoming{Result: r, Raw: b}
+}
+
+func openTestStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := OpenStore(context.Background(), filepath.Join(t.TempDir(), "edgebench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// seedCompare stores 5 runs each of nginx and kangle on two devices:
+// kangle about 20 % faster, pi-2 like pi-1.
+func seedCompare(t testing.TB, s *Store) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var batch []Incoming
+	for i := range 5 {
+		for _, dev := range []string{"pi-1", "pi-2"} {
+			jitter := rng.Float64() * 20
+			batch = append(batch,
+				incoming(t, fakeResult(rng, "lab", dev, map[string]string{"server": "nginx"}, at, 1000+jitter, 800)),
+				incoming(t, fakeResult(rng, "lab", dev, map[string]string{"server": "kangle"}, at.Add(time.Second), 1200+jitter, 650)))
+			at = at.Add(time.Minute)
+		}
+		_ = i
+	}
+	if _, err := s.Ingest(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+}

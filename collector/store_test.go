@@ -1,0 +1,234 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/transport"
+)
+
+func TestIngestIdempotentAndDurable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "edgebench.db")
+	s, err := OpenStore(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	now := time.Now()
+	a := incoming(t, fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, now, 1000, 800))
+	b := incoming(t, fakeResult(rng, "lab", "pi-2", nil, now, 900, 900))
+	fresh, err := s.Ingest(ctx, []Incoming{a, b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fresh[0] || !fresh[1] || fresh[2] {
+		t.Fatalf("fresh = %v, want [true true false]", fresh)
+	}
+	fresh, err = s.Ingest(ctx, []Incoming{b})
+	if err != nil || fresh[0] {
+		t.Fatalf("second ingest of b: %v %v", fresh, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen: the schema is not reapplied, nothing is lost or doubled.
+	s, err = OpenStore(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	nres, nruns, err := s.CountResults(ctx)
+	if err != nil || nres != 2 || nruns != 2 {
+		t.Fatalf("after reopen: %d results %d runs %v", nres, nruns, err)
+	}
+	fresh, err = s.Ingest(ctx, []Incoming{a})
+	if err != nil || fresh[0] {
+		t.Fatalf("ingest after reopen: %v %v", fresh, err)
+	}
+
+	got, err := s.Result(ctx, a.Result.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != a.Result.ID || got.Labels["server"] != "nginx" || len(got.Runs) != 1 {
+		t.Errorf("stored result %+v", got)
+	}
+	if _, err := s.Result(ctx, "01NOPE"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing result: %v", err)
+	}
+	id, err := s.ResultIDPrefix(ctx, a.Result.ID[:20])
+	if err != nil || id != a.Result.ID {
+		t.Errorf("prefix: %q %v", id, err)
+	}
+
+	runs, err := s.Runs(ctx, Filter{Labels: map[string]string{"server": "nginx"}})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	r := runs[0]
+	if math.Abs(r.RPS-1000) > 0.01 || r.Timeouts != 3 || r.Errors != 3 || math.Abs(r.CPUPct-35) > 0.01 || r.IOKBs != 42 || r.MemKB != 300000 {
+		t.Errorf("figures %+v", r)
+	}
+	if r.P50US < 700 || r.P50US > 900 || r.P99US < r.P50US || r.MaxUS < r.P99US {
+		t.Errorf("latency figures %+v", r)
+	}
+
+	devs, err := s.Devices(ctx)
+	if err != nil || len(devs) != 2 || devs[0].LastResult != a.Result.ID {
+		t.Fatalf("devices %+v %v", devs, err)
+	}
+}
+
+func TestIngestAbsentFigures(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	r := &transport.Result{V: 1, ID: transport.NewID(), Fleet: "lab", Device: "bare", CreatedAt: time.Now(), Outcome: transport.StateSucceeded,
+		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 1e6, Completed: 10}}}
+	if _, err := s.Ingest(ctx, []Incoming{incoming(t, r)}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, Filter{Device: "bare"})
+	if err != nil || len(runs) != 1 {
+		t.Fatal(runs, err)
+	}
+	if !math.IsNaN(runs[0].CPUPct) || !math.IsNaN(runs[0].P50US) || runs[0].RPS != 10 {
+		t.Errorf("absent figures should be NaN: %+v", runs[0])
+	}
+}
+
+func TestStatusStaleWillIgnored(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	info := &transport.DeviceInfo{Board: "Raspberry Pi 4", Labels: map[string]string{"site": "attic"}}
+	steps := []struct {
+		st      transport.Status
+		applied bool
+		online  bool
+	}{
+		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b1", ConnSeq: 1, Info: info}, true, true},
+		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b1", ConnSeq: 2, Info: info}, true, true},
+		{transport.Status{V: 1, State: transport.StatusLost, BootID: "b1", ConnSeq: 1}, false, true}, // stale will
+		{transport.Status{V: 1, State: transport.StatusLost, BootID: "b1", ConnSeq: 2}, true, false},
+		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b2", ConnSeq: 1, Info: info}, true, true},
+	}
+	for i, st := range steps {
+		applied, err := s.SetStatus(ctx, "lab", "pi-1", &st.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs, err := s.Devices(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if applied != st.applied || devs[0].Online != st.online {
+			t.Errorf("step %d: applied %v online %v, want %v %v", i, applied, devs[0].Online, st.applied, st.online)
+		}
+		if devs[0].Info == nil || devs[0].Labels["site"] != "attic" {
+			t.Errorf("step %d: info lost: %+v", i, devs[0])
+		}
+	}
+	d, _ := s.Devices(ctx)
+	if v, ok := d[0].Field("board"); !ok || v != "Raspberry Pi 4" {
+		t.Errorf("Field(board) = %q %v", v, ok)
+	}
+	if v, ok := d[0].Field("site"); !ok || v != "attic" {
+		t.Errorf("Field(site) = %q %v", v, ok)
+	}
+}
+
+func TestEventsAndCommands(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	cmd := &transport.Command{V: 1, ID: transport.NewID(), IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute), Kind: transport.KindLoadTest}
+	if err := s.AddCommand(ctx, "lab", "_all", cmd, []byte{0x80}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []transport.Event{
+		{V: 1, CommandID: cmd.ID, Seq: 1, State: transport.StateAccepted, At: time.Now()},
+		{V: 1, CommandID: cmd.ID, Seq: 2, State: transport.StateRunning, Progress: &transport.Progress{ElapsedMS: 1000, Completed: 900, RPS: 900}, At: time.Now()},
+		{V: 1, CommandID: cmd.ID, Seq: 2, State: transport.StateRunning, At: time.Now()}, // redelivered
+		{V: 1, CommandID: cmd.ID, Seq: 3, State: transport.StateSucceeded, ResultID: "R1", At: time.Now()},
+	} {
+		if err := s.AddEvent(ctx, "lab", "pi-1", &ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := s.Events(ctx, cmd.ID)
+	if err != nil || len(evs) != 3 || evs[1].Progress == nil || evs[1].Progress.Completed != 900 || evs[2].ResultID != "R1" {
+		t.Fatalf("events %+v %v", evs, err)
+	}
+}
+
+func TestConcurrentIngestAndRead(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for range 10 {
+				var batch []Incoming
+				for range 5 {
+					batch = append(batch, incoming(t, fakeResult(rng, "lab", "pi-1", nil, time.Now(), 100, 500)))
+				}
+				if _, err := s.Ingest(ctx, batch); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.Runs(ctx, Filter{Limit: 5}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n, _, err := s.CountResults(ctx); err != nil || n != 200 {
+		t.Fatalf("%d results, %v", n, err)
+	}
+}
+
+func TestGroupRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	seedCompare(t, s)
+	for _, tc := range []struct {
+		by     string
+		groups map[string]int
+	}{
+		{"server", map[string]int{"nginx": 10, "kangle": 10}},
+		{"device", map[string]int{"lab/pi-1": 10, "lab/pi-2": 10}},
+		{"board", map[string]int{"Raspberry Pi 4 Model B Rev 1.4": 20}},
+		{"build", map[string]int{"-": 20}},
+	} {
+		runs, err := s.GroupRuns(ctx, tc.by, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, r := range runs {
+			got[r.Group]++
+		}
+		if len(got) != len(tc.groups) {
+			t.Errorf("by %s: %v", tc.by, got)
+		}
+		for k, n := range tc.groups {
+			if got[k] != n {
+				t.Errorf("by %s: %v, want %v", tc.by, got, tc.groups)
+			}
+		}
+	}
+}
