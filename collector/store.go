@@ -737,15 +737,15 @@ func (s *Store) CountResults(ctx context.Context) (results, runs int64, err erro
 
 // Event is a stored command event.
 type Event struct {
-	CommandID string              `json:"cmd_id"`
-	Fleet     string              `json:"fleet"`
-	Device    string              `json:"device"`
-	Seq       uint32              `json:"seq"`
+	CommandID string               `json:"cmd_id"`
+	Fleet     string               `json:"fleet"`
+	Device    string               `json:"device"`
+	Seq       uint32               `json:"seq"`
 	State     transport.EventState `json:"state"`
-	Reason    string              `json:"reason,omitempty"`
-	ResultID  string              `json:"result_id,omitempty"`
-	Progress  *transport.Progress `json:"progress,omitempty"`
-	At        time.Time           `json:"at"`
+	Reason    string               `json:"reason,omitempty"`
+	ResultID  string               `json:"result_id,omitempty"`
+	Progress  *transport.Progress  `json:"progress,omitempty"`
+	At        time.Time            `json:"at"`
 }
 
 // Events lists a command's events by device and sequence.
