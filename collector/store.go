@@ -18,8 +18,11 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", pure Go
 )
 
-// ErrNotFound is returned by the Store's lookups of one thing by id.
-var ErrNotFound = errors.New("not found")
+// Errors of the Store's lookups of one thing by id.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrAmbiguous = errors.New("prefix is ambiguous")
+)
 
 // Store keeps devices, commands, events and results in a SQLite file. It
 // writes through one connection (SQLite has one writer anyway; this keeps
@@ -723,7 +726,7 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 	case 1:
 		return ids[0], nil
 	}
-	return "", fmt.Errorf("result %s: prefix is ambiguous", prefix)
+	return "", fmt.Errorf("result %s: %w", prefix, ErrAmbiguous)
 }
 
 // CountResults is the number of stored results and runs.

@@ -1,0 +1,363 @@
+package collector
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// webFiles are the page templates and the chart script. The script is
+// edgebench's own (web/chart.js, about 130 lines of SVG drawing): a
+// charting library would be ten times the size for the two chart kinds
+// the pages need.
+//
+//go:embed web
+var webFiles embed.FS
+
+// Web serves the collector's pages: the fleet at /, a run at /runs/{id},
+// a comparison at /compare?by=...&metric=..., and the chart script at
+// /static/chart.js. Pages are rendered on the server; the script only
+// draws the charts whose data the page carries.
+type Web struct {
+	store *Store
+	log   *zap.Logger
+	tmpl  map[string]*template.Template
+	mux   *http.ServeMux
+	now   func() time.Time
+}
+
+// NewWeb parses the embedded templates.
+func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
+	funcs := template.FuncMap{
+		"labels": labelString,
+		"short":  shortID,
+		"num":    webNum,
+		"lat":    webLat,
+		"mb":     func(kb float64) string { return webNum(kb / 1024) },
+		"ago":    w.ago,
+	}
+	for _, page := range []string{"fleet", "run", "compare"} {
+		t, err := template.New(page).Funcs(funcs).ParseFS(webFiles, "web/layout.html", "web/"+page+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web templates: %w", err)
+		}
+		w.tmpl[page] = t
+	}
+	static, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		return nil, fmt.Errorf("web static: %w", err)
+	}
+	w.mux.HandleFunc("GET /{$}", w.fleet)
+	w.mux.HandleFunc("GET /runs/{id}", w.run)
+	w.mux.HandleFunc("GET /compare", w.compare)
+	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(static)))
+	return w, nil
+}
+
+// ServeHTTP serves the pages.
+func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	rw.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'")
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	w.mux.ServeHTTP(rw, r)
+}
+
+func (w *Web) render(rw http.ResponseWriter, page string, data any) {
+	var b bytes.Buffer
+	if err := w.tmpl[page].ExecuteTemplate(&b, page+".html", data); err != nil {
+		w.log.Error("render page", zap.String("page", page), zap.Error(err))
+		http.Error(rw, "internal error", http.StatusInternalServerError)
+		return
+	}
+	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rw.Write(b.Bytes())
+}
+
+func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, ErrNotFound) {
+		http.Error(rw, err.Error(), http.StatusNotFound)
+		return
+	}
+	if errors.Is(err, ErrAmbiguous) {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.log.Error("page", zap.String("path", r.URL.Path), zap.Error(err))
+	http.Error(rw, "internal error", http.StatusInternalServerError)
+}
+
+func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
+	devs, err := w.store.Devices(r.Context())
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	runs, err := w.store.Runs(r.Context(), Filter{Limit: 50})
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	online := 0
+	for _, d := range devs {
+		if d.Online {
+			online++
+		}
+	}
+	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": devs, "Runs": runs, "Online": online})
+}
+
+// lineSpec is the data of one line chart, as web/chart.js reads it.
+type lineSpec struct {
+	Type   string       `json:"type"`
+	Title  string       `json:"title"`
+	Unit   string       `json:"unit"`
+	XUnit  string       `json:"xunit"`
+	X      []float64    `json:"x"`
+	Series []seriesSpec `json:"series"`
+}
+
+type seriesSpec struct {
+	Name   string     `json:"name"`
+	Values []*float64 `json:"values"` // nil: a gap
+}
+
+// barSpec is the data of a bar chart with error bars.
+type barSpec struct {
+	Type  string    `json:"type"`
+	Title string    `json:"title"`
+	Unit  string    `json:"unit"`
+	Bars  []barItem `json:"bars"`
+}
+
+type barItem struct {
+	Label string   `json:"label"`
+	Value *float64 `json:"value"`
+	Lo    *float64 `json:"lo"`
+	Hi    *float64 `json:"hi"`
+	Note  string   `json:"note,omitempty"`
+}
+
+func specJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil { // only plain data: cannot fail
+		return "{}"
+	}
+	return string(b)
+}
+
+func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
+	id, err := w.store.ResultIDPrefix(r.Context(), r.PathValue("id"))
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	res, err := w.store.Result(r.Context(), id)
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	idx, _ := strconv.Atoi(r.URL.Query().Get("run"))
+	data := map[string]any{"Title": "run " + shortID(id), "Result": res}
+	if idx < 0 || idx >= len(res.Runs) {
+		idx = 0
+	}
+	if len(res.Runs) > 0 {
+		run := &res.Runs[idx]
+		fig := Figures(run, res.Fingerprint)
+		data["Fig"] = fig
+		data["Throttled"] = fig.Throttled
+		data["Charts"] = RunCharts(run)
+		var rep bytes.Buffer
+		if lr, err := run.Loadgen(res.Spec); err != nil {
+			fmt.Fprintf(&rep, "no report: %v\n", err)
+		} else if err := loadgen.WriteText(&rep, lr); err != nil {
+			fmt.Fprintf(&rep, "no report: %v\n", err)
+		}
+		data["Report"] = rep.String()
+	} else {
+		data["Fig"] = RunFigures{RPS: math.NaN(), MeanUS: math.NaN(), P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(),
+			CPUPct: math.NaN(), IOKBs: math.NaN(), MemKB: math.NaN(), TempC: math.NaN()}
+	}
+	w.render(rw, "run", data)
+}
+
+// RunCharts builds the run page's chart data: requests/s and latency per
+// second of the load timeline, and CPU, IO and temperature per probe
+// sample. It returns JSON strings for the pages' data-chart attributes.
+func RunCharts(run *transport.Run) []string {
+	var out []string
+	if n := len(run.Timeline); n > 0 {
+		x := make([]float64, n)
+		rps := seriesSpec{Name: "req/s"}
+		errs := seriesSpec{Name: "errors/s"}
+		p50 := seriesSpec{Name: "p50"}
+		p99 := seriesSpec{Name: "p99"}
+		for i, s := range run.Timeline {
+			x[i] = float64(s.T + 1)
+			rps.Values = append(rps.Values, fp(float64(s.Completed)))
+			errs.Values = append(errs.Values, fp(float64(s.Errors)))
+			p50.Values = append(p50.Values, fp(float64(s.P50US)/1000))
+			p99.Values = append(p99.Values, fp(float64(s.P99US)/1000))
+		}
+		out = append(out,
+			specJSON(lineSpec{Type: "line", Title: "Requests per second", Unit: "req/s", XUnit: "s", X: x, Series: []seriesSpec{rps, errs}}),
+			specJSON(lineSpec{Type: "line", Title: "Latency", Unit: "ms", XUnit: "s", X: x, Series: []seriesSpec{p50, p99}}))
+	}
+	sy := run.System
+	if sy == nil || len(sy.Samples) == 0 {
+		return out
+	}
+	x := make([]float64, len(sy.Samples))
+	cpu := seriesSpec{Name: "busy"}
+	user := seriesSpec{Name: "user"}
+	rd := seriesSpec{Name: "read"}
+	wr := seriesSpec{Name: "write"}
+	temp := seriesSpec{Name: "hottest zone"}
+	for i, s := range sy.Samples {
+		x[i] = float64(s.T) / 1000
+		if c := s.CPU; c != nil {
+			cpu.Values = append(cpu.Values, fp(float64(10000-c.Idle-c.IOWait)/100))
+			user.Values = append(user.Values, fp(float64(c.User+c.Nice)/100))
+		} else {
+			cpu.Values, user.Values = append(cpu.Values, nil), append(user.Values, nil)
+		}
+		var r, w float64
+		seen := false
+		for _, d := range s.Disks {
+			if int(d.I) < len(sy.Partitions) && sy.Partitions[d.I] {
+				continue
+			}
+			r, w, seen = r+float64(d.ReadKBs), w+float64(d.WriteKBs), true
+		}
+		if seen {
+			rd.Values, wr.Values = append(rd.Values, fp(r)), append(wr.Values, fp(w))
+		} else {
+			rd.Values, wr.Values = append(rd.Values, nil), append(wr.Values, nil)
+		}
+		if len(s.TempDC) > 0 {
+			hot := s.TempDC[0]
+			for _, t := range s.TempDC {
+				hot = max(hot, t)
+			}
+			temp.Values = append(temp.Values, fp(float64(hot)/10))
+		} else {
+			temp.Values = append(temp.Values, nil)
+		}
+	}
+	out = append(out,
+		specJSON(lineSpec{Type: "line", Title: "CPU", Unit: "%", XUnit: "s", X: x, Series: []seriesSpec{cpu, user}}),
+		specJSON(lineSpec{Type: "line", Title: "Disk IO", Unit: "KB/s", XUnit: "s", X: x, Series: []seriesSpec{rd, wr}}),
+		specJSON(lineSpec{Type: "line", Title: "Temperature", Unit: "°C", XUnit: "s", X: x, Series: []seriesSpec{temp}}))
+	return out
+}
+
+func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	by := q.Get("by")
+	if by == "" {
+		by = "device"
+	}
+	metric := q.Get("metric")
+	if metric == "" {
+		metric = "rps"
+	}
+	data := map[string]any{"Title": "compare by " + by, "By": by, "Metric": metric, "MetricNames": MetricNames(),
+		"ExcludeThrottled": q.Get("exclude_throttled") != ""}
+	m, ok := MetricByName(metric)
+	if !ok {
+		data["Err"] = fmt.Sprintf("unknown metric %q", metric)
+		m = Metrics[0]
+		metric = m.Name
+	}
+	f := Filter{Fleet: q.Get("fleet"), ExcludeThrottled: q.Get("exclude_throttled") != ""}
+	c, err := w.store.Compare(r.Context(), CompareOptions{By: by, Metrics: []string{metric}, Filter: f, Base: q.Get("base")})
+	if err != nil {
+		data["Err"] = err.Error()
+		c = &Comparison{By: by}
+	}
+	data["Base"] = c.Base
+	data["Chart"] = specJSON(CompareChart(c, m))
+	var table bytes.Buffer
+	if err := c.WriteText(&table); err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	data["Table"] = table.String()
+	w.render(rw, "compare", data)
+}
+
+// CompareChart is the comparison page's bar chart of metric m: each
+// group's mean with its 95 % interval, labelled with the verdict against
+// the base group.
+func CompareChart(c *Comparison, m Metric) barSpec {
+	spec := barSpec{Type: "bar", Title: m.Title + " by " + c.By, Unit: m.Unit}
+	for _, g := range c.Groups {
+		s := g.Stats[m.Name]
+		b := barItem{Label: g.Key, Value: fp(s.Mean)}
+		if s.N > 1 {
+			b.Lo, b.Hi = fp(s.CILow), fp(s.CIHigh)
+		}
+		if d, ok := g.Deltas[m.Name]; ok {
+			b.Note = d.Verdict()
+		}
+		spec.Bars = append(spec.Bars, b)
+	}
+	return spec
+}
+
+// fp is v as a JSON number, nil when absent.
+func fp(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	v = math.Round(v*1000) / 1000
+	return &v
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func webNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func webLat(us float64) string {
+	if math.IsNaN(us) {
+		return "-"
+	}
+	return formatValue(Metric{Unit: "µs"}, us)
+}
+
+func (w *Web) ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := w.now().Sub(t).Round(time.Second)
+	if d < 0 {
+		d = 0
+	}
+	return d.String() + " ago"
+}
