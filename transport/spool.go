@@ -57,6 +57,7 @@ type Spool struct {
 
 	mu      sync.Mutex
 	sizes   map[string]int64
+	writing map[string]bool // reserved by a Put whose file is not in place yet
 	bytes   int64
 	refused int64
 	torn    int64
@@ -146,19 +147,26 @@ func (s *Spool) Put(id string, payload []byte) error {
 		return fmt.Errorf("spool %s: result %s (%d bytes) refused: %d entries, %d bytes held, limits %d entries, %d bytes: %w",
 			s.dir, id, n, count, bytes, s.lim.MaxCount, s.lim.MaxBytes, ErrSpoolFull)
 	}
-	// Reserve the room, so concurrent Puts cannot overshoot the bounds.
+	// Reserve the room, so concurrent Puts cannot overshoot the bounds;
+	// List leaves the entry out until its file is in place, or a replay
+	// would find no file and forget the entry.
 	s.sizes[id] = n
 	s.bytes += n
+	if s.writing == nil {
+		s.writing = map[string]bool{}
+	}
+	s.writing[id] = true
 	s.mu.Unlock()
 
-	if err := s.write(id, payload); err != nil {
-		s.mu.Lock()
+	err := s.write(id, payload)
+	s.mu.Lock()
+	delete(s.writing, id)
+	if err != nil {
 		delete(s.sizes, id)
 		s.bytes -= n
-		s.mu.Unlock()
-		return err
 	}
-	return nil
+	s.mu.Unlock()
+	return err
 }
 
 func (s *Spool) write(id string, payload []byte) error {
@@ -226,7 +234,9 @@ func (s *Spool) List() []string {
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.sizes))
 	for id := range s.sizes {
-		ids = append(ids, id)
+		if !s.writing[id] {
+			ids = append(ids, id)
+		}
 	}
 	s.mu.Unlock()
 	sort.Strings(ids)
