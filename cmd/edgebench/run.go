@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/transport"
 )
 
 // runFlags is what `edgebench run` accepts, in ab's and wrk's words where
@@ -31,6 +32,8 @@ type runFlags struct {
 	probeInterval time.Duration
 	probeRoot     string
 	watches       []probe.Watch
+
+	publish *publishFlags
 }
 
 // runOutcome is one measured run: the load test and what the probe saw.
@@ -41,7 +44,7 @@ type runOutcome struct {
 
 // parseRunFlags parses args, which may put the URL before, between or after
 // the flags (wrk puts it last, ab too, people put it first).
-func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error) {
+func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) (*runFlags, *flagSet, error) {
 	rf := &runFlags{labels: map[string]string{}}
 	fs := newFlagSet("run", "edgebench run [flags] URL", stderr)
 	c := &rf.cfg
@@ -68,6 +71,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error)
 	rf.probeInterval = time.Second
 	fs.Var((*secondsValue)(&rf.probeInterval), "probe-interval", "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
+	rf.publish = addPublishFlags(fs.FlagSet, getenv)
 	c.Timeout = 2 * time.Second
 
 	var rest []string
@@ -119,7 +123,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, *flagSet, error)
 }
 
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
-	rf, _, err := parseRunFlags(args, env.stderr)
+	rf, _, err := parseRunFlags(args, env.stderr, env.getenv)
 	if err != nil {
 		return err
 	}
@@ -147,6 +151,11 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if err := writeReport(env.stdout, rf, runs); err != nil {
 		return err
 	}
+	if rf.publish.publish {
+		if err := publishResult(ctx, env, rf.publish, wireResult(rf, runs)); err != nil {
+			return err
+		}
+	}
 	var ok int64
 	for _, r := range runs {
 		ok += r.res.OK
@@ -159,6 +168,51 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
 	}
 	return nil
+}
+
+// wireResult is the result of the runs as the agent would send it.
+func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
+	r := &transport.Result{
+		V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
+		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: rf.labels,
+		Spec:        transport.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
+		Fingerprint: transport.Fingerprint{AgentVersion: version},
+	}
+	for _, w := range rf.watches {
+		r.Spec.Watch = append(r.Spec.Watch, w.String())
+	}
+	if info, err := probe.SystemInfo(rf.probeRoot); err == nil {
+		f := &r.Fingerprint
+		f.Kernel, f.OS, f.Arch, f.Board, f.CPUModel = info.Kernel, info.OS, info.Arch, info.Board, info.CPUModel
+		f.Cores, f.MemKB, f.Governor, f.MaxFreqMHz = info.Cores, int64(info.MemoryBytes/1024), info.Governor, info.MaxFreqMHz
+		r.BootID = info.BootID
+	}
+	results := make([]*loadgen.Result, 0, len(runs))
+	var ok int64
+	for _, o := range runs {
+		results = append(results, o.res)
+		ok += o.res.OK
+		r.Runs = append(r.Runs, transport.FromRun(o.res, o.sys))
+		if r.Fingerprint.Server == "" {
+			r.Fingerprint.Server = o.res.Server
+		}
+		if o.sys != nil {
+			r.Warnings = append(r.Warnings, o.sys.Warnings...)
+			if t := o.sys.Summary.Throttled; t != nil && t.Any() {
+				r.Fingerprint.Throttled = true
+			}
+		}
+		if o.res.Interrupted {
+			r.Outcome, r.Reason = transport.StateCancelled, "interrupted"
+		}
+	}
+	if ok == 0 && r.Outcome == transport.StateSucceeded {
+		r.Outcome, r.Reason = transport.StateFailed, "no successful response"
+	}
+	if len(results) > 1 {
+		r.Repeat = transport.RepeatOf(loadgen.Summarize(results))
+	}
+	return r
 }
 
 // measure runs one load test while the probe samples the machine, the

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// TestRunPublishReachesTheCollector runs `edgebench run --publish` as a
+// process against a real broker, with a collector-side subscriber that
+// acks: the result arrives with its runs and system section, the report
+// rebuilt from it matches, and the spool is left empty.
+func TestRunPublishReachesTheCollector(t *testing.T) {
+	base := startTarget(t)
+	addr := freeAddr(t)
+	startBroker(t, addr)
+	col, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + addr, ClientID: "collector", RetryInterval: 100 * time.Millisecond}, transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	got := make(chan *transport.Result, 2)
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result) error {
+		got <- r
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := col.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spool := t.TempDir()
+	r := runBinary(t, "run", "-n", "300", "-c", "3", "--label", "server=builtin", "--publish", "--broker", "tcp://"+addr,
+		"--fleet", "lab", "--device", "bench-1", "--spool", spool, "--agent-config", writeAgentConfig(t),
+		base+"/bytes/100")
+	if r.code != 0 || !strings.Contains(r.stderr, "acknowledged") {
+		t.Fatalf("exit %d\nstderr %s", r.code, r.stderr)
+	}
+	var res *transport.Result
+	select {
+	case res = <-got:
+	case <-ctx.Done():
+		t.Fatal("the collector got no result")
+	}
+	if res.Device != "bench-1" || res.Fleet != "lab" || res.Labels["server"] != "builtin" || len(res.Runs) != 1 ||
+		res.Runs[0].Completed != 300 || res.Runs[0].System == nil || res.Fingerprint.Server != "edgebench/test" {
+		t.Errorf("result %+v", res)
+	}
+	lg, err := res.Runs[0].Loadgen(res.Spec)
+	if err != nil || lg.Completed != 300 || lg.Latency.Count() != 300 {
+		t.Errorf("rebuilt result: %v %+v", err, lg)
+	}
+	var b strings.Builder
+	loadgen.WriteAB(&b, lg)
+	if !strings.Contains(b.String(), "Complete requests:      300") {
+		t.Errorf("ab report from the wire:\n%s", b.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(spool, "*.msg")); len(m) != 0 {
+		t.Errorf("%d results left in the spool: %v\n%s", len(m), m, r.stderr)
+	}
+}
