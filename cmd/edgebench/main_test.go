@@ -181,3 +181,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: %d %q", r.code, r.stdout)
 	}
 }
+
+func TestAgentBadConfigExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"unknown.yaml": "brokr:\n  url: tcp://127.0.0.1:1883\n",
+		"value.yaml":   "policy:\n  max_connections: -3\n",
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(body), 0o644)
+		r := runBinary(t, "agent", "--config", path)
+		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, name) {
+			t.Errorf("%s: exit %d, stderr %q", name, r.code, r.stderr)
+		}
+	}
+	if r := runBinary(t, "agent", "--config", filepath.Join(dir, "missing.yaml")); r.code != 2 {
+		t.Errorf("a named config that is missing: exit %d, %q", r.code, r.stderr)
+	}
+}
