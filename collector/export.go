@@ -74,8 +74,8 @@ func csvFloat(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// jsonRow is a RunRow with absent figures as null.
-type jsonRow struct {
+// ExportRow is a RunRow as JSON, with absent figures as null.
+type ExportRow struct {
 	RunRow
 	MeanUS *float64 `json:"mean_us"`
 	P50US  *float64 `json:"p50_us"`
@@ -93,12 +93,18 @@ func ptr(v float64) *float64 {
 	return &v
 }
 
-func writeJSONRows(w io.Writer, rows []RunRow) error {
-	out := make([]jsonRow, 0, len(rows))
+// ExportRows converts rows for JSON.
+func ExportRows(rows []RunRow) []ExportRow {
+	out := make([]ExportRow, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, jsonRow{RunRow: r, MeanUS: ptr(r.MeanUS), P50US: ptr(r.P50US), P99US: ptr(r.P99US), MaxUS: ptr(r.MaxUS),
+		out = append(out, ExportRow{RunRow: r, MeanUS: ptr(r.MeanUS), P50US: ptr(r.P50US), P99US: ptr(r.P99US), MaxUS: ptr(r.MaxUS),
 			CPUPct: ptr(r.CPUPct), IOKBs: ptr(r.IOKBs), MemKB: ptr(r.MemKB)})
 	}
+	return out
+}
+
+func writeJSONRows(w io.Writer, rows []RunRow) error {
+	out := ExportRows(rows)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {

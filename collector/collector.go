@@ -1,0 +1,383 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/transport"
+)
+
+// Config configures a Collector. Zero values take the defaults.
+type Config struct {
+	DB     string // SQLite file; default ./edgebench.db
+	Prefix string // topic prefix; default transport.DefaultPrefix
+
+	// Embedded broker (the default): Listen is its address and Accounts
+	// who may connect. The collector dials it with Accounts.Collector.
+	Listen   string // default 127.0.0.1:1883
+	Accounts *Accounts
+
+	// External broker, instead of the embedded one: its URL and the
+	// collector's login there. Share splits results among collectors
+	// ($share/<Share>/...).
+	Broker   string
+	Username string
+	Password string
+	CAFile   string
+	Share    string
+	ClientID string // default edgebench-collector (plus the share group)
+
+	Web string // web UI and API address; default 127.0.0.1:8080; "-" for none
+
+	IngestWorkers int // results handled at once (each waits for its batch's commit); default 64
+	BatchMax      int // results per transaction; default 256
+	Log           *zap.Logger
+}
+
+func (c *Config) fill() error {
+	if c.DB == "" {
+		c.DB = "edgebench.db"
+	}
+	if c.Prefix == "" {
+		c.Prefix = transport.DefaultPrefix
+	}
+	if err := transport.ValidPrefix(c.Prefix); err != nil {
+		return fmt.Errorf("collector: %w", err)
+	}
+	if c.Broker == "" {
+		if c.Listen == "" {
+			c.Listen = "127.0.0.1:1883"
+		}
+		if c.Accounts == nil {
+			return errors.New("collector: the embedded broker needs accounts (--accounts FILE)")
+		}
+		if err := c.Accounts.check(); err != nil {
+			return fmt.Errorf("collector: accounts: %w", err)
+		}
+		if c.Accounts.Collector.Password == "" {
+			return errors.New("collector: the collector account needs a plain password to log in to its own broker")
+		}
+	}
+	if c.Web == "" {
+		c.Web = "127.0.0.1:8080"
+	}
+	if c.IngestWorkers <= 0 {
+		c.IngestWorkers = 64
+	}
+	if c.BatchMax <= 0 {
+		c.BatchMax = 256
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+	if c.ClientID == "" {
+		c.ClientID = "edgebench-collector"
+		if c.Share != "" {
+			c.ClientID += "-" + c.Share + "-" + fmt.Sprint(os.Getpid())
+		}
+	}
+	return nil
+}
+
+// Collector receives what the fleet publishes into a Store, sends
+// commands and serves the web UI. Start it with Start; Close stops
+// everything it started.
+type Collector struct {
+	cfg    Config
+	log    *zap.Logger
+	store  *Store
+	broker *mqtt.Server
+	client *transport.Client
+	sub    *transport.Subscriber
+	web    *http.Server
+	webLn  net.Listener
+
+	ingest chan ingestReq
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	stored, duplicates, failed atomic.Int64
+}
+
+type ingestReq struct {
+	in   Incoming
+	done chan error // buffered 1
+}
+
+// Start opens the store, starts the embedded broker (unless an external
+// one is configured), connects, subscribes and serves the web UI.
+func Start(ctx context.Context, cfg Config) (*Collector, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers)}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Collector) start() error {
+	cfg := c.cfg
+	broker, user, pass := cfg.Broker, cfg.Username, cfg.Password
+	if broker == "" {
+		srv, err := startBroker(cfg.Listen, cfg.Accounts, cfg.Prefix,
+			slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			return err
+		}
+		c.broker = srv
+		broker = "tcp://" + cfg.Listen
+		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
+	}
+	c.wg.Add(1)
+	go c.batcher()
+
+	cl, err := transport.Dial(transport.ClientConfig{
+		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
+		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second,
+	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: 4 * cfg.IngestWorkers})
+	if err != nil {
+		return fmt.Errorf("collector: %w", err)
+	}
+	c.client = cl
+	topics := transport.Topics{Prefix: cfg.Prefix}
+	for _, s := range []struct {
+		kind transport.Kind
+		qos  byte
+		h    transport.Handler
+	}{
+		{transport.TopicStatus, 1, c.onStatus},
+		{transport.TopicEvent, 1, c.onEvent},
+		{transport.TopicHeartbeat, 0, c.onHeartbeat},
+	} {
+		filter, err := topics.Filter("+", "+", s.kind, "")
+		if err != nil {
+			return fmt.Errorf("collector: %w", err)
+		}
+		if err := cl.Subscribe(filter, s.qos, s.h); err != nil {
+			return fmt.Errorf("collector: %w", err)
+		}
+	}
+	sub, err := transport.NewSubscriber(cl, transport.SubscriberConfig{Group: cfg.Share, Handler: c.onResult})
+	if err != nil {
+		return fmt.Errorf("collector: %w", err)
+	}
+	c.sub = sub
+
+	if cfg.Web != "-" {
+		w, err := NewWeb(c.store, c.log.Named("web"))
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/", w)
+		c.api(mux)
+		ln, err := net.Listen("tcp", cfg.Web)
+		if err != nil {
+			return fmt.Errorf("collector: web: %w", err)
+		}
+		c.webLn = ln
+		c.web = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := c.web.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				c.log.Error("web server", zap.Error(err))
+			}
+		}()
+	}
+	return nil
+}
+
+// WaitConnected waits until the collector is connected to its broker.
+func (c *Collector) WaitConnected(ctx context.Context) error { return c.client.WaitConnected(ctx) }
+
+// Store is the collector's store.
+func (c *Collector) Store() *Store { return c.store }
+
+// WebAddr is the address the web UI listens on ("" without one).
+func (c *Collector) WebAddr() string {
+	if c.webLn == nil {
+		return ""
+	}
+	return c.webLn.Addr().String()
+}
+
+// Stats counts the results the collector took.
+type Stats struct {
+	Stored     int64 // new results committed
+	Duplicates int64 // results already stored (resent by their device)
+	Failed     int64 // results the store did not take; not acked, so resent
+	transport.SubscriberStats
+}
+
+// Stats returns the collector's counts.
+func (c *Collector) Stats() Stats {
+	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), SubscriberStats: c.sub.Stats()}
+}
+
+// Close stops the web UI, the MQTT client, the ingest, the broker and the
+// store, in that order, and waits for the goroutines.
+func (c *Collector) Close() error {
+	var errs []error
+	if c.web != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, c.web.Shutdown(ctx))
+		cancel()
+	}
+	if c.client != nil {
+		errs = append(errs, c.client.Close())
+	}
+	c.cancel()
+	c.wg.Wait()
+	if c.broker != nil {
+		errs = append(errs, c.broker.Close())
+	}
+	errs = append(errs, c.store.Close())
+	return errors.Join(errs...)
+}
+
+// onResult hands a result to the batcher and waits for its commit: the
+// Subscriber acks it when this returns nil.
+func (c *Collector) onResult(ctx context.Context, _ transport.Addr, r *transport.Result) error {
+	raw, err := r.MarshalMsg(nil)
+	if err != nil {
+		return fmt.Errorf("result %s: encode: %w", r.ID, err)
+	}
+	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
+	select {
+	case c.ingest <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// batcher commits results in batches: it takes what is waiting, up to
+// BatchMax, in one transaction, so that many devices' results share one
+// fsync, and answers each handler after the commit.
+func (c *Collector) batcher() {
+	defer c.wg.Done()
+	batch := make([]ingestReq, 0, c.cfg.BatchMax)
+	in := make([]Incoming, 0, c.cfg.BatchMax)
+	for {
+		batch, in = batch[:0], in[:0]
+		select {
+		case r := <-c.ingest:
+			batch = append(batch, r)
+		case <-c.ctx.Done():
+			return
+		}
+	fill:
+		for len(batch) < c.cfg.BatchMax {
+			select {
+			case r := <-c.ingest:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		for _, r := range batch {
+			in = append(in, r.in)
+		}
+		fresh, err := c.store.Ingest(c.ctx, in)
+		for i, r := range batch {
+			switch {
+			case err != nil:
+				c.failed.Add(1)
+			case fresh[i]:
+				c.stored.Add(1)
+			default:
+				c.duplicates.Add(1)
+			}
+			r.done <- err
+		}
+		if err != nil {
+			c.log.Error("ingest batch", zap.Int("results", len(batch)), zap.Error(err))
+		}
+	}
+}
+
+func (c *Collector) addr(topic string) (transport.Addr, bool) {
+	a, err := transport.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
+	if err != nil {
+		c.log.Warn("message on a bad topic dropped", zap.String("topic", topic), zap.Error(err))
+		return a, false
+	}
+	return a, true
+}
+
+func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	if len(b) == 0 { // a cleared retained message
+		return
+	}
+	st, err := transport.DecodeStatus(b)
+	if err != nil {
+		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	if _, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st); err != nil {
+		c.log.Error("status not stored", zap.Error(err))
+	}
+}
+
+func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	ev, err := transport.DecodeEvent(b)
+	if err != nil {
+		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	if err := c.store.AddEvent(ctx, a.Fleet, a.Device, ev); err != nil {
+		c.log.Error("event not stored", zap.Error(err))
+	}
+}
+
+func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	hb, err := transport.DecodeHeartbeat(b)
+	if err != nil {
+		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	if err := c.store.SetHeartbeat(ctx, a.Fleet, a.Device, hb); err != nil {
+		c.log.Error("heartbeat not stored", zap.Error(err))
+	}
+}

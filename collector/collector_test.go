@@ -1,0 +1,405 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"go.uber.org/goleak"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/edgebench/edgebench/transport"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const prefix = transport.DefaultPrefix
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func testAccounts() *Accounts {
+	return &Accounts{
+		Collector: Account{Username: "collector", Password: "collector-secret"},
+		Devices: []Account{
+			{Fleet: "lab", ID: "pi-1", Password: "one"},
+			{Fleet: "lab", ID: "pi-2", Password: "two"},
+		},
+	}
+}
+
+// until polls cond every 20 ms for at most 20 s: a bound on a wait, not a
+// timed assertion.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startCollector(t *testing.T, cfg Config) *Collector {
+	t.Helper()
+	if cfg.Web == "" {
+		cfg.Web = "127.0.0.1:0"
+	}
+	cfg.Log = zaptest.NewLogger(t)
+	c, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c
+}
+
+// device is a device's transport client with a spool.
+func device(t *testing.T, broker, fleet, id, password string) *transport.Client {
+	t.Helper()
+	sp, err := transport.OpenSpool(t.TempDir(), transport.SpoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := transport.Dial(transport.ClientConfig{Broker: broker, Username: id, Password: password, Fleet: fleet, Device: id,
+		RetryInterval: 200 * time.Millisecond},
+		transport.Options{Spool: sp, Birth: &transport.Status{BootID: "boot-" + id, Info: &transport.DeviceInfo{
+			Board: "Raspberry Pi 4 Model B", OS: "Debian 12", Labels: map[string]string{"site": "attic"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c
+}
+
+// rawClient is a plain paho client, for what a misbehaving device sends.
+func rawClient(broker, clientID, user, password string) (paho.Client, error) {
+	o := paho.NewClientOptions().AddBroker(broker).SetClientID(clientID).SetUsername(user).SetPassword(password).
+		SetAutoReconnect(false).SetConnectRetry(false).SetConnectTimeout(5 * time.Second)
+	c := paho.NewClient(o)
+	tok := c.Connect()
+	if !tok.WaitTimeout(10 * time.Second) {
+		return nil, fmt.Errorf("connect: no answer")
+	}
+	if err := tok.Error(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func TestCollectorEmbeddedBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := filepath.Join(t.TempDir(), "edgebench.db")
+	listen := freeAddr(t)
+	broker := "tcp://" + listen
+	col := startCollector(t, Config{DB: db, Listen: listen, Accounts: testAccounts()})
+	closed := false
+	defer func() {
+		if !closed {
+			col.Close()
+		}
+	}()
+
+	// A device delivers a result end to end: spool, publish, store, ack.
+	d1 := device(t, broker, "lab", "pi-1", "one")
+	defer d1.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	res := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	if err := d1.PublishResult(ctx, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.WaitAck(ctx, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := col.Store().Result(ctx, res.ID); err != nil {
+		t.Fatalf("acked but not stored: %v", err)
+	}
+	until(t, "pi-1 online", func() bool {
+		devs, _ := col.Store().Devices(ctx)
+		return len(devs) == 1 && devs[0].Online && devs[0].Info != nil
+	})
+
+	// Wrong credentials, a stranger, and another device's client id are refused.
+	for _, bad := range []struct{ id, user, pw string }{
+		{"edgebench-lab-pi-1", "pi-1", "wrong"},
+		{"x", "", ""},
+		{"edgebench-lab-pi-3", "pi-3", "three"},
+		{"edgebench-lab-pi-1", "pi-2", "two"}, // pi-2 taking over pi-1's session
+	} {
+		if c, err := rawClient(broker, bad.id, bad.user, bad.pw); err == nil {
+			c.Disconnect(0)
+			t.Errorf("%+v connected", bad)
+		}
+	}
+
+	// A watcher with the collector's account sees everything that gets
+	// through the broker.
+	var mu sync.Mutex
+	seen := map[string]int{}
+	watcher, err := rawClient(broker, "watcher", "collector", "collector-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Disconnect(0)
+	if tok := watcher.Subscribe(prefix+"/#", 1, func(_ paho.Client, m paho.Message) {
+		mu.Lock()
+		seen[m.Topic()]++
+		mu.Unlock()
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal("watcher subscribe", tok.Error())
+	}
+	count := func(topic string) int { mu.Lock(); defer mu.Unlock(); return seen[topic] }
+
+	// pi-2 may not publish pi-1's results, any command, or an ack (the
+	// broker drops such a QoS 1 publish and the connection, as MQTT 3.1.1
+	// has no negative PUBACK), nor subscribe to pi-1's commands or a
+	// wildcard.
+	forged := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1, 1)
+	fb, _ := forged.MarshalMsg(nil)
+	denied := []string{prefix + "/lab/pi-1/result", prefix + "/lab/pi-2/cmd", prefix + "/lab/_all/cmd", prefix + "/lab/pi-1/cmd", prefix + "/lab/pi-2/ack"}
+	p2 := func() paho.Client {
+		c, err := rawClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, topic := range denied {
+		c := p2()
+		c.Publish(topic, 1, false, fb).WaitTimeout(5 * time.Second)
+		c.Disconnect(0)
+	}
+	sub := p2()
+	for _, filter := range []string{prefix + "/lab/pi-1/cmd", prefix + "/#", prefix + "/lab/+/result"} {
+		tok := sub.Subscribe(filter, 1, nil)
+		tok.WaitTimeout(5 * time.Second)
+		if st, ok := tok.(*paho.SubscribeToken); ok && tok.Error() == nil {
+			if q := st.Result()[filter]; q < 0x80 {
+				t.Errorf("pi-2 subscribed to %s (granted %d)", filter, q)
+			}
+		}
+	}
+	// A sentinel on pi-2's own heartbeat from a later connection: once the
+	// watcher has it, anything pi-2 sent before would have arrived too.
+	sub.Publish(prefix+"/lab/pi-2/heartbeat", 1, false, []byte{0x80}).WaitTimeout(5 * time.Second)
+	sub.Disconnect(0)
+	until(t, "sentinel", func() bool { return count(prefix+"/lab/pi-2/heartbeat") > 0 })
+	for _, topic := range denied {
+		if n := count(topic); n != 0 {
+			t.Errorf("pi-2's publish to %s got through (%d)", topic, n)
+		}
+	}
+	if _, err := col.Store().Result(ctx, forged.ID); err == nil {
+		t.Error("forged result stored")
+	}
+
+	// A malformed result is dropped without stopping ingest; a duplicate
+	// is stored once.
+	p1, err := rawClient(broker, "edgebench-lab-pi-1-raw", "pi-1", "one")
+	if err == nil {
+		p1.Disconnect(0)
+		t.Fatal("pi-1 connected with a second client id")
+	}
+	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, []byte("\xde\xad\xbe\xef")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "malformed counted", func() bool { return col.Stats().Malformed >= 1 })
+	raw, _ := res.MarshalMsg(nil)
+	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, raw); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "duplicate counted", func() bool { return col.Stats().Duplicates >= 1 })
+	res2 := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
+	if err := d1.PublishResult(ctx, res2); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.WaitAck(ctx, res2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := col.Store().CountResults(ctx); n != 2 {
+		t.Fatalf("%d results stored, want 2", n)
+	}
+
+	// Trigger through the HTTP API reaches the device's command handler.
+	got := make(chan *transport.Command, 4)
+	if err := d1.SubscribeCommands(func(_ context.Context, c *transport.Command) {
+		select {
+		case got <- c:
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(TriggerRequest{Select: map[string]string{"site": "attic"},
+		Spec: transport.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
+	resp, err := http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trig Triggered
+	json.NewDecoder(resp.Body).Decode(&trig)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(trig.Devices) != 1 || trig.Devices[0] != "lab/pi-1" {
+		t.Fatalf("trigger: %d %+v", resp.StatusCode, trig)
+	}
+	select {
+	case c := <-got:
+		if c.ID != trig.CommandID || c.Spec.LoadTest == nil || c.Spec.LoadTest.Connections != 4 {
+			t.Errorf("command %+v", c)
+		}
+	case <-ctx.Done():
+		t.Fatal("command never arrived")
+	}
+	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: transport.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
+		t.Error("selection of nothing accepted")
+	}
+
+	// Restart on the same file: nothing lost, a resent result not doubled.
+	if err := d1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := col.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	col2 := startCollector(t, Config{DB: db, Listen: listen, Accounts: testAccounts()})
+	defer col2.Close()
+	d1b := device(t, broker, "lab", "pi-1", "one")
+	defer d1b.Close()
+	if err := d1b.PublishResult(ctx, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1b.WaitAck(ctx, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, runs, _ := col2.Store().CountResults(ctx); n != 2 || runs != 2 {
+		t.Fatalf("after restart: %d results %d runs, want 2 2", n, runs)
+	}
+	if s := col2.Stats(); s.Duplicates != 1 || s.Stored != 0 {
+		t.Errorf("after restart: %+v", s)
+	}
+}
+
+// startMosquitto runs Debian's mosquitto on a free loopback port, without
+// authentication (the external broker's own ACLs are its business).
+func startMosquitto(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
+			bin, err = "/usr/sbin/mosquitto", nil
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("mosquitto is not installed: CI must have it (apt-get install mosquitto)")
+		}
+		t.Skip("SKIPPED: mosquitto is not installed (apt-get install mosquitto)")
+	}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", conf)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	until(t, "mosquitto listening", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "tcp://" + addr
+}
+
+func TestCollectorsShareExternalBroker(t *testing.T) {
+	broker := startMosquitto(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var cols []*Collector
+	for i := range 2 {
+		c := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "edgebench.db"), Broker: broker, Share: "ingest",
+			ClientID: fmt.Sprintf("collector-%d", i), Web: "-"})
+		defer c.Close()
+		cols = append(cols, c)
+	}
+	d := device(t, broker, "lab", "pi-1", "")
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 20
+	ids := map[string]bool{}
+	for range n {
+		r := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 500, 500)
+		ids[r.ID] = true
+		if err := d.PublishResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WaitAck(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := int64(0)
+	for i, c := range cols {
+		rows, err := c.Store().Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if !ids[r.ID] {
+				t.Errorf("collector %d has unknown result %s", i, r.ID)
+			}
+			delete(ids, r.ID) // a result in both stores fails below
+		}
+		total += int64(len(rows))
+		t.Logf("collector %d stored %d", i, len(rows))
+	}
+	if total != n || len(ids) != 0 {
+		t.Errorf("stored %d in all, %d results missing", total, len(ids))
+	}
+	if !strings.HasPrefix(broker, "tcp://") {
+		t.Fatal(broker)
+	}
+}

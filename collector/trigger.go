@@ -1,0 +1,215 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/transport"
+)
+
+// TriggerRequest asks devices to run a load test. Exactly one way of
+// choosing devices is used: Device (with Fleet when the id is in several
+// fleets), Fleet alone (every device of it, through the fleet's _all
+// topic), or Select (the known devices whose labels or system-info fields
+// match every pair, optionally within Fleet).
+type TriggerRequest struct {
+	Fleet  string                 `json:"fleet,omitempty"`
+	Device string                 `json:"device,omitempty"`
+	Select map[string]string      `json:"select,omitempty"`
+	Spec   transport.LoadTestSpec `json:"spec"`
+	TTL    time.Duration          `json:"ttl,omitempty"` // until the command expires; default 10 min
+}
+
+// Triggered is what Trigger sent.
+type Triggered struct {
+	CommandID string   `json:"cmd_id"`
+	Devices   []string `json:"devices"` // fleet/id of the devices expected to answer
+	Topics    []string `json:"topics"`
+}
+
+// ErrNoDevices is returned when a trigger's selection matches no device.
+var ErrNoDevices = errors.New("no device matches")
+
+// Trigger sends a load-test command and records it.
+func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered, error) {
+	if req.Spec.URL == "" {
+		return nil, errors.New("trigger: no URL")
+	}
+	ways := 0
+	if req.Device != "" {
+		ways++
+	}
+	if len(req.Select) > 0 {
+		ways++
+	}
+	if ways == 0 && req.Fleet == "" {
+		return nil, errors.New("trigger: say which devices: --device, --fleet or --select")
+	}
+	if ways > 1 {
+		return nil, errors.New("trigger: --device and --select exclude each other")
+	}
+	if req.TTL <= 0 {
+		req.TTL = 10 * time.Minute
+	}
+	devs, err := c.store.Devices(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	type target struct{ fleet, device string }
+	var targets []target
+	var expected []string
+	switch {
+	case req.Device != "":
+		for _, d := range devs {
+			if d.ID == req.Device && (req.Fleet == "" || d.Fleet == req.Fleet) {
+				targets = append(targets, target{d.Fleet, d.ID})
+			}
+		}
+		if len(targets) == 0 && req.Fleet != "" { // never seen yet: its session may still get it
+			targets = append(targets, target{req.Fleet, req.Device})
+		}
+		if len(targets) > 1 {
+			return nil, fmt.Errorf("trigger: device %s is in several fleets: add --fleet", req.Device)
+		}
+	case len(req.Select) > 0:
+		for _, d := range devs {
+			if req.Fleet != "" && d.Fleet != req.Fleet {
+				continue
+			}
+			if matches(&d, req.Select) {
+				targets = append(targets, target{d.Fleet, d.ID})
+			}
+		}
+	default:
+		targets = append(targets, target{req.Fleet, transport.AllDevices})
+		for _, d := range devs {
+			if d.Fleet == req.Fleet && d.Online {
+				expected = append(expected, d.Fleet+"/"+d.ID)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("trigger: %w", ErrNoDevices)
+	}
+	now := time.Now().UTC()
+	cmd := &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
+		Kind: transport.KindLoadTest, Spec: transport.CommandSpec{LoadTest: &req.Spec}}
+	raw, err := cmd.MarshalMsg(nil)
+	if err != nil {
+		return nil, fmt.Errorf("trigger: encode: %w", err)
+	}
+	out := &Triggered{CommandID: cmd.ID}
+	topics := transport.Topics{Prefix: c.cfg.Prefix}
+	for _, t := range targets {
+		if err := c.store.AddCommand(ctx, t.fleet, t.device, cmd, raw); err != nil {
+			return nil, fmt.Errorf("trigger: %w", err)
+		}
+		if err := c.client.PublishCommand(ctx, t.fleet, t.device, cmd); err != nil {
+			return nil, fmt.Errorf("trigger: %w", err)
+		}
+		topic, _ := topics.Topic(t.fleet, t.device, transport.TopicCmd)
+		out.Topics = append(out.Topics, topic)
+		if t.device != transport.AllDevices {
+			out.Devices = append(out.Devices, t.fleet+"/"+t.device)
+		}
+	}
+	out.Devices = append(out.Devices, expected...)
+	sort.Strings(out.Devices)
+	c.log.Info("command sent", zap.String("cmd_id", cmd.ID), zap.Strings("topics", out.Topics), zap.Int("devices", len(out.Devices)))
+	return out, nil
+}
+
+// matches reports whether every k=v of sel holds for d.
+func matches(d *Device, sel map[string]string) bool {
+	for k, v := range sel {
+		got, ok := d.Field(k)
+		if !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CommandStatus is a command's events and results, for trigger --wait.
+type CommandStatus struct {
+	Events  []Event  `json:"events"`
+	Results []ExportRow `json:"results"`
+}
+
+// api adds the JSON endpoints the CLI uses to the mux:
+//
+//	POST /api/trigger               TriggerRequest -> Triggered
+//	GET  /api/commands/{id}         CommandStatus
+//	GET  /api/compare?by=&cmd=...   the comparison as text
+//	GET  /api/devices               []Device
+func (c *Collector) api(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
+		var req TriggerRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		t, err := c.Trigger(r.Context(), req)
+		if err != nil {
+			code := http.StatusBadRequest
+			if errors.Is(err, transport.ErrNotConnected) {
+				code = http.StatusServiceUnavailable
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		writeJSON(w, t)
+	})
+	mux.HandleFunc("GET /api/commands/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		evs, err := c.store.Events(r.Context(), id)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		runs, err := c.store.Runs(r.Context(), Filter{Command: id})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, CommandStatus{Events: evs, Results: ExportRows(runs)})
+	})
+	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var metrics []string
+		if m := q.Get("metric"); m != "" {
+			metrics = strings.Split(m, ",")
+		}
+		cmp, err := c.store.Compare(r.Context(), CompareOptions{By: q.Get("by"), Metrics: metrics,
+			Filter: Filter{Command: q.Get("cmd"), Fleet: q.Get("fleet"), ExcludeThrottled: q.Get("exclude_throttled") != ""}})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		cmp.WriteText(w)
+	})
+	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
+		devs, err := c.store.Devices(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, devs)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
