@@ -140,7 +140,7 @@ func matches(d *Device, sel map[string]string) bool {
 
 // CommandStatus is a command's events and results, for trigger --wait.
 type CommandStatus struct {
-	Events  []Event  `json:"events"`
+	Events  []Event     `json:"events"`
 	Results []ExportRow `json:"results"`
 }
 

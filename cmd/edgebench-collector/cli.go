@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// openDB opens an existing store for the reading commands.
+func openDB(ctx context.Context, path string) (*collector.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", path, err)
+	}
+	return collector.OpenStore(ctx, path)
+}
+
+// filterFlags are the run filters the reading commands share.
+type filterFlags struct {
+	db     string
+	f      collector.Filter
+	labels kvValue
+	since  time.Duration
+}
+
+func addFilterFlags(fs *flagSet, ff *filterFlags) {
+	ff.labels = kvValue{}
+	fs.StringVar(&ff.db, "db", "edgebench.db", "SQLite file")
+	fs.StringVar(&ff.f.Fleet, "fleet", "", "only this fleet")
+	fs.StringVar(&ff.f.Device, "device", "", "only this device")
+	fs.StringVar(&ff.f.Command, "cmd", "", "only the results of this command")
+	fs.Var(ff.labels, "label", "only runs with label k=v (repeatable)")
+	fs.DurationVar(&ff.since, "since", 0, "only runs started within this long ago")
+	fs.BoolVar(&ff.f.ExcludeThrottled, "exclude-throttled", false, "leave out runs during which the device throttled")
+}
+
+func (ff *filterFlags) filter() collector.Filter {
+	f := ff.f
+	f.Labels = ff.labels
+	if ff.since > 0 {
+		f.Since = time.Now().Add(-ff.since)
+	}
+	return f
+}
+
+func noArgs(rest []string) error {
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	return nil
+}
+
+func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet("devices", "edgebench-collector devices [flags]", env.stderr)
+	db := fs.String("db", "edgebench.db", "SQLite file")
+	asJSON := fs.Bool("json", false, "JSON instead of a table")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	s, err := openDB(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	devs, err := s.Devices(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(devs)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLEET\tDEVICE\tSTATE\tBOARD\tOS\tLABELS\tLAST SEEN\tLAST RUN")
+	for _, d := range devs {
+		board, osName := "-", "-"
+		if d.Info != nil {
+			board, osName = orDash(d.Info.Board), orDash(d.Info.OS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Fleet, d.ID, orDash(d.State), board, osName, orDash(labelString(d.Labels)),
+			when(d.LastSeen), orDash(d.LastResult))
+	}
+	return tw.Flush()
+}
+
+func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet("runs", "edgebench-collector runs [flags]", env.stderr)
+	var ff filterFlags
+	addFilterFlags(fs, &ff)
+	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	s, err := openDB(ctx, ff.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rows, err := s.Runs(ctx, ff.filter())
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
+	for _, r := range rows {
+		flags := ""
+		if r.Throttled {
+			flags = "throttled"
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Fleet, r.Device, r.Started.Format("2006-01-02 15:04:05"),
+			r.Outcome, orDash(labelString(r.Labels)), r.Runs, num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), flags)
+	}
+	return tw.Flush()
+}
+
+func cmdShow(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet("show", "edgebench-collector show RUN [flags] (RUN: an id, a unique prefix of one, or last)", env.stderr)
+	db := fs.String("db", "edgebench.db", "SQLite file")
+	format := fs.String("format", "edgebench", "report: edgebench, ab, wrk or json")
+	idx := fs.Int("run", -1, "only this repetition (from 0); default all")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("want one RUN: edgebench-collector show RUN")
+	}
+	switch *format {
+	case "edgebench", "ab", "wrk", "json":
+	default:
+		return usagef("--format %q: want edgebench, ab, wrk or json", *format)
+	}
+	s, err := openDB(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	id, err := s.ResultIDPrefix(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	res, err := s.Result(ctx, id)
+	if err != nil {
+		return err
+	}
+	return writeShow(env.stdout, res, *format, *idx)
+}
+
+func writeShow(w io.Writer, res *transport.Result, format string, only int) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(w, "result %s  %s/%s  %s  %s  %s\n", res.ID, res.Fleet, res.Device, res.CreatedAt.Local().Format(time.RFC3339),
+		res.Outcome, labelString(res.Labels))
+	if res.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", res.Reason)
+	}
+	fp := res.Fingerprint
+	fmt.Fprintf(w, "device: %s, %s, kernel %s, %s", orDash(fp.Board), orDash(fp.OS), orDash(fp.Kernel), orDash(fp.Arch))
+	if fp.Throttled || fp.FreqDropped {
+		fmt.Fprint(w, "  THROTTLED")
+	}
+	fmt.Fprintln(w)
+	for i := range res.Runs {
+		if only >= 0 && i != only {
+			continue
+		}
+		run := &res.Runs[i]
+		if len(res.Runs) > 1 {
+			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
+		}
+		fmt.Fprintln(w)
+		lr, err := run.Loadgen(res.Spec)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		switch format {
+		case "ab":
+			err = loadgen.WriteAB(w, lr)
+		case "wrk":
+			err = loadgen.WriteWrk(w, lr)
+		default:
+			err = loadgen.WriteText(w, lr)
+		}
+		if err != nil {
+			return err
+		}
+		f := collector.Figures(run, res.Fingerprint)
+		fmt.Fprintf(w, "  system      CPU %s %%, IO %s KB/s, mem %s MB, max temp %s °C\n", num(f.CPUPct), num(f.IOKBs), num(f.MemKB/1024), num(f.TempC))
+	}
+	if rp := res.Repeat; rp != nil {
+		fmt.Fprintf(w, "\n%d runs: req/s %.2f ± %.2f (95 %% CI %.2f .. %.2f), rsd %.2f %%\n", rp.Runs, rp.RPS.Mean, rp.RPS.StdDev, rp.RPS.CILow, rp.RPS.CIHigh, rp.RSDPct)
+	}
+	return nil
+}
+
+func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet("compare", "edgebench-collector compare --by device|LABEL|FIELD [flags]", env.stderr)
+	var ff filterFlags
+	addFilterFlags(fs, &ff)
+	by := fs.String("by", "device", "group by device, a run label (server, build ...) or a system-info field (board, os, kernel, arch, cpu_governor ...)")
+	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(collector.MetricNames(), ", "))
+	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	metrics := strings.Split(*metric, ",")
+	for _, m := range metrics {
+		if _, ok := collector.MetricByName(m); !ok {
+			return usagef("--metric %q: want %s", m, strings.Join(collector.MetricNames(), ", "))
+		}
+	}
+	s, err := openDB(ctx, ff.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	c, err := s.Compare(ctx, collector.CompareOptions{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
+	if err != nil {
+		return err
+	}
+	return c.WriteText(env.stdout)
+}
+
+func cmdExport(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet("export", "edgebench-collector export --format csv|json|benchfmt [flags]", env.stderr)
+	var ff filterFlags
+	addFilterFlags(fs, &ff)
+	format := fs.String("format", "csv", "csv, json or benchfmt (Go benchmark lines for benchstat)")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	switch *format {
+	case "csv", "json", "benchfmt":
+	default:
+		return usagef("--format %q: want csv, json or benchfmt", *format)
+	}
+	s, err := openDB(ctx, ff.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Export(ctx, env.stdout, *format, ff.filter())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func lat(us float64) string {
+	switch {
+	case math.IsNaN(us):
+		return "-"
+	case us >= 1e6:
+		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+	case us >= 1e3:
+		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
+}
+
+func labelString(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}

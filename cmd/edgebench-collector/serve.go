@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/edgebench/edgebench/collector"
+)
+
+// serveConfig is what `serve` was asked to do.
+type serveConfig struct {
+	db, listen, accounts       string
+	broker, username, password string
+	ca, share, web, prefix     string
+	logLevel                   string
+}
+
+func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := newFlagSet("serve", "edgebench-collector serve [flags]", env.stderr)
+	fs.StringVar(&c.db, "db", "edgebench.db", "SQLite file")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
+	fs.StringVar(&c.accounts, "accounts", env.getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
+	fs.StringVar(&c.broker, "broker", "", "external broker URL (tcp://host:1883, mqtts://...) instead of the embedded one")
+	fs.StringVar(&c.username, "username", "", "login at the external broker")
+	fs.StringVar(&c.password, "password", env.getenv("EDGEBENCH_COLLECTOR_PASSWORD"), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
+	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
+	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
+	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
+	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		return nil, usagef("unexpected argument %q", rest[0])
+	}
+	if c.broker == "" && c.accounts == "" {
+		return nil, usagef("the embedded broker needs --accounts FILE (or --broker URL for an external one)")
+	}
+	if c.broker != "" && c.accounts != "" {
+		return nil, usagef("--accounts is for the embedded broker; an external broker has its own")
+	}
+	if c.share != "" && c.broker == "" {
+		return nil, usagef("--share needs --broker")
+	}
+	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
+	}
+	return c, nil
+}
+
+func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
+	cfg, err := parseServe(args, env)
+	if err != nil {
+		return err
+	}
+	return runServe(ctx, cfg)
+}
+
+// runServe runs the collector until ctx ends.
+func runServe(ctx context.Context, sc *serveConfig) error {
+	level, _ := zapcore.ParseLevel(sc.logLevel)
+	zc := zap.NewProductionConfig()
+	zc.Level = zap.NewAtomicLevelAt(level)
+	zc.Sampling = nil
+	log, err := zc.Build()
+	if err != nil {
+		return fmt.Errorf("logger: %w", err)
+	}
+	defer log.Sync()
+	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
+		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, Log: log}
+	if sc.accounts != "" {
+		a, err := collector.LoadAccounts(sc.accounts)
+		if err != nil {
+			return err
+		}
+		cfg.Accounts = a
+	}
+	c, err := collector.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	broker := sc.broker
+	if broker == "" {
+		broker = "tcp://" + sc.listen + " (embedded)"
+	}
+	log.Info("collector started", zap.String("db", sc.db), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
+	<-ctx.Done()
+	log.Info("collector stopping")
+	stats := c.Stats()
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		err = fmt.Errorf("close: still busy after 30s")
+	}
+	log.Info("collector stopped", zap.Int64("stored", stats.Stored), zap.Int64("duplicates", stats.Duplicates),
+		zap.Int64("malformed", stats.Malformed), zap.Int64("failed", stats.Failed))
+	return err
+}
