@@ -68,6 +68,11 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 		state, reason = transport.StateFailed, err.Error()
 	}
 	res.Outcome, res.Reason = state, reason
+	// The run is over: a command arriving now is not refused as busy (the
+	// runner starts it once this result is out).
+	a.mu.Lock()
+	a.cur = nil
+	a.mu.Unlock()
 	// The result goes to the spool first: it survives a broker that is
 	// away and an agent that stops now.
 	pubCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
