@@ -59,12 +59,11 @@ bench:
 deb: cross
 	packaging/deb.sh $(VERSION)
 
-# One load test against the built-in target on loopback, report printed.
+# The whole loop on loopback: collector with its embedded broker, two
+# agents with different labels, repeated tests triggered through the
+# collector, the comparison printed; everything it starts it stops.
 demo: build
-	@bin/edgebench serve --addr 127.0.0.1:$(DEMO_PORT) & pid=$$!; \
-	trap "kill $$pid 2>/dev/null" EXIT; \
-	for i in $$(seq 50); do bin/edgebench run -q -n 1 http://127.0.0.1:$(DEMO_PORT)/ >/dev/null 2>&1 && break; sleep 0.1; done; \
-	bin/edgebench run -c 20 -d 5s http://127.0.0.1:$(DEMO_PORT)/bytes/2159
+	scripts/demo.sh
 
 clean:
 	rm -rf bin dist
