@@ -69,7 +69,8 @@ type MWResult struct {
 // ties and with both samples of at most 20 values the p-value is exact;
 // otherwise it uses the normal approximation with the tie correction of
 // the variance and a continuity correction (as scipy.stats.mannwhitneyu's
-// "asymptotic" method). P is 1 when either sample is empty.
+// "asymptotic" method), never below 2/C(m+n, m), the smallest p-value the
+// test can give for those sizes. P is 1 when either sample is empty.
 func MannWhitneyU(x, y []float64) MWResult {
 	x, y = finite(x), finite(y)
 	n1, n2 := len(x), len(y)
@@ -88,7 +89,9 @@ func MannWhitneyU(x, y []float64) MWResult {
 		res.P = exactP(n1, n2, u)
 		return res
 	}
-	res.P = normalP(n1, n2, u, tieTerm)
+	// Ties make the normal approximation claim less than the smallest p
+	// any arrangement of the samples can have; keep it at that floor.
+	res.P = math.Max(normalP(n1, n2, u, tieTerm), minP(n1, n2))
 	return res
 }
 
