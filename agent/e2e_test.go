@@ -463,3 +463,59 @@ func TestAgentKilledMidRun(t *testing.T) {
 		t.Errorf("torn spool entries after a kill: %d", len(entries))
 	}
 }
+
+// TestAgentSignedCommands: a device with an HMAC key rejects unsigned and
+// badly signed commands, each with its reason, and runs a signed one.
+func TestAgentSignedCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: not in -short")
+	}
+	broker := startBroker(t)
+	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	url := "http://" + tgt.Addr() + "/bytes/64"
+	fleet := newFleetSide(t, broker)
+	state := t.TempDir()
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	keyFile := filepath.Join(state, "hmac.key")
+	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
+	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+
+	signer, err := NewHMACSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, _ := NewHMACSigner(bytes.Repeat([]byte{0x11}, 32))
+	sign := func(s Signer, c *transport.Command) *transport.Command {
+		msg, err := c.SigningBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Sig = s.Sign(msg)
+		return c
+	}
+	unsigned := loadCmd(url, 300*time.Millisecond, 2)
+	badly := sign(wrong, loadCmd(url, 300*time.Millisecond, 2))
+	tampered := sign(signer, loadCmd(url, 300*time.Millisecond, 2))
+	tampered.Spec.LoadTest.Connections = 60 // changed after signing
+	for _, c := range []struct {
+		cmd  *transport.Command
+		want string
+	}{{unsigned, "signature"}, {badly, "bad signature"}, {tampered, "bad signature"}} {
+		fleet.send("pi1", c.cmd)
+		fleet.waitFor(10*time.Second, "rejection: "+c.want, func() bool { return fleet.terminal(c.cmd.ID) != nil })
+		if ev := fleet.terminal(c.cmd.ID); ev.State != transport.StateRejected || !strings.Contains(ev.Reason, c.want) {
+			t.Errorf("%s: %s %q", c.want, ev.State, ev.Reason)
+		}
+	}
+	good := sign(signer, loadCmd(url, 300*time.Millisecond, 2))
+	fleet.send("pi1", good)
+	fleet.waitFor(20*time.Second, "the signed run", func() bool { return fleet.terminal(good.ID) != nil })
+	if ev := fleet.terminal(good.ID); ev.State != transport.StateSucceeded {
+		t.Errorf("signed command: %s %q", ev.State, ev.Reason)
+	}
+}
