@@ -41,9 +41,14 @@ type Config struct {
 
 	Web string // web UI and API address; default 127.0.0.1:8080; "-" for none
 
-	IngestWorkers int // results handled at once (each waits for its batch's commit); default 64
+	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
-	Log           *zap.Logger
+	// QueueLen is how many received messages may wait for a handler. The
+	// transport client drops (and counts) messages past it, which a device
+	// only resends after its resend interval: keep it above the largest
+	// burst the fleet sends. Default 8192.
+	QueueLen int
+	Log      *zap.Logger
 }
 
 func (c *Config) fill() error {
@@ -74,10 +79,13 @@ func (c *Config) fill() error {
 		c.Web = "127.0.0.1:8080"
 	}
 	if c.IngestWorkers <= 0 {
-		c.IngestWorkers = 64
+		c.IngestWorkers = 256
 	}
 	if c.BatchMax <= 0 {
 		c.BatchMax = 256
+	}
+	if c.QueueLen <= 0 {
+		c.QueueLen = 8192
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()
@@ -155,7 +163,7 @@ func (c *Collector) start() error {
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
 		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second,
-	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: 4 * cfg.IngestWorkers})
+	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen})
 	if err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}

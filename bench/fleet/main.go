@@ -1,0 +1,202 @@
+// Command fleet simulates a fleet of devices for bench/fleet.sh: each of
+// --devices MQTT connections publishes --results results on its own result
+// topic and waits for the collector's ack of every one. It prints how many
+// results per second were stored and acknowledged, and then checks the
+// collector's SQLite file: every result stored, none twice.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/transport"
+)
+
+type config struct {
+	broker, accounts, db, fleet string
+	devices, results            int
+	timeout                     time.Duration
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.broker, "broker", "tcp://127.0.0.1:1883", "the collector's broker")
+	flag.StringVar(&cfg.accounts, "write-accounts", "", "write an accounts file for the devices to this path and exit")
+	flag.StringVar(&cfg.db, "db", "", "the collector's SQLite file, checked at the end")
+	flag.StringVar(&cfg.fleet, "fleet", "bench", "fleet id")
+	flag.IntVar(&cfg.devices, "devices", 1000, "simulated devices")
+	flag.IntVar(&cfg.results, "results", 5, "results per device")
+	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, cfg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(1)
+	}
+}
+
+func devID(i int) string { return fmt.Sprintf("dev-%04d", i) }
+
+func run(ctx context.Context, cfg config) error {
+	if cfg.accounts != "" {
+		f, err := os.Create(cfg.accounts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}\ndevices:")
+		for i := range cfg.devices {
+			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, devID(i), devID(i))
+		}
+		return f.Close()
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	payload := sample(cfg.fleet)
+
+	// Connect everybody first, then publish: the measured window is ingest.
+	clients := make([]paho.Client, cfg.devices)
+	acks := make([]chan string, cfg.devices)
+	var connectErr atomic.Value
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 50)
+	tConnect := time.Now()
+	for i := range cfg.devices {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			id := devID(i)
+			acks[i] = make(chan string, cfg.results)
+			o := paho.NewClientOptions().AddBroker(cfg.broker).SetClientID("edgebench-" + cfg.fleet + "-" + id).
+				SetUsername(id).SetPassword("pw-" + id).SetCleanSession(true).SetAutoReconnect(false).
+				SetConnectTimeout(30 * time.Second).SetKeepAlive(60 * time.Second).SetOrderMatters(false)
+			c := paho.NewClient(o)
+			if tok := c.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
+				connectErr.Store(fmt.Errorf("%s connect: %v", id, tok.Error()))
+				return
+			}
+			ack := transport.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/ack"
+			ch := acks[i]
+			tok := c.Subscribe(ack, 1, func(_ paho.Client, m paho.Message) {
+				a, err := transport.DecodeAck(m.Payload())
+				if err == nil {
+					select {
+					case ch <- a.ResultID:
+					default:
+					}
+				}
+			})
+			if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+				connectErr.Store(fmt.Errorf("%s subscribe: %v", id, tok.Error()))
+				return
+			}
+			clients[i] = c
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, c := range clients {
+			if c != nil {
+				c.Disconnect(100)
+			}
+		}
+	}()
+	if err, _ := connectErr.Load().(error); err != nil {
+		return err
+	}
+	fmt.Printf("connected %d devices in %v\n", cfg.devices, time.Since(tConnect).Round(time.Millisecond))
+
+	total := cfg.devices * cfg.results
+	var acked atomic.Int64
+	var failed atomic.Value
+	start := time.Now()
+	for i := range cfg.devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := devID(i)
+			topic := transport.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/result"
+			want := map[string]bool{}
+			for range cfg.results {
+				r := *payload
+				r.ID, r.Device = transport.NewID(), id
+				b, err := r.MarshalMsg(nil)
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				want[r.ID] = true
+				clients[i].Publish(topic, 1, false, b) // the ack, not the PUBACK, is the proof
+			}
+			for len(want) > 0 {
+				select {
+				case id := <-acks[i]:
+					if want[id] {
+						delete(want, id)
+						acked.Add(1)
+					}
+				case <-ctx.Done():
+					failed.Store(fmt.Errorf("%s: %d acks missing: %w", id, len(want), ctx.Err()))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		return err
+	}
+	fmt.Printf("%d results from %d devices stored and acked in %v: %.0f results/s\n",
+		acked.Load(), cfg.devices, elapsed.Round(time.Millisecond), float64(acked.Load())/elapsed.Seconds())
+	if cfg.db == "" {
+		return nil
+	}
+	s, err := collector.OpenStore(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	n, runs, err := s.CountResults(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("store: %d results, %d runs (want %d each)\n", n, runs, total)
+	if n != int64(total) || runs != int64(total) {
+		return errors.New("results lost or doubled")
+	}
+	return nil
+}
+
+// sample is a realistic small result: one run with a latency histogram
+// and a 10 s timeline.
+func sample(fleet string) *transport.Result {
+	h := loadgen.NewLatencyHistogram()
+	for i := range 5000 {
+		h.Record(300 + int64(i%700))
+	}
+	var tl []transport.Second
+	for s := range 10 {
+		tl = append(tl, transport.Second{T: int32(s), Completed: 1000, P50US: 600, P99US: 990})
+	}
+	return &transport.Result{V: transport.SchemaVersion, Fleet: fleet, CreatedAt: time.Now(), Kind: transport.KindLoadTest,
+		Outcome: transport.StateSucceeded, Labels: map[string]string{"server": "nginx"},
+		Spec: transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
+		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 10e6, Completed: 10000, OK: 10000, DocLength: 13,
+			Latency: h.AppendCompact(nil), Timeline: tl}}}
+}
