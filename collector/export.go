@@ -55,7 +55,7 @@ func writeCSV(w io.Writer, rows []RunRow) error {
 		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb"})
 	for _, r := range rows {
 		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
-			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), labelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
+			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
 			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
 			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB)})
 	}
@@ -113,7 +113,8 @@ func writeJSONRows(w io.Writer, rows []RunRow) error {
 	return nil
 }
 
-func labelString(m map[string]string) string {
+// LabelString is labels as k=v pairs sorted by key, comma-separated.
+func LabelString(m map[string]string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -46,7 +46,7 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 	}
 	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
 	funcs := template.FuncMap{
-		"labels": labelString,
+		"labels": LabelString,
 		"short":  shortID,
 		"num":    webNum,
 		"lat":    webLat,

@@ -101,6 +101,9 @@ func TestSpoolBounds(t *testing.T) {
 // a bad checksum, a temporary file of a dead writer. All are set aside, the
 // good entry stays, and the temporary file of a live writer is left alone.
 func TestSpoolTorn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary: not in -short (the 32-bit pass runs under qemu-user)")
+	}
 	dir := t.TempDir()
 	s, err := OpenSpool(dir, SpoolLimits{})
 	if err != nil {
@@ -169,6 +172,9 @@ const spoolChildEnv = "EDGEBENCH_TEST_SPOOL_CHILD"
 // entries in a loop, then opens its spool: every listed entry is whole,
 // anything half written is set aside, and nothing panics.
 func TestSpoolKilledWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary: not in -short (the 32-bit pass runs under qemu-user)")
+	}
 	if dir := os.Getenv(spoolChildEnv); dir != "" {
 		spoolChild(dir)
 		return

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -93,7 +92,7 @@ func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
 		if d.Info != nil {
 			board, osName = orDash(d.Info.Board), orDash(d.Info.OS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Fleet, d.ID, orDash(d.State), board, osName, orDash(labelString(d.Labels)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Fleet, d.ID, orDash(d.State), board, osName, orDash(collector.LabelString(d.Labels)),
 			when(d.LastSeen), orDash(d.LastResult))
 	}
 	return tw.Flush()
@@ -128,7 +127,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 			flags = "throttled"
 		}
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Fleet, r.Device, r.Started.Format("2006-01-02 15:04:05"),
-			r.Outcome, orDash(labelString(r.Labels)), r.Runs, num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), flags)
+			r.Outcome, orDash(collector.LabelString(r.Labels)), r.Runs, num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), flags)
 	}
 	return tw.Flush()
 }
@@ -173,7 +172,7 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 		return enc.Encode(res)
 	}
 	fmt.Fprintf(w, "result %s  %s/%s  %s  %s  %s\n", res.ID, res.Fleet, res.Device, res.CreatedAt.Local().Format(time.RFC3339),
-		res.Outcome, labelString(res.Labels))
+		res.Outcome, collector.LabelString(res.Labels))
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", res.Reason)
 	}
@@ -304,17 +303,4 @@ func lat(us float64) string {
 		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
 	}
 	return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
-}
-
-func labelString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
 }
