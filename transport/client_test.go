@@ -279,7 +279,12 @@ func TestBirthAndWill(t *testing.T) {
 		}
 	}
 	info := &DeviceInfo{Hostname: "pi4-07", Cores: 4}
-	dev, err := Dial(fastConfig(b.url(), "lab", "pi4-07", ""), Options{Log: testLog(t), Birth: &Status{BootID: "boot-1", Info: info}})
+	// Reconnect after a second, not at once: a new connection that takes
+	// the session over before the broker has noticed the old one's end
+	// makes mochi drop that connection's will (a race, under load).
+	devCfg := fastConfig(b.url(), "lab", "pi4-07", "")
+	devCfg.RetryInterval, devCfg.MaxRetryWait = time.Second, 2*time.Second
+	dev, err := Dial(devCfg, Options{Log: testLog(t), Birth: &Status{BootID: "boot-1", Info: info}})
 	if err != nil {
 		t.Fatal(err)
 	}
