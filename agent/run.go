@@ -152,7 +152,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 			}
 			a.event(ctx, j.cmd.ID, transport.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
 		}
-		r, sys, err := a.measure(ctx, c, interval, watches)
+		r, sys, err := Measure(ctx, c, a.opt.ProbeRoot, interval, watches)
 		if err != nil {
 			return err
 		}
@@ -185,9 +185,11 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 	return nil
 }
 
-// measure is one run with the probe recording the machine.
-func (a *Agent) measure(ctx context.Context, cfg loadgen.Config, interval time.Duration, watches []probe.Watch) (*loadgen.Result, *probe.Report, error) {
-	p := probe.New(a.opt.ProbeRoot)
+// Measure runs one load test while a probe below root records the
+// machine, the warm-up left out of the probe's window as it is of the
+// load figures. The agent and `edgebench run` both measure through it.
+func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*loadgen.Result, *probe.Report, error) {
+	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)
 	if cfg.Warmup > 0 {

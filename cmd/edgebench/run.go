@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
@@ -228,16 +229,7 @@ func measure(ctx context.Context, cfg loadgen.Config, rf *runFlags) (runOutcome,
 			watches = probe.DefaultWatches(rf.probeRoot, t.Port)
 		}
 	}
-	p := probe.New(rf.probeRoot)
-	defer p.Close()
-	rec := p.Record(ctx, rf.probeInterval, watches)
-	if cfg.Warmup > 0 {
-		t := time.AfterFunc(cfg.Warmup, rec.MarkStart)
-		defer t.Stop()
-	}
-	res, err := loadgen.Run(ctx, cfg)
-	rec.MarkEnd()
-	sys := rec.Stop()
+	res, sys, err := agent.Measure(ctx, cfg, rf.probeRoot, rf.probeInterval, watches)
 	return runOutcome{res: res, sys: sys}, err
 }
 
