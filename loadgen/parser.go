@@ -281,11 +281,6 @@ func (p *respParser) eof() bool {
 	return p.state == psDone
 }
 
-// started reports whether any byte of the response has been parsed.
-func (p *respParser) started() bool {
-	return p.state != psStatus || len(p.line) > 0
-}
-
 func parseChunkSize(line []byte) (int64, error) {
 	if i := bytes.IndexByte(line, ';'); i >= 0 {
 		line = line[:i]

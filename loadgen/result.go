@@ -84,12 +84,6 @@ func (r *Result) RPS() float64 {
 	return float64(r.Completed) / r.Duration.Seconds()
 }
 
-// Attempts is every request that ended, well or not.
-func (r *Result) Attempts() int64 {
-	e := r.Errors
-	return r.Completed + e.Connect + e.Read + e.Write + e.Timeout
-}
-
 // Failed is what ab calls failed requests.
 func (r *Result) Failed() int64 { return r.Errors.Total() }
 

@@ -288,7 +288,7 @@ func FromSystem(rep *probe.Report, start time.Time) *System {
 	for _, p := range sm.Procs {
 		ps := ProcSummary{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
 			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
-		ps.ReadKB, ps.WriteKB = optRoundF(p.ReadKB), optRoundF(p.WriteKB)
+		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
 		su.Procs = append(su.Procs, ps)
 	}
 	sys.Summary = su
@@ -385,8 +385,6 @@ func optRound(v *float64) *int64 {
 	r := round64(*v)
 	return &r
 }
-
-func optRoundF(v *float64) *int64 { return optRound(v) }
 
 func optRound32(v *float64) *int32 {
 	if v == nil {
