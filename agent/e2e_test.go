@@ -261,19 +261,25 @@ func spooled(t *testing.T, stateDir string) int {
 	return len(m)
 }
 
-func TestAgentEndToEnd(t *testing.T) {
+// e2e starts what every end-to-end test needs: a broker, the built-in
+// target (returning the URL of path on it), the collector's side, and a
+// state folder for the agent.
+func e2e(t *testing.T, path string) (broker, url string, fleet *fleetSide, state string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: not in -short")
 	}
-	broker := startBroker(t)
+	broker = startBroker(t)
 	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tgt.Close()
-	url := "http://" + tgt.Addr() + "/bytes/512"
-	fleet := newFleetSide(t, broker)
-	state := t.TempDir()
+	t.Cleanup(func() { tgt.Close() })
+	return broker, "http://" + tgt.Addr() + path, newFleetSide(t, broker), t.TempDir()
+}
+
+func TestAgentEndToEnd(t *testing.T) {
+	broker, url, fleet, state := e2e(t, "/bytes/512")
 
 	// systemd's notify protocol: READY=1 once connected.
 	sockPath := filepath.Join(state, "notify.sock")
@@ -421,18 +427,7 @@ func waitSpoolEmpty(t *testing.T, state string) {
 // TestAgentKilledMidRun kills the agent with SIGKILL during a run: after a
 // restart the run is reported failed, and the next command runs.
 func TestAgentKilledMidRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: not in -short")
-	}
-	broker := startBroker(t)
-	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	url := "http://" + tgt.Addr() + "/bytes/64"
-	fleet := newFleetSide(t, broker)
-	state := t.TempDir()
+	broker, url, fleet, state := e2e(t, "/bytes/64")
 	first := startAgent(t, broker, state)
 	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
 	long := loadCmd(url, 30*time.Second, 2)
@@ -467,18 +462,7 @@ func TestAgentKilledMidRun(t *testing.T) {
 // TestAgentSignedCommands: a device with an HMAC key rejects unsigned and
 // badly signed commands, each with its reason, and runs a signed one.
 func TestAgentSignedCommands(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: not in -short")
-	}
-	broker := startBroker(t)
-	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	url := "http://" + tgt.Addr() + "/bytes/64"
-	fleet := newFleetSide(t, broker)
-	state := t.TempDir()
+	broker, url, fleet, state := e2e(t, "/bytes/64")
 	key := bytes.Repeat([]byte{0x5a}, 32)
 	keyFile := filepath.Join(state, "hmac.key")
 	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
