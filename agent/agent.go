@@ -122,7 +122,7 @@ func New(cfg *Config, opt Options) (*Agent, error) {
 		jobs:   make(chan *job, max(cfg.QueueSize, 0)+1),
 		seqs:   map[string]uint32{},
 	}
-	a.info, a.bootID = deviceInfo(opt.ProbeRoot, opt.Version, cfg.Labels)
+	a.info, a.bootID = DeviceInfo(opt.ProbeRoot, opt.Version, cfg.Labels)
 	return a, nil
 }
 
@@ -537,8 +537,9 @@ func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) 
 	}
 }
 
-// deviceInfo is the system info of the birth message.
-func deviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
+// DeviceInfo is the system info of the birth message, and the boot id,
+// read below root.
+func DeviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
 	di := &transport.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
 	info, err := probe.SystemInfo(root)
 	if err != nil || info == nil {

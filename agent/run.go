@@ -108,15 +108,10 @@ func (a *Agent) newResult(j *job) *transport.Result {
 	r := &transport.Result{
 		V: transport.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
 		BootID: a.bootID, CreatedAt: a.opt.Now().UTC(), Kind: j.cmd.Kind, Labels: map[string]string{},
-		Fingerprint: transport.Fingerprint{AgentVersion: a.opt.Version},
+		Fingerprint: transport.FingerprintOf(a.info),
 	}
 	for k, v := range a.cfg.Labels {
 		r.Labels[k] = v
-	}
-	if i := a.info; i != nil {
-		f := &r.Fingerprint
-		f.Kernel, f.OS, f.Arch, f.Board, f.CPUModel = i.Kernel, i.OS, i.Arch, i.Board, i.CPUModel
-		f.Cores, f.MemKB, f.Governor, f.MaxFreqMHz = i.Cores, i.MemKB, i.Governor, i.MaxFreqMHz
 	}
 	return r
 }

@@ -70,6 +70,16 @@ func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []stri
 	return s
 }
 
+// FingerprintOf is the part of a result's fingerprint the device's info
+// gives: agent version, kernel, OS, board, CPU, memory, governor.
+func FingerprintOf(i *DeviceInfo) Fingerprint {
+	if i == nil {
+		return Fingerprint{}
+	}
+	return Fingerprint{AgentVersion: i.AgentVersion, Kernel: i.Kernel, OS: i.OS, Arch: i.Arch, Board: i.Board,
+		CPUModel: i.CPUModel, Cores: i.Cores, MemKB: i.MemKB, Governor: i.Governor, MaxFreqMHz: i.MaxFreqMHz}
+}
+
 // RepeatOf is the wire form of loadgen's spread across repeated runs.
 func RepeatOf(s loadgen.Repeated) *Repeat {
 	sp := func(x loadgen.Spread) Spread {

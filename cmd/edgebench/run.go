@@ -176,17 +176,13 @@ func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
 	r := &transport.Result{
 		V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
 		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: rf.labels,
-		Spec:        transport.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
-		Fingerprint: transport.Fingerprint{AgentVersion: version},
+		Spec: transport.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
 	}
+	var info *transport.DeviceInfo
+	info, r.BootID = agent.DeviceInfo(rf.probeRoot, version, rf.labels)
+	r.Fingerprint = transport.FingerprintOf(info)
 	for _, w := range rf.watches {
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
-	}
-	if info, err := probe.SystemInfo(rf.probeRoot); err == nil {
-		f := &r.Fingerprint
-		f.Kernel, f.OS, f.Arch, f.Board, f.CPUModel = info.Kernel, info.OS, info.Arch, info.Board, info.CPUModel
-		f.Cores, f.MemKB, f.Governor, f.MaxFreqMHz = info.Cores, int64(info.MemoryBytes/1024), info.Governor, info.MaxFreqMHz
-		r.BootID = info.BootID
 	}
 	results := make([]*loadgen.Result, 0, len(runs))
 	var ok int64
