@@ -99,21 +99,75 @@ func (b *testBroker) stop() {
 	}
 }
 
-// kick drops a client's connection without a DISCONNECT, as a network
-// failure would: the broker publishes its will.
-func (b *testBroker) kick(clientID string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv == nil {
-		return false
+// gate is a loopback TCP relay in front of a broker. cut drops every
+// relayed connection without a DISCONNECT, as a network failure would (the
+// broker publishes the client's will), and turns new connections away
+// until open is called.
+type gate struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	closed bool
+	conns  []net.Conn
+}
+
+func newGate(t testing.TB, target string) *gate {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	cl, ok := b.srv.Clients.Get(clientID)
-	if !ok {
-		return false
+	g := &gate{l: l, target: target}
+	t.Cleanup(func() { l.Close(); g.cut() })
+	go g.serve()
+	return g
+}
+
+func (g *gate) url() string { return "tcp://" + g.l.Addr().String() }
+
+func (g *gate) serve() {
+	for {
+		c, err := g.l.Accept()
+		if err != nil {
+			return
+		}
+		g.mu.Lock()
+		closed := g.closed
+		g.mu.Unlock()
+		if closed {
+			c.Close()
+			continue
+		}
+		up, err := net.DialTimeout("tcp", g.target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		g.mu.Lock()
+		g.conns = append(g.conns, c, up)
+		g.mu.Unlock()
+		go func() { io.Copy(up, c); up.Close() }()
+		go func() { io.Copy(c, up); c.Close() }()
 	}
-	// Closing the socket under the broker's reader, not cl.Stop: a
-	// stopped client ends its read loop quietly and sends no will.
-	return cl.Net.Conn.Close() == nil
+}
+
+// cut closes the relayed connections and refuses new ones; it reports
+// whether there was one.
+func (g *gate) cut() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	for _, c := range g.conns {
+		c.Close()
+	}
+	n := len(g.conns)
+	g.conns = nil
+	return n > 0
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	g.closed = false
+	g.mu.Unlock()
 }
 
 // startMosquitto runs Debian's mosquitto on a free loopback port. Without

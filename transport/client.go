@@ -91,7 +91,7 @@ type Client struct {
 
 	queue     chan delivery
 	ackQueue  chan []byte
-	connected chan uint64 // conn seq of each new connection; the session goroutine acts on it
+	connected chan struct{} // a new connection; the session goroutine acts on it
 	dropped   atomic.Int64
 
 	mu       sync.Mutex
@@ -148,7 +148,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		topics:    Topics{Prefix: cfg.Prefix},
 		queue:     make(chan delivery, opts.QueueLen),
 		ackQueue:  make(chan []byte, 64),
-		connected: make(chan uint64, 1),
+		connected: make(chan struct{}, 1),
 		subs:      map[string]subscription{},
 		waiters:   map[string][]chan struct{}{},
 		lastSent:  map[string]time.Time{},
@@ -640,8 +640,8 @@ func (c *Client) session() {
 		select {
 		case <-c.ctx.Done():
 			return
-		case seq := <-c.connected:
-			c.restore(seq)
+		case <-c.connected:
+			c.restore(c.seq.Load())
 		case <-tick.C:
 			if c.online.Load() {
 				c.replay(c.opts.ResendInterval)
@@ -712,11 +712,11 @@ func (c *Client) onAttempt(_ *url.URL, t *tls.Config) *tls.Config {
 
 func (c *Client) onConnect(mqtt.Client) {
 	c.online.Store(true)
-	seq := c.seq.Load()
 	select {
-	case c.connected <- seq:
+	case c.connected <- struct{}{}:
 	default:
-		// A restore is pending already; it will do.
+		// A restore is pending already; it will do, and takes the
+		// conn_seq current when it runs.
 	}
 }
 

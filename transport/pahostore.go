@@ -16,7 +16,12 @@ type copyStore struct {
 
 func newCopyStore() *copyStore { return &copyStore{mqtt.NewMemoryStore()} }
 
-func (s *copyStore) Put(key string, m packets.ControlPacket) { s.Store.Put(key, copyPacket(m)) }
+func (s *copyStore) Put(key string, m packets.ControlPacket) {
+	if p, ok := m.(*packets.PublishPacket); ok && p.Retain {
+		return
+	}
+	s.Store.Put(key, copyPacket(m))
+}
 
 func (s *copyStore) Get(key string) packets.ControlPacket { return copyPacket(s.Store.Get(key)) }
 
