@@ -562,7 +562,8 @@ func (c *Client) sendResult(ctx context.Context, id string, b []byte) error {
 }
 
 // replay publishes the spooled results not sent within the last interval
-// (all of them when interval is 0), oldest first, while connected.
+// (not sent on this connection when interval is 0), oldest first, while
+// connected.
 func (c *Client) replay(interval time.Duration) {
 	sp := c.opts.Spool
 	if sp == nil {
@@ -575,7 +576,7 @@ func (c *Client) replay(interval time.Duration) {
 		c.mu.Lock()
 		last, sent := c.lastSent[id]
 		c.mu.Unlock()
-		if interval > 0 && sent && time.Since(last) < interval {
+		if sent && (interval == 0 || time.Since(last) < interval) {
 			continue
 		}
 		b, err := sp.Get(id)
@@ -657,7 +658,6 @@ func (c *Client) restore(seq uint64) {
 	for f, s := range c.subs {
 		subs[f] = s.qos
 	}
-	clear(c.lastSent)
 	c.mu.Unlock()
 	for f, qos := range subs {
 		if err := c.subscribe(c.ctx, f, qos); err != nil {
@@ -711,6 +711,11 @@ func (c *Client) onAttempt(_ *url.URL, t *tls.Config) *tls.Config {
 }
 
 func (c *Client) onConnect(mqtt.Client) {
+	// What was sent on earlier connections is sent again by the replay
+	// that follows; what this one sends from now on is not.
+	c.mu.Lock()
+	clear(c.lastSent)
+	c.mu.Unlock()
 	c.online.Store(true)
 	select {
 	case c.connected <- struct{}{}:
