@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -313,20 +314,33 @@ func fieldErr(key, format string, a ...any) error {
 	return &FieldError{Field: key, Msg: fmt.Sprintf(format, a...)}
 }
 
-var idRE = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+// isName reports whether s is 1 to 64 bytes of [a-z0-9._-], and also of
+// [A-Z] when upper is set.
+func isName(s string, upper bool) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		case upper && 'A' <= c && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // checkID checks a device or fleet id as SPEC 6 defines them.
 func checkID(s string) error {
 	if s == "_all" {
 		return errors.New(`"_all" is reserved`)
 	}
-	if !idRE.MatchString(s) {
+	if !isName(s, false) {
 		return fmt.Errorf("%q does not match [a-z0-9._-]{1,64}", s)
 	}
 	return nil
 }
-
-var labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Validate checks every field; its error is a *FieldError.
 func (c *Config) Validate() error {
@@ -367,7 +381,7 @@ func (c *Config) Validate() error {
 		return fieldErr("topic_prefix", "%v", err)
 	}
 	for k, v := range c.Labels {
-		if !labelKeyRE.MatchString(k) {
+		if !isName(k, true) {
 			return fieldErr("labels", "key %q does not match [A-Za-z0-9._-]{1,64}", k)
 		}
 		if len(v) > 256 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
@@ -557,13 +571,18 @@ func decodeYAML(path string, data []byte, c *Config, src map[string]string) erro
 	return fmt.Errorf("%s", explainYAMLError(path, te.Errors[0], lines))
 }
 
-var (
-	yamlLineRE    = regexp.MustCompile(`^line (\d+): (.*)$`)
-	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type`)
-	yamlCannotRE  = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
-)
+// yamlREs are compiled when a config error needs them, not at start-up.
+var yamlREs = sync.OnceValue(func() [3]*regexp.Regexp {
+	return [3]*regexp.Regexp{
+		regexp.MustCompile(`^line (\d+): (.*)$`),
+		regexp.MustCompile(`^field (\S+) not found in type`),
+		regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$"),
+	}
+})
 
 func explainYAMLError(path, msg string, lines map[int]string) string {
+	re := yamlREs()
+	yamlLineRE, yamlUnknownRE, yamlCannotRE := re[0], re[1], re[2]
 	m := yamlLineRE.FindStringSubmatch(msg)
 	if m == nil {
 		return path + ": " + msg
