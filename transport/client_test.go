@@ -577,3 +577,58 @@ func TestMosquitto(t *testing.T) {
 		t.Errorf("spool holds %d", sp.Stats().Count)
 	}
 }
+
+// TestEventsKeptWhileOffline: events published while the device's link to
+// the broker is down are kept and arrive, in order, once it is back.
+func TestEventsKeptWhileOffline(t *testing.T) {
+	b := newBroker(t, false)
+	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
+	events := make(chan *Event, 16)
+	filter, _ := col.Topics().Filter("lab", "+", TopicEvent, "")
+	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
+		if e, err := DecodeEvent(p); err == nil {
+			events <- e
+		}
+	})
+	if err := col.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	g := newGate(t, b.addr)
+	dev := dial(t, fastConfig(g.url(), "lab", "pi4-07", ""), Options{})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	g.cut()
+	waitFor(t, "disconnect", func() bool { return !dev.Connected() })
+	id := NewID()
+	states := []EventState{StateAccepted, StateRunning, StateRunning, StateSucceeded}
+	for i, st := range states {
+		ev := &Event{V: SchemaVersion, CommandID: id, Seq: uint32(i + 1), State: st, At: time.Now().UTC()}
+		if err := dev.PublishEvent(ctx10(t), ev); err != nil {
+			t.Fatalf("event %d while offline: %v", i+1, err)
+		}
+	}
+	if n, _ := dev.EventsKept(); n != len(states) {
+		t.Errorf("%d events kept, want %d", n, len(states))
+	}
+	g.open()
+	// Each arrives at least once (a receiver's handlers are not ordered:
+	// the collector orders events by seq).
+	seen := map[uint32]bool{}
+	for len(seen) < len(states) {
+		select {
+		case e := <-events:
+			if e.CommandID == id {
+				seen[e.Seq] = true
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events after the link came back: seq %v, want 1..%d", seen, len(states))
+		}
+	}
+	for i := range states {
+		if !seen[uint32(i+1)] {
+			t.Errorf("event seq %d missing (seen %v)", i+1, seen)
+		}
+	}
+	waitFor(t, "an empty outbox", func() bool { n, _ := dev.EventsKept(); return n == 0 })
+}
