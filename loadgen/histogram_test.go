@@ -1,9 +1,12 @@
 package loadgen
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -85,13 +88,110 @@ func TestHistogramCompactRoundTrip(t *testing.T) {
 	}
 }
 
+// busyHistogram is a 3-digit latency histogram of a busy run: 400,000
+// values around 3.6 ms with a long tail.
+func busyHistogram(digits int) *Histogram {
+	h := NewHistogram(latencyMaxUS, digits)
+	r := rand.New(rand.NewPCG(1, 7))
+	for range 400_000 {
+		h.Record(int64(3600 * (0.5 + r.ExpFloat64())))
+	}
+	return h
+}
+
+func sameHistogram(t *testing.T, what string, g, h *Histogram) {
+	t.Helper()
+	if !slices.Equal(g.counts, h.counts) || g.Count() != h.Count() || g.Min() != h.Min() || g.Max() != h.Max() || g.clamped != h.clamped {
+		t.Errorf("%s: count/min/max %d/%d/%d, want %d/%d/%d (buckets equal: %v)", what,
+			g.Count(), g.Min(), g.Max(), h.Count(), h.Min(), h.Max(), slices.Equal(g.counts, h.counts))
+	}
+}
+
+// TestHistogramPacked: the packed form decodes to the same histogram and
+// is smaller than the plain one, which is smaller than version 1's; a
+// version 1 encoding still decodes.
+func TestHistogramPacked(t *testing.T) {
+	h := busyHistogram(3)
+	h.Record(latencyMaxUS * 2) // clamped
+	plain, packed := h.AppendCompact(nil), h.AppendPacked([]byte("prefix"))
+	if string(packed[:6]) != "prefix" {
+		t.Fatalf("AppendPacked lost what it appended to")
+	}
+	packed = packed[6:]
+	v1 := appendV1(h)
+	t.Logf("busy 3-digit histogram: version 1 %d bytes, plain %d, packed %d", len(v1), len(plain), len(packed))
+	if !(len(packed) < len(plain) && len(plain) < len(v1)) {
+		t.Errorf("sizes: packed %d, plain %d, version 1 %d: want each smaller than the next", len(packed), len(plain), len(v1))
+	}
+	for name, b := range map[string][]byte{"plain": plain, "packed": packed, "version 1": v1} {
+		g, err := DecodeHistogram(b)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		sameHistogram(t, name, g, h)
+	}
+	// A small histogram is not worth deflating.
+	small := NewLatencyHistogram()
+	small.Record(100)
+	if p, c := small.AppendPacked(nil), small.AppendCompact(nil); !bytes.Equal(p, c) {
+		t.Errorf("small histogram packed to %d bytes, plain %d", len(p), len(c))
+	}
+}
+
+// appendV1 is the version 1 encoding, which stores may still hold.
+func appendV1(h *Histogram) []byte {
+	b := []byte{compactMagicV1, byte(h.digits)}
+	for _, v := range []int64{h.max, h.Min(), h.maxSeen, h.clamped} {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	prev := -1
+	for i, c := range h.counts {
+		if c != 0 {
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(i-prev)), uint64(c))
+			prev = i
+		}
+	}
+	return b
+}
+
+// TestHistogramCoarsen: fewer digits keep the count, min and max, and the
+// quantiles within the coarser precision.
+func TestHistogramCoarsen(t *testing.T) {
+	h := busyHistogram(3)
+	g := h.Coarsen(2)
+	if g.digits != 2 || g.Count() != h.Count() || g.Min() != h.Min() || g.Max() != h.Max() {
+		t.Fatalf("coarsened: digits %d count %d min %d max %d; from count %d min %d max %d",
+			g.digits, g.Count(), g.Min(), g.Max(), h.Count(), h.Min(), h.Max())
+	}
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		a, b := float64(h.Quantile(q)), float64(g.Quantile(q))
+		if math.Abs(a-b)/a > 0.01 {
+			t.Errorf("p%v: %v with 2 digits, %v with 3", q*100, b, a)
+		}
+	}
+	if len(g.AppendCompact(nil)) >= len(h.AppendCompact(nil))/4 {
+		t.Errorf("2 digits encode to %d bytes, 3 to %d", len(g.AppendCompact(nil)), len(h.AppendCompact(nil)))
+	}
+	same := h.Coarsen(3)
+	sameHistogram(t, "Coarsen(3)", same, h)
+	same.Record(1)
+	if same.Count() == h.Count() {
+		t.Error("Coarsen(3) shares its buckets with the original")
+	}
+}
+
 func TestDecodeHistogramRejectsHostileInput(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty":      {},
 		"magic":      {0x00, 3, 1, 1, 1, 0},
 		"digits":     {compactMagic, 9, 1, 1, 1, 0},
 		"huge max":   append([]byte{compactMagic, 3}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0),
-		"truncated":  {compactMagic, 3, 0x80},
+		"truncated":  {compactMagic, 3, 0, 0x80},
+		"flags":      {compactMagic, 3, 0x80, 2, 0, 0, 0},
+		"deflate":    {compactMagic, 3, flagDeflate, 2, 0, 0, 0, 0xff, 0xff},
+		"bomb":       deflateBomb(),
+		"v1 zero":    {compactMagicV1, 3, 2, 0, 0, 0, 1, 0},
 		"bad index":  append(NewLatencyHistogram().AppendCompact(nil), 0xff, 0xff, 0x7f, 1),
 		"zero count": append(NewLatencyHistogram().AppendCompact(nil), 1, 0),
 		"index range": binary.AppendUvarint(binary.AppendUvarint(
@@ -104,6 +204,20 @@ func TestDecodeHistogramRejectsHostileInput(t *testing.T) {
 	}
 }
 
+// deflateBomb is a packed histogram whose body inflates to 4 MB of zeros,
+// far beyond what any histogram of its shape needs.
+func deflateBomb() []byte {
+	var buf bytes.Buffer
+	buf.Write([]byte{compactMagic, 3, flagDeflate, 0x80, 0x80, 0x80, 0x01, 0, 0, 0})
+	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for range 4 {
+		w.Write(zeros)
+	}
+	w.Close()
+	return buf.Bytes()
+}
+
 func FuzzDecodeHistogram(f *testing.F) {
 	h := NewLatencyHistogram()
 	for _, v := range []int64{1, 10, 100, 1000, 10_000, 100_000, 59_000_000} {
@@ -111,6 +225,8 @@ func FuzzDecodeHistogram(f *testing.F) {
 	}
 	f.Add(h.AppendCompact(nil))
 	f.Add(NewHistogram(latencyMaxUS, 2).AppendCompact(nil))
+	f.Add(busyHistogram(2).AppendPacked(nil))
+	f.Add(appendV1(h))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := DecodeHistogram(b)
 		if err != nil {
@@ -133,4 +249,30 @@ func BenchmarkHistogramRecord(b *testing.B) {
 	for i := range b.N {
 		h.Record(int64(i & 0xfffff))
 	}
+}
+
+func BenchmarkHistogramEncode(b *testing.B) {
+	h := busyHistogram(3)
+	for _, c := range []struct {
+		name string
+		enc  func([]byte) []byte
+	}{{"compact", h.AppendCompact}, {"packed", h.AppendPacked}} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := c.enc(nil)
+			b.ReportMetric(float64(len(buf)), "bytes")
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = c.enc(buf[:0])
+			}
+		})
+	}
+	b.Run("decode-packed", func(b *testing.B) {
+		buf := h.AppendPacked(nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeHistogram(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

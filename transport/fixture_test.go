@@ -13,7 +13,10 @@ func i64(v int64) *int64   { return &v }
 func u32(v uint32) *uint32 { return &v }
 func st(m, x int64) *Stat  { return &Stat{Mean: m, Max: x} }
 func stv(m, x int64) Stat  { return Stat{Mean: m, Max: x} }
-func hist(t testing.TB, seed uint64, n int, medianUS float64) []byte {
+
+// hist is a wire histogram of n latencies around medianUS with a tail,
+// with the given significant digits, packed as FromRun packs them.
+func hist(t testing.TB, seed uint64, n int, medianUS float64, digits int) []byte {
 	t.Helper()
 	h := loadgen.NewLatencyHistogram()
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -22,7 +25,7 @@ func hist(t testing.TB, seed uint64, n int, medianUS float64) []byte {
 		v := medianUS * (0.5 + r.ExpFloat64())
 		h.Record(int64(v))
 	}
-	return h.AppendCompact(nil)
+	return h.Coarsen(digits).AppendPacked(nil)
 }
 
 // testResult is a realistic 30-second result from a Raspberry Pi 4: nginx
@@ -46,10 +49,10 @@ func testResultN(t testing.TB, n int) *Result {
 		Connects:    62,
 		DocLength:   2159,
 		Server:      "nginx/1.22.1",
-		Latency:     hist(t, 1, n, 3600),
-		Connect:     hist(t, 2, 62, 90),
-		Waiting:     hist(t, 3, n, 3400),
-		Processing:  hist(t, 4, n, 3550),
+		Latency:     hist(t, 1, n, 3600, WireDigits),
+		Connect:     hist(t, 2, 62, 90, WireDigits),
+		Waiting:     hist(t, 3, n, 3400, WirePhaseDigits),
+		Processing:  hist(t, 4, n, 3550, WirePhaseDigits),
 	}
 	for s := range 30 {
 		run.Timeline = append(run.Timeline, Second{

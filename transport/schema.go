@@ -292,8 +292,8 @@ type Run struct {
 	DocLength   int64         `msg:"dl" json:"doc_length"` // first 2xx body length, -1 if none
 	Server      string        `msg:"sv,omitempty" json:"server,omitempty"`
 
-	// Histograms in loadgen's compact sparse encoding (microseconds, HDR,
-	// 3 significant digits): decode with loadgen.DecodeHistogram.
+	// Histograms in loadgen's compact encoding (microseconds, HDR; packed,
+	// see FromRun for their digits): decode with loadgen.DecodeHistogram.
 	Latency    []byte `msg:"hl,omitempty,limit=65536" json:"latency_hist,omitempty"`
 	Connect    []byte `msg:"hc,omitempty,limit=65536" json:"connect_hist,omitempty"`
 	Waiting    []byte `msg:"hw,omitempty,limit=65536" json:"waiting_hist,omitempty"`
