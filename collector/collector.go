@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,10 @@ type Config struct {
 	ClientID string // default edgebench-collector (plus the share group)
 
 	Web string // web UI and API address; default 127.0.0.1:8080; "-" for none
+	// APIToken, when set, is required on every /api/ request as
+	// "Authorization: Bearer TOKEN". A Web address that is not loopback
+	// needs one: the API sends commands to the whole fleet.
+	APIToken string
 
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
@@ -77,6 +82,9 @@ func (c *Config) fill() error {
 	}
 	if c.Web == "" {
 		c.Web = "127.0.0.1:8080"
+	}
+	if c.Web != "-" && c.APIToken == "" && !loopbackAddr(c.Web) {
+		return fmt.Errorf("collector: web %s is not a loopback address: set an API token", c.Web)
 	}
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = 256
@@ -199,13 +207,17 @@ func (c *Collector) start() error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
-		c.api(mux)
+		api := http.NewServeMux()
+		c.api(api)
+		mux.Handle("/api/", requireToken(cfg.APIToken, api))
 		ln, err := net.Listen("tcp", cfg.Web)
 		if err != nil {
 			return fmt.Errorf("collector: web: %w", err)
 		}
 		c.webLn = ln
-		c.web = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// A page of another site open in a browser on this machine must
+		// not be able to POST a trigger to 127.0.0.1.
+		c.web = &http.Server{Handler: http.NewCrossOriginProtection().Handler(mux), ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -215,6 +227,36 @@ func (c *Collector) start() error {
 		}()
 	}
 	return nil
+}
+
+// loopbackAddr reports whether host:port names a loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// requireToken passes requests that carry "Authorization: Bearer token"
+// to h, and answers 401 to the others; with no token it is h.
+func requireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="edgebench"`)
+			http.Error(w, "unauthorized: this collector's API needs its token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // WaitConnected waits until the collector is connected to its broker.

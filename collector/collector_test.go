@@ -403,3 +403,61 @@ func TestCollectorsShareExternalBroker(t *testing.T) {
 		t.Fatal(broker)
 	}
 }
+
+// TestAPIGuard: with a token the API answers only requests that carry it
+// (the pages stay open); a trigger must be JSON and same-origin; a web
+// address off loopback is refused without a token.
+func TestAPIGuard(t *testing.T) {
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "g.db"), Listen: freeAddr(t), Accounts: testAccounts(), APIToken: "s3cret"})
+	defer col.Close()
+	base := "http://" + col.WebAddr()
+	do := func(method, path, ctype, auth string, hdr map[string]string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"device":"pi-9","spec":{"u":"http://127.0.0.1/"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		name         string
+		method, path string
+		ctype, auth  string
+		hdr          map[string]string
+		want         int
+	}{
+		{"page without token", "GET", "/", "", "", nil, 200},
+		{"api without token", "GET", "/api/devices", "", "", nil, 401},
+		{"api with a wrong token", "GET", "/api/devices", "", "Bearer s3cres", nil, 401},
+		{"api with the token", "GET", "/api/devices", "", "Bearer s3cret", nil, 200},
+		{"trigger without token", "POST", "/api/trigger", "application/json", "", nil, 401},
+		{"trigger as text/plain", "POST", "/api/trigger", "text/plain", "Bearer s3cret", nil, 415},
+		{"trigger from another site", "POST", "/api/trigger", "application/json", "Bearer s3cret",
+			map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, 403},
+		// Reaches the trigger itself, which knows no device pi-9.
+		{"trigger", "POST", "/api/trigger", "application/json; charset=utf-8", "Bearer s3cret", nil, 400},
+	} {
+		if got := do(c.method, c.path, c.ctype, c.auth, c.hdr); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+	_, err := Start(context.Background(), Config{DB: filepath.Join(t.TempDir(), "o.db"), Listen: freeAddr(t), Accounts: testAccounts(),
+		Web: "0.0.0.0:0", Log: zaptest.NewLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), "API token") {
+		t.Errorf("web on 0.0.0.0 without a token: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -152,6 +153,10 @@ type CommandStatus struct {
 //	GET  /api/devices               []Device
 func (c *Collector) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+			return
+		}
 		var req TriggerRequest
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()

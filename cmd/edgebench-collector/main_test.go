@@ -101,7 +101,12 @@ devices:
 `), 0o600)
 	db := filepath.Join(dir, "edgebench.db")
 	var serveOut bytes.Buffer
-	serve := exec.Command(bin, "serve", "--db", db, "--listen", listen, "--web", web, "--accounts", accounts)
+	// The API wants a token: trigger passes it from the same file.
+	tokenFile := filepath.Join(dir, "api-token")
+	if err := os.WriteFile(tokenFile, []byte("t0ken-for-the-test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serve := exec.Command(bin, "serve", "--db", db, "--listen", listen, "--web", web, "--accounts", accounts, "--api-token-file", tokenFile)
 	serve.Stdout, serve.Stderr = &serveOut, &serveOut
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
@@ -197,7 +202,13 @@ devices:
 		out := run("devices", "--db", db)
 		return strings.Count(out, "online") == 2
 	})
-	out := run("trigger", "--server", "http://"+web, "--select", "model=pi5", "--fleet", "lab", "-c", "4", "-d", "1s", "--wait", "http://127.0.0.1:8080/")
+	var denied bytes.Buffer
+	noToken := exec.CommandContext(ctx, bin, "trigger", "--server", "http://"+web, "--device", "pi-2", "--fleet", "lab", "http://127.0.0.1:8080/")
+	noToken.Stderr = &denied
+	if err := noToken.Run(); err == nil || !strings.Contains(denied.String(), "401") {
+		t.Errorf("trigger without the token: %v, stderr %q", err, denied.String())
+	}
+	out := run("trigger", "--server", "http://"+web, "--api-token-file", tokenFile, "--select", "model=pi5", "--fleet", "lab", "-c", "4", "-d", "1s", "--wait", "http://127.0.0.1:8080/")
 	for _, want := range []string{"expecting 1 devices: lab/pi-2", "lab/pi-2: accepted", "lab/pi-2: running 1.0s 950 requests", "lab/pi-2: succeeded", "lab/pi-2  1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("trigger --wait output lacks %q:\n%s", want, out)

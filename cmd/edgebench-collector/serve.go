@@ -18,6 +18,7 @@ type serveConfig struct {
 	broker, username, password string
 	ca, share, web, prefix     string
 	logLevel                   string
+	tokenFile, token           string
 }
 
 func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
@@ -32,6 +33,7 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
 	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
 	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
+	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	rest, err := fs.parse(args)
@@ -52,6 +54,9 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	}
 	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
 		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
+	}
+	if c.token, err = apiToken(c.tokenFile, env.getenv); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -76,7 +81,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	}
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
-		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, Log: log}
+		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, APIToken: sc.token, Log: log}
 	if sc.accounts != "" {
 		a, err := collector.LoadAccounts(sc.accounts)
 		if err != nil {

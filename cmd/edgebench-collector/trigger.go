@@ -20,6 +20,7 @@ import (
 // triggerConfig is what `trigger` was asked to do.
 type triggerConfig struct {
 	server  string
+	token   string
 	req     collector.TriggerRequest
 	wait    bool
 	maxWait time.Duration
@@ -29,6 +30,7 @@ func parseTrigger(args []string, env *cliEnv) (*triggerConfig, error) {
 	tc := &triggerConfig{}
 	fs := newFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] URL [loadtest flags]", env.stderr)
 	fs.StringVar(&tc.server, "server", "http://127.0.0.1:8080", "the running collector's web address")
+	tokenFile := fs.String("api-token-file", "", "file holding the collector API's token (or EDGEBENCH_API_TOKEN)")
 	r := &tc.req
 	sel := kvValue{}
 	labels := kvValue{}
@@ -62,6 +64,9 @@ func parseTrigger(args []string, env *cliEnv) (*triggerConfig, error) {
 	}
 	if len(rest) != 1 {
 		return nil, usagef("want one URL: edgebench-collector trigger [select] URL [flags]")
+	}
+	if tc.token, err = apiToken(*tokenFile, env.getenv); err != nil {
+		return nil, err
 	}
 	sp.URL = rest[0]
 	if u, err := url.Parse(sp.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -129,6 +134,9 @@ func cmdTrigger(ctx context.Context, env *cliEnv, args []string) error {
 // --wait, follows its events until every device has finished.
 func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 	hc := &http.Client{Timeout: 30 * time.Second}
+	if tc.token != "" {
+		hc.Transport = tokenTransport{tc.token}
+	}
 	body, err := json.Marshal(tc.req)
 	if err != nil {
 		return err
