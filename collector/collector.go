@@ -48,10 +48,10 @@ type Config struct {
 
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
-	// QueueLen is how many received messages may wait for a handler. The
-	// transport client drops (and counts) messages past it, which a device
-	// only resends after its resend interval: keep it above the largest
-	// burst the fleet sends. Default 8192.
+	// QueueLen is how many received messages may wait for a handler.
+	// Past it, QoS 1 messages (results, events) wait in the broker, whose
+	// in-flight window holds them back until there is room; QoS 0
+	// heartbeats are dropped and counted. Default 8192.
 	QueueLen int
 	Log      *zap.Logger
 }

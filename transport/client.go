@@ -57,7 +57,7 @@ type Options struct {
 	// restored and the birth is published, on the client's own goroutine.
 	OnConnect func()
 
-	QueueLen int // messages waiting for the handlers; default 64; beyond it new ones are dropped and counted
+	QueueLen int // messages waiting for the handlers; default 64; beyond it QoS 1 messages wait (and so their PUBACKs), QoS 0 ones are dropped and counted
 	Workers  int // goroutines running handlers; default 1
 }
 
@@ -375,21 +375,40 @@ func (c *Client) route(filter string) mqtt.MessageHandler {
 		c.mu.Lock()
 		sub := c.subs[filter]
 		c.mu.Unlock()
+		// paho runs this on a goroutine of its own per message and sends
+		// the PUBACK when it returns. A QoS 1 message waits for room in
+		// the queue: its PUBACK waits too, and the broker's in-flight
+		// window holds the rest back. A QoS 0 message that finds the queue
+		// full is dropped and counted.
+		var ok bool
 		if sub.h == nil { // the spool's ack topic
-			select {
-			case c.ackQueue <- m.Payload():
-			default:
-				c.dropped.Add(1)
-			}
-			return
+			ok = enqueue(c.ctx, c.ackQueue, m.Payload(), m.Qos() > 0)
+		} else {
+			ok = enqueue(c.ctx, c.queue, delivery{h: sub.h, topic: m.Topic(), payload: m.Payload()}, m.Qos() > 0)
 		}
-		select {
-		case c.queue <- delivery{h: sub.h, topic: m.Topic(), payload: m.Payload()}:
-		default:
+		if !ok {
 			if n := c.dropped.Add(1); n&(n-1) == 0 { // log the 1st, 2nd, 4th, ...
 				c.log.Warn("handler queue full, message dropped", zap.String("topic", m.Topic()), zap.Int64("dropped", n))
 			}
 		}
+	}
+}
+
+// enqueue puts v on q, waiting for room (until Close) when wait is set.
+func enqueue[T any](ctx context.Context, q chan T, v T, wait bool) bool {
+	select {
+	case q <- v:
+		return true
+	default:
+	}
+	if !wait {
+		return false
+	}
+	select {
+	case q <- v:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
