@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 
@@ -191,7 +192,14 @@ func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 
 // startBroker starts the embedded mochi broker on addr with the ACL hook.
 func startBroker(addr string, a *Accounts, prefix string, log *slog.Logger) (*mqtt.Server, error) {
-	srv := mqtt.New(&mqtt.Options{Logger: log})
+	// MQTT 3.1.1 has no flow control: what the collector has not acked
+	// yet waits in the broker, and mochi drops QoS 1 messages for a client
+	// past MaximumInflight (8,192 by default). Allow as many as packet ids
+	// go, so a fleet's burst waits for the ingest instead of coming back
+	// only at each device's resend.
+	caps := mqtt.NewDefaultServerCapabilities()
+	caps.MaximumInflight = math.MaxUint16
+	srv := mqtt.New(&mqtt.Options{Logger: log, Capabilities: caps})
 	if err := srv.AddHook(newACLHook(a, prefix), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
