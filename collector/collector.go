@@ -307,13 +307,9 @@ func (c *Collector) Close() error {
 	return errors.Join(errs...)
 }
 
-// onResult hands a result to the batcher and waits for its commit: the
-// Subscriber acks it when this returns nil.
-func (c *Collector) onResult(ctx context.Context, _ transport.Addr, r *transport.Result) error {
-	raw, err := r.MarshalMsg(nil)
-	if err != nil {
-		return fmt.Errorf("result %s: encode: %w", r.ID, err)
-	}
+// onResult hands a result, with the payload it came in, to the batcher
+// and waits for its commit: the Subscriber acks it when this returns nil.
+func (c *Collector) onResult(ctx context.Context, _ transport.Addr, r *transport.Result, raw []byte) error {
 	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
 	select {
 	case c.ingest <- req:

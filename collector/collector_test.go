@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/tinylib/msgp/msgp"
 )
 
 func TestMain(m *testing.M) {
@@ -459,5 +460,47 @@ func TestAPIGuard(t *testing.T) {
 		Web: "0.0.0.0:0", Log: zaptest.NewLogger(t)})
 	if err == nil || !strings.Contains(err.Error(), "API token") {
 		t.Errorf("web on 0.0.0.0 without a token: %v", err)
+	}
+}
+
+// TestStoresThePayloadAsItCame: a result from a newer sender, with a field
+// this collector does not know, is stored byte for byte, so the field is
+// there when a newer collector reads the store.
+func TestStoresThePayloadAsItCame(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	listen := freeAddr(t)
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "n.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
+	defer col.Close()
+	d1 := device(t, "tcp://"+listen, "lab", "pi-1", "one")
+	defer d1.Close()
+	res := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res.V = transport.SchemaVersion
+	plain, err := res.MarshalMsg(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same map with one more key at the end.
+	n, rest, err := msgp.ReadMapHeaderBytes(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := msgp.AppendMapHeader(nil, n+1)
+	newer = append(newer, rest...)
+	newer = msgp.AppendString(msgp.AppendString(newer, "zz_future"), "kept")
+	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, newer); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the result stored", func() bool {
+		_, err := col.Store().Result(ctx, res.ID)
+		return err == nil
+	})
+	var raw []byte
+	if err := col.Store().r.QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(raw, newer) {
+		t.Errorf("stored %d bytes, received %d: not the payload as it came (has zz_future: %v)",
+			len(raw), len(newer), bytes.Contains(raw, []byte("zz_future")))
 	}
 }

@@ -269,7 +269,7 @@ func newStore() *store {
 	return &store{results: map[string]*Result{}, deliveries: map[string]int{}}
 }
 
-func (s *store) handle(ctx context.Context, from Addr, r *Result) error {
+func (s *store) handle(ctx context.Context, from Addr, r *Result, _ []byte) error {
 	s.mu.Lock()
 	s.deliveries[r.ID]++
 	fail := s.fail

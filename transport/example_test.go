@@ -45,7 +45,7 @@ func ExampleNewSubscriber() {
 	defer c.Close()
 	_, err = transport.NewSubscriber(c, transport.SubscriberConfig{
 		Group: "ingest", // several collectors share the load
-		Handler: func(ctx context.Context, from transport.Addr, r *transport.Result) error {
+		Handler: func(ctx context.Context, from transport.Addr, r *transport.Result, _ []byte) error {
 			return nil // insert into the store, idempotent by r.ID
 		},
 	})

@@ -13,7 +13,9 @@ import (
 // which the broker's ACL vouches for (the result's own Fleet and Device
 // match it). A nil return means committed: only then is the ack sent. The
 // same result may arrive more than once; storing must be idempotent by ID.
-type ResultHandler func(ctx context.Context, from Addr, r *Result) error
+// raw is the payload as it came, which the handler may keep: storing it,
+// not r re-encoded, keeps the fields a newer sender added.
+type ResultHandler func(ctx context.Context, from Addr, r *Result, raw []byte) error
 
 // SubscriberConfig says which results a Subscriber takes.
 type SubscriberConfig struct {
@@ -87,7 +89,7 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 			zap.String("result_id", r.ID), zap.String("fleet", r.Fleet), zap.String("device", r.Device))
 		return
 	}
-	if err := s.cfg.Handler(ctx, from, r); err != nil {
+	if err := s.cfg.Handler(ctx, from, r, b); err != nil {
 		s.failed.Add(1)
 		log.Warn("result not stored, not acked", zap.String("result_id", r.ID), zap.Error(err))
 		return
