@@ -2,22 +2,17 @@ package transport
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/testcert"
 )
 
 func TestPublishResultAcked(t *testing.T) {
@@ -458,24 +453,27 @@ func TestDialConfigErrors(t *testing.T) {
 // TestTLSClientCert connects over TLS with a CA and a client certificate
 // the broker requires.
 func TestTLSClientCert(t *testing.T) {
-	dir := t.TempDir()
-	caCert, caKey := newCert(t, nil, nil, "edgebench test CA", true)
-	srvCert, srvKey := newCert(t, caCert, caKey, "127.0.0.1", false)
-	cliCert, cliKey := newCert(t, caCert, caKey, "pi4-07", false)
-	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", caCert.Raw)
-	writeKeyPair(t, dir, "client", cliCert, cliKey)
+	files := testcert.Write(t, t.TempDir(), "pi4-07")
+	srv, err := tls.LoadX509KeyPair(files.ServerCert, files.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
+	pool.AppendCertsFromPEM(caPEM)
 	b := &testBroker{t: t, addr: freeAddr(t), tls: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{srvCert.Raw}, PrivateKey: srvKey}},
+		Certificates: []tls.Certificate{srv},
 		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12,
 	}}
 	b.start()
 	t.Cleanup(b.stop)
 
 	cfg := fastConfig(b.url(), "lab", "pi4-07", "")
-	cfg.CAFile = filepath.Join(dir, "ca.pem")
-	cfg.CertFile, cfg.KeyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	cfg.CAFile = files.CA
+	cfg.CertFile, cfg.KeyFile = files.ClientCert, files.ClientKey
 	cfg.Username, cfg.Password = "pi4-07", "secret"
 	dev := dial(t, cfg, Options{})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
@@ -493,54 +491,6 @@ func TestTLSClientCert(t *testing.T) {
 	if err := bad.WaitConnected(ctx); err == nil {
 		t.Error("connected without a client certificate")
 	}
-}
-
-func newCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, ca bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if ca {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-		parent, parentKey = tmpl, key
-	}
-	if ip := net.ParseIP(cn); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeKeyPair(t *testing.T, dir, name string, cert *x509.Certificate, key *ecdsa.PrivateKey) {
-	t.Helper()
-	writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", cert.Raw)
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", der)
 }
 
 // TestMosquitto runs delivery against Debian's mosquitto, with two
