@@ -118,7 +118,7 @@ func TestPublishResult(t *testing.T) {
 	}
 	defer col.Close()
 	got := make(chan string, 4)
-	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result) error {
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result, _ []byte) error {
 		got <- r.ID
 		return nil
 	}}); err != nil {

@@ -25,7 +25,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 	}
 	defer col.Close()
 	got := make(chan *transport.Result, 2)
-	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result) error {
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result, _ []byte) error {
 		got <- r
 		return nil
 	}}); err != nil {
