@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -190,8 +192,36 @@ func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		topic == h.prefix+"/"+d.Fleet+"/"+transport.AllDevices+"/"+string(transport.TopicCmd)
 }
 
-// startBroker starts the embedded mochi broker on addr with the ACL hook.
-func startBroker(addr string, a *Accounts, prefix string, log *slog.Logger) (*mqtt.Server, error) {
+// brokerTLS is the embedded broker's TLS configuration, nil without a
+// certificate.
+func brokerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	if certFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("broker tls: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCAFile != "" {
+		pem, err := os.ReadFile(clientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("broker tls: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("broker tls: no certificate in %s", clientCAFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// startBroker starts the embedded mochi broker on addr with the ACL hook,
+// over TLS when tlsCfg is set. own is the address the collector's own
+// client dials: addr itself, or with TLS a plain listener on a free
+// loopback port.
+func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, log *slog.Logger) (srv *mqtt.Server, own string, err error) {
 	// MQTT 3.1.1 has no flow control: what the collector has not acked
 	// yet waits in the broker, and mochi drops QoS 1 messages for a client
 	// past MaximumInflight (8,192 by default). Allow as many as packet ids
@@ -199,16 +229,26 @@ func startBroker(addr string, a *Accounts, prefix string, log *slog.Logger) (*mq
 	// only at each device's resend.
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumInflight = math.MaxUint16
-	srv := mqtt.New(&mqtt.Options{Logger: log, Capabilities: caps})
+	srv = mqtt.New(&mqtt.Options{Logger: log, Capabilities: caps})
 	if err := srv.AddHook(newACLHook(a, prefix), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, "", fmt.Errorf("broker: %w", err)
 	}
-	if err := srv.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})); err != nil {
-		return nil, fmt.Errorf("broker listen %s: %w", addr, err)
+	main := listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr, TLSConfig: tlsCfg})
+	if err := srv.AddListener(main); err != nil {
+		return nil, "", fmt.Errorf("broker listen %s: %w", addr, err)
+	}
+	own = main.Address()
+	if tlsCfg != nil {
+		local := listeners.NewTCP(listeners.Config{ID: "collector", Address: "127.0.0.1:0"})
+		if err := srv.AddListener(local); err != nil {
+			srv.Close()
+			return nil, "", fmt.Errorf("broker listen for the collector: %w", err)
+		}
+		own = local.Address()
 	}
 	if err := srv.Serve(); err != nil {
 		srv.Close()
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, "", fmt.Errorf("broker: %w", err)
 	}
-	return srv, nil
+	return srv, own, nil
 }

@@ -29,6 +29,11 @@ type Config struct {
 	// who may connect. The collector dials it with Accounts.Collector.
 	Listen   string // default 127.0.0.1:1883
 	Accounts *Accounts
+	// TLS for the embedded broker's listener: its certificate and key
+	// (PEM) and, to require client certificates, the CA that signs them.
+	// The collector's own client then reaches the broker on a plain
+	// loopback listener of its own (accounts still apply there).
+	TLSCert, TLSKey, ClientCAFile string
 
 	// External broker, instead of the embedded one: its URL and the
 	// collector's login there. Share splits results among collectors
@@ -65,6 +70,12 @@ func (c *Config) fill() error {
 	}
 	if err := transport.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") || (c.ClientCAFile != "" && c.TLSCert == "") {
+		return errors.New("collector: broker TLS needs a certificate and its key (and a client CA only with them)")
+	}
+	if c.Broker != "" && c.TLSCert != "" {
+		return errors.New("collector: broker TLS is for the embedded broker; an external broker has its own")
 	}
 	if c.Broker == "" {
 		if c.Listen == "" {
@@ -156,13 +167,17 @@ func (c *Collector) start() error {
 	cfg := c.cfg
 	broker, user, pass := cfg.Broker, cfg.Username, cfg.Password
 	if broker == "" {
-		srv, err := startBroker(cfg.Listen, cfg.Accounts, cfg.Prefix,
+		tlsCfg, err := brokerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCAFile)
+		if err != nil {
+			return err
+		}
+		srv, own, err := startBroker(cfg.Listen, tlsCfg, cfg.Accounts, cfg.Prefix,
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			return err
 		}
 		c.broker = srv
-		broker = "tcp://" + cfg.Listen
+		broker = "tcp://" + own
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
 	c.wg.Add(1)

@@ -19,6 +19,7 @@ type serveConfig struct {
 	ca, share, web, prefix     string
 	logLevel                   string
 	tokenFile, token           string
+	tlsCert, tlsKey, clientCA  string
 }
 
 func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
@@ -27,6 +28,9 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	fs.StringVar(&c.db, "db", "edgebench.db", "SQLite file")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
 	fs.StringVar(&c.accounts, "accounts", env.getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "its key (PEM)")
+	fs.StringVar(&c.clientCA, "tls-client-ca", "", "CA (PEM) whose client certificates the embedded broker requires")
 	fs.StringVar(&c.broker, "broker", "", "external broker URL (tcp://host:1883, mqtts://...) instead of the embedded one")
 	fs.StringVar(&c.username, "username", "", "login at the external broker")
 	fs.StringVar(&c.password, "password", env.getenv("EDGEBENCH_COLLECTOR_PASSWORD"), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
@@ -48,6 +52,12 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	}
 	if c.broker != "" && c.accounts != "" {
 		return nil, usagef("--accounts is for the embedded broker; an external broker has its own")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") || (c.clientCA != "" && c.tlsCert == "") {
+		return nil, usagef("--tls-cert and --tls-key go together (and --tls-client-ca with them)")
+	}
+	if c.tlsCert != "" && c.broker != "" {
+		return nil, usagef("--tls-cert is for the embedded broker; an external broker has its own")
 	}
 	if c.share != "" && c.broker == "" {
 		return nil, usagef("--share needs --broker")
@@ -81,7 +91,8 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	}
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
-		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, APIToken: sc.token, Log: log}
+		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, APIToken: sc.token,
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Log: log}
 	if sc.accounts != "" {
 		a, err := collector.LoadAccounts(sc.accounts)
 		if err != nil {
