@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,5 +143,72 @@ func TestExport(t *testing.T) {
 	}
 	if err := s.Export(ctx, &b, "xml", Filter{}); err == nil {
 		t.Error("xml accepted")
+	}
+}
+
+// TestCompareJSON: the JSON form carries the groups, their figures and
+// the deltas; an interval too small to exist is null, not an error.
+func TestCompareJSON(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	seedCompare(t, s)
+	c, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"rps", "cpu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Groups of one run each: the delta has no interval (NaN).
+	one := &Comparison{By: "server", Base: "a", Tested: []string{"rps"}, Groups: []Group{
+		{Key: "a", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{100})}},
+		{Key: "b", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{120})},
+			Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
+	}}
+	nan := 0
+	for _, g := range one.Groups {
+		for _, d := range g.Deltas {
+			if math.IsNaN(d.LowPct) {
+				nan++
+			}
+		}
+	}
+	if nan == 0 {
+		t.Fatalf("the small comparison has no interval left out: %+v", one.Groups)
+	}
+	for _, cmp := range []*Comparison{c, one} {
+		var b bytes.Buffer
+		if err := cmp.WriteJSON(&b); err != nil {
+			t.Fatalf("WriteJSON: %v", err)
+		}
+		var got struct {
+			Base   string `json:"base"`
+			Groups []struct {
+				Key    string                               `json:"key"`
+				N      int                                  `json:"n"`
+				Stats  map[string]struct{ Median *float64 } `json:"stats"`
+				Deltas map[string]struct {
+					Pct         *float64 `json:"pct"`
+					Low         *float64 `json:"pct_ci95_low"`
+					Significant bool     `json:"significant"`
+				} `json:"deltas"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, b.String())
+		}
+		if len(got.Groups) != len(cmp.Groups) || got.Base != cmp.Base {
+			t.Fatalf("JSON groups %d base %q, want %d %q", len(got.Groups), got.Base, len(cmp.Groups), cmp.Base)
+		}
+		for i, g := range cmp.Groups {
+			for k, d := range g.Deltas {
+				jd := got.Groups[i].Deltas[k]
+				if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) {
+					t.Errorf("%s %s: JSON %+v, delta %+v", g.Key, k, jd, d)
+				}
+			}
+		}
+	}
+	var b bytes.Buffer
+	c.WriteJSON(&b)
+	if !strings.Contains(b.String(), `"significant": true`) {
+		t.Errorf("kangle's req/s difference not significant in JSON:\n%s", b.String())
 	}
 }

@@ -222,12 +222,16 @@ func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
 	by := fs.String("by", "device", "group by device, a run label (server, build ...) or a system-info field (board, os, kernel, arch, cpu_governor ...)")
 	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(collector.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
+	format := fs.String("format", "text", "text or json")
 	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if err := noArgs(rest); err != nil {
 		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format %q: want text or json", *format)
 	}
 	metrics := strings.Split(*metric, ",")
 	for _, m := range metrics {
@@ -243,6 +247,9 @@ func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
 	c, err := s.Compare(ctx, collector.CompareOptions{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
 	if err != nil {
 		return err
+	}
+	if *format == "json" {
+		return c.WriteJSON(env.stdout)
 	}
 	return c.WriteText(env.stdout)
 }
