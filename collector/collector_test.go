@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/tinylib/msgp/msgp"
 )
@@ -314,50 +313,8 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}
 }
 
-// startMosquitto runs Debian's mosquitto on a free loopback port, without
-// authentication (the external broker's own ACLs are its business).
-func startMosquitto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
-			bin, err = "/usr/sbin/mosquitto", nil
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mosquitto is not installed: CI must have it (apt-get install mosquitto)")
-		}
-		t.Skip("SKIPPED: mosquitto is not installed (apt-get install mosquitto)")
-	}
-	addr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	until(t, "mosquitto listening", func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return "tcp://" + addr
-}
-
 func TestCollectorsShareExternalBroker(t *testing.T) {
-	broker := startMosquitto(t)
+	broker := testenv.Mosquitto(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var cols []*Collector

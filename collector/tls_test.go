@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/internal/testcert"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -17,7 +17,7 @@ import (
 // without a client certificate are refused.
 func TestEmbeddedBrokerTLS(t *testing.T) {
 	dir := t.TempDir()
-	files := testcert.Write(t, dir, "pi-1")
+	files := testenv.Certs(t, dir, "pi-1")
 	listen := freeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(dir, "tls.db"), Listen: listen, Accounts: testAccounts(), Web: "-",
 		TLSCert: files.ServerCert, TLSKey: files.ServerKey, ClientCAFile: files.CA})

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/internal/testcert"
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 func TestPublishResultAcked(t *testing.T) {
@@ -453,7 +453,7 @@ func TestDialConfigErrors(t *testing.T) {
 // TestTLSClientCert connects over TLS with a CA and a client certificate
 // the broker requires.
 func TestTLSClientCert(t *testing.T) {
-	files := testcert.Write(t, t.TempDir(), "pi4-07")
+	files := testenv.Certs(t, t.TempDir(), "pi4-07")
 	srv, err := tls.LoadX509KeyPair(files.ServerCert, files.ServerKey)
 	if err != nil {
 		t.Fatal(err)
@@ -497,7 +497,7 @@ func TestTLSClientCert(t *testing.T) {
 // collectors sharing the ingest through a $share group: each result is
 // stored by exactly one of them.
 func TestMosquitto(t *testing.T) {
-	url := startMosquitto(t)
+	url := testenv.Mosquitto(t)
 	a, bb := newStore(), newStore()
 	collector(t, url, a, "ingest")
 	collector(t, url, bb, "ingest")

@@ -1,7 +1,6 @@
-// Package testcert writes throwaway TLS material for tests: a CA, a server
-// certificate for 127.0.0.1 and a client certificate, all signed by the CA
-// and valid for an hour.
-package testcert
+// Package testenv sets up what tests of several packages need: throwaway
+// TLS certificates and a mosquitto broker on loopback.
+package testenv
 
 import (
 	"crypto/ecdsa"
@@ -18,15 +17,16 @@ import (
 	"time"
 )
 
-// Files are the PEM files Write made.
+// Files are the PEM files Certs made.
 type Files struct {
 	CA                    string // the CA certificate
 	ServerCert, ServerKey string // for 127.0.0.1
 	ClientCert, ClientKey string // CommonName client
 }
 
-// Write makes a CA, a server and a client certificate in dir.
-func Write(t testing.TB, dir, client string) Files {
+// Certs writes a CA and, signed by it, a server certificate for 127.0.0.1
+// and a client certificate for client, valid for an hour, in dir.
+func Certs(t testing.TB, dir, client string) Files {
 	t.Helper()
 	caCert, caKey := issue(t, nil, nil, "edgebench test CA", true)
 	f := Files{CA: filepath.Join(dir, "ca.pem")}

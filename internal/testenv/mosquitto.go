@@ -1,0 +1,83 @@
+package testenv
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Mosquitto runs Debian's mosquitto on a free loopback port, anonymous
+// clients allowed, until the test ends, and returns its tcp:// URL.
+// Without mosquitto the test is skipped, except in CI (CI=true), where it
+// fails.
+func Mosquitto(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
+			bin, err = "/usr/sbin/mosquitto", nil
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("mosquitto is not installed: CI must have it (apt-get install mosquitto)")
+		}
+		t.Skip("!!! mosquitto is not installed: SKIPPING this test against an external broker (apt-get install mosquitto)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", conf)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return "tcp://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mosquitto did not listen on %s: %v\n%s", addr, err, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
