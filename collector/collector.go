@@ -137,7 +137,14 @@ type Collector struct {
 	wg     sync.WaitGroup
 
 	stored, duplicates, failed atomic.Int64
+
+	hbMu      sync.Mutex
+	heartbeat map[transport.Addr]*transport.Heartbeat // the latest of each device since the last flush
 }
+
+// heartbeatFlush is how often the latest heartbeats are written, in one
+// transaction.
+const heartbeatFlush = time.Second
 
 type ingestReq struct {
 	in   Incoming
@@ -180,8 +187,9 @@ func (c *Collector) start() error {
 		broker = "tcp://" + own
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.batcher()
+	go c.heartbeats()
 
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
@@ -438,7 +446,34 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
-	if err := c.store.SetHeartbeat(ctx, a.Fleet, a.Device, hb); err != nil {
-		c.log.Error("heartbeat not stored", zap.Error(err))
+	c.hbMu.Lock()
+	if c.heartbeat == nil {
+		c.heartbeat = map[transport.Addr]*transport.Heartbeat{}
+	}
+	c.heartbeat[a] = hb
+	c.hbMu.Unlock()
+}
+
+// heartbeats writes the latest heartbeats every heartbeatFlush, and once
+// more when the collector stops.
+func (c *Collector) heartbeats() {
+	defer c.wg.Done()
+	t := time.NewTicker(heartbeatFlush)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		c.hbMu.Lock()
+		hbs := c.heartbeat
+		c.heartbeat = nil
+		c.hbMu.Unlock()
+		if err := c.store.SetHeartbeats(context.Background(), hbs); err != nil {
+			c.log.Error("heartbeats not stored", zap.Int("devices", len(hbs)), zap.Error(err))
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
 	}
 }

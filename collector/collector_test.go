@@ -461,3 +461,56 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 			len(raw), len(newer), bytes.Contains(raw, []byte("zz_future")))
 	}
 }
+
+// TestHeartbeatsStored: each device's latest heartbeat lands in its row
+// (written in batches), and a later one replaces it.
+func TestHeartbeatsStored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	listen := freeAddr(t)
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "hb.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
+	defer col.Close()
+	devs := map[string]*transport.Client{
+		"pi-1": device(t, "tcp://"+listen, "lab", "pi-1", "one"),
+		"pi-2": device(t, "tcp://"+listen, "lab", "pi-2", "two"),
+	}
+	for _, d := range devs {
+		defer d.Close()
+	}
+	beat := func(id, cmd string, up int64) {
+		t.Helper()
+		hb := &transport.Heartbeat{V: transport.SchemaVersion, At: time.Now().UTC(), Busy: cmd != "", CommandID: cmd, UptimeS: up}
+		if err := devs[id].PublishHeartbeat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := func(want map[string]int64) func() bool {
+		return func() bool {
+			ds, err := col.Store().Devices(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, d := range ds {
+				if d.Heartbeat != nil && d.Heartbeat.UptimeS == want[d.ID] {
+					got++
+				}
+			}
+			return got == len(want)
+		}
+	}
+	// Heartbeats are QoS 0: send until the subscriptions are in place.
+	until(t, "both heartbeats stored", func() bool {
+		beat("pi-1", "", 10)
+		beat("pi-2", "01JCMD", 20)
+		return seen(map[string]int64{"pi-1": 10, "pi-2": 20})()
+	})
+	beat("pi-1", "01JNEXT", 11)
+	until(t, "the later heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 20}))
+	ds, _ := col.Store().Devices(ctx)
+	for _, d := range ds {
+		if want := map[string]string{"pi-1": "01JNEXT", "pi-2": "01JCMD"}[d.ID]; d.BusyCommand != want {
+			t.Errorf("%s busy with %q, want %q", d.ID, d.BusyCommand, want)
+		}
+	}
+}

@@ -420,20 +420,42 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *transpo
 
 // SetHeartbeat records a device's latest heartbeat.
 func (s *Store) SetHeartbeat(ctx context.Context, fleet, device string, hb *transport.Heartbeat) error {
-	b, err := json.Marshal(hb)
+	return s.SetHeartbeats(ctx, map[transport.Addr]*transport.Heartbeat{{Fleet: fleet, Device: device}: hb})
+}
+
+// SetHeartbeats records the latest heartbeat of each device in one
+// transaction: a fleet's heartbeats cost one commit, not one each.
+func (s *Store) SetHeartbeats(ctx context.Context, hbs map[transport.Addr]*transport.Heartbeat) error {
+	if len(hbs) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("heartbeat %s/%s: %w", fleet, device, err)
+		return fmt.Errorf("heartbeats: begin: %w", err)
 	}
-	busy := ""
-	if hb.Busy {
-		busy = hb.CommandID
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO devices (fleet, id, heartbeat, busy_cmd, last_seen, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+		ON CONFLICT (fleet, id) DO UPDATE SET heartbeat = excluded.heartbeat, busy_cmd = excluded.busy_cmd, last_seen = excluded.last_seen`)
+	if err != nil {
+		return fmt.Errorf("heartbeats: %w", err)
 	}
+	defer st.Close()
 	now := time.Now().UnixNano()
-	_, err = s.w.ExecContext(ctx, `INSERT INTO devices (fleet, id, heartbeat, busy_cmd, last_seen, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-		ON CONFLICT (fleet, id) DO UPDATE SET heartbeat = excluded.heartbeat, busy_cmd = excluded.busy_cmd, last_seen = excluded.last_seen`,
-		fleet, device, string(b), busy, now)
-	if err != nil {
-		return fmt.Errorf("heartbeat %s/%s: %w", fleet, device, err)
+	for a, hb := range hbs {
+		b, err := json.Marshal(hb)
+		if err != nil {
+			return fmt.Errorf("heartbeat %s/%s: %w", a.Fleet, a.Device, err)
+		}
+		busy := ""
+		if hb.Busy {
+			busy = hb.CommandID
+		}
+		if _, err := st.ExecContext(ctx, a.Fleet, a.Device, string(b), busy, now); err != nil {
+			return fmt.Errorf("heartbeat %s/%s: %w", a.Fleet, a.Device, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("heartbeats: commit: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -231,4 +232,32 @@ func TestGroupRuns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkHeartbeats: 1,000 devices' heartbeats, one transaction each
+// (as a heartbeat was written before) against one for all.
+func BenchmarkHeartbeats(b *testing.B) {
+	ctx := context.Background()
+	hbs := map[transport.Addr]*transport.Heartbeat{}
+	for i := range 1000 {
+		hbs[transport.Addr{Fleet: "lab", Device: fmt.Sprintf("pi-%04d", i)}] = &transport.Heartbeat{V: transport.SchemaVersion, At: time.Now().UTC(), UptimeS: 60}
+	}
+	b.Run("one-each", func(b *testing.B) {
+		s := openTestStore(b)
+		for b.Loop() {
+			for a, hb := range hbs {
+				if err := s.SetHeartbeat(ctx, a.Fleet, a.Device, hb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("batched", func(b *testing.B) {
+		s := openTestStore(b)
+		for b.Loop() {
+			if err := s.SetHeartbeats(ctx, hbs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
