@@ -140,6 +140,7 @@ type Collector struct {
 
 	hbMu      sync.Mutex
 	heartbeat map[transport.Addr]*transport.Heartbeat // the latest of each device since the last flush
+	hbAt      map[transport.Addr]time.Time            // the time of each device's latest heartbeat taken
 }
 
 // heartbeatFlush is how often the latest heartbeats are written, in one
@@ -446,11 +447,19 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
+	// Handlers run on many workers, so heartbeats can come out of
+	// order: an older one must not replace a newer one.
 	c.hbMu.Lock()
 	if c.heartbeat == nil {
 		c.heartbeat = map[transport.Addr]*transport.Heartbeat{}
 	}
-	c.heartbeat[a] = hb
+	if c.hbAt == nil {
+		c.hbAt = map[transport.Addr]time.Time{}
+	}
+	if last, ok := c.hbAt[a]; !ok || !hb.At.Before(last) {
+		c.hbAt[a] = hb.At
+		c.heartbeat[a] = hb
+	}
 	c.hbMu.Unlock()
 }
 

@@ -463,7 +463,8 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 }
 
 // TestHeartbeatsStored: each device's latest heartbeat lands in its row
-// (written in batches), and a later one replaces it.
+// (written in batches); a later one replaces it, an older one that comes
+// late does not.
 func TestHeartbeatsStored(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -477,9 +478,9 @@ func TestHeartbeatsStored(t *testing.T) {
 	for _, d := range devs {
 		defer d.Close()
 	}
-	beat := func(id, cmd string, up int64) {
+	beat := func(id, cmd string, up int64, at time.Time) {
 		t.Helper()
-		hb := &transport.Heartbeat{V: transport.SchemaVersion, At: time.Now().UTC(), Busy: cmd != "", CommandID: cmd, UptimeS: up}
+		hb := &transport.Heartbeat{V: transport.SchemaVersion, At: at.UTC(), Busy: cmd != "", CommandID: cmd, UptimeS: up}
 		if err := devs[id].PublishHeartbeat(ctx, hb); err != nil {
 			t.Fatal(err)
 		}
@@ -501,12 +502,21 @@ func TestHeartbeatsStored(t *testing.T) {
 	}
 	// Heartbeats are QoS 0: send until the subscriptions are in place.
 	until(t, "both heartbeats stored", func() bool {
-		beat("pi-1", "", 10)
-		beat("pi-2", "01JCMD", 20)
+		beat("pi-1", "", 10, time.Now())
+		beat("pi-2", "01JCMD", 20, time.Now())
 		return seen(map[string]int64{"pi-1": 10, "pi-2": 20})()
 	})
-	beat("pi-1", "01JNEXT", 11)
+	beat("pi-1", "01JNEXT", 11, time.Now())
 	until(t, "the later heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 20}))
+	// A heartbeat from an hour ago, then one from pi-2 to know when it
+	// has been through, and one more flush.
+	beat("pi-1", "01JOLD", 9, time.Now().Add(-time.Hour))
+	beat("pi-2", "01JCMD", 21, time.Now())
+	until(t, "pi-2's next heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 21}))
+	time.Sleep(2 * heartbeatFlush)
+	if !seen(map[string]int64{"pi-1": 11, "pi-2": 21})() {
+		t.Error("an older heartbeat replaced a newer one")
+	}
 	ds, _ := col.Store().Devices(ctx)
 	for _, d := range ds {
 		if want := map[string]string{"pi-1": "01JNEXT", "pi-2": "01JCMD"}[d.ID]; d.BusyCommand != want {
