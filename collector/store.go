@@ -418,11 +418,6 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *transpo
 	return n > 0, nil
 }
 
-// SetHeartbeat records a device's latest heartbeat.
-func (s *Store) SetHeartbeat(ctx context.Context, fleet, device string, hb *transport.Heartbeat) error {
-	return s.SetHeartbeats(ctx, map[transport.Addr]*transport.Heartbeat{{Fleet: fleet, Device: device}: hb})
-}
-
 // SetHeartbeats records the latest heartbeat of each device in one
 // transaction: a fleet's heartbeats cost one commit, not one each.
 func (s *Store) SetHeartbeats(ctx context.Context, hbs map[transport.Addr]*transport.Heartbeat) error {

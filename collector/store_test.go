@@ -246,7 +246,7 @@ func BenchmarkHeartbeats(b *testing.B) {
 		s := openTestStore(b)
 		for b.Loop() {
 			for a, hb := range hbs {
-				if err := s.SetHeartbeat(ctx, a.Fleet, a.Device, hb); err != nil {
+				if err := s.SetHeartbeats(ctx, map[transport.Addr]*transport.Heartbeat{a: hb}); err != nil {
 					b.Fatal(err)
 				}
 			}
