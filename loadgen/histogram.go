@@ -459,6 +459,9 @@ func (h *Histogram) decodeRuns(b []byte) error {
 	return nil
 }
 
+// Digits is the number of significant digits h keeps.
+func (h *Histogram) Digits() int { return h.digits }
+
 // Coarsen returns a copy of h with fewer significant digits (the same if
 // digits is not fewer): buckets of the copy cover whole buckets of h, so
 // counts move without error beyond the coarser precision.

@@ -48,7 +48,10 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 		if h == nil {
 			return nil
 		}
-		return h.Coarsen(digits).AppendPacked(nil)
+		if h.Digits() > digits {
+			h = h.Coarsen(digits)
+		}
+		return h.AppendPacked(nil)
 	}
 	// Latency and connect times keep their 3 digits. Waiting and
 	// processing times only feed ab's "Connection Times" table, which
