@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/edgebench/edgebench/loadgen"
 )
 
@@ -20,6 +22,7 @@ const exactMax = 20
 // Summary describes one group's values of one figure.
 type Summary struct {
 	N      int
+	Sum    float64
 	Mean   float64
 	StdDev float64 // sample standard deviation, 0 for n < 2
 	Median float64
@@ -27,6 +30,41 @@ type Summary struct {
 	Max    float64
 	CILow  float64 // 95 % confidence interval of the mean (Student's t)
 	CIHigh float64
+	// MedianLow and MedianHigh are the 95 % confidence interval of the
+	// median: two of the values themselves (order statistics, as
+	// benchstat computes it), so an interval of a positive figure is
+	// positive. NaN with fewer than MedianCIRuns values.
+	MedianLow  float64
+	MedianHigh float64
+}
+
+// MedianCIRuns is the fewest values with a 95 % interval of their median:
+// with fewer, even the smallest and largest value bound it with less
+// confidence.
+var MedianCIRuns = medianCIRuns()
+
+func medianCIRuns() int {
+	n := 2
+	for ; n < 50; n++ {
+		if ci := stats.QuantileCI(n, 0.5, 0.95); ci.LoOrder >= 1 && ci.HiOrder <= n {
+			break
+		}
+	}
+	return n
+}
+
+// medianCI is the 95 % interval of the median of sorted, NaN when there
+// are too few values for one.
+func medianCI(sorted []float64) (lo, hi float64) {
+	n := len(sorted)
+	if n < 2 {
+		return math.NaN(), math.NaN()
+	}
+	ci := stats.QuantileCI(n, 0.5, 0.95)
+	if ci.LoOrder < 1 || ci.HiOrder > n {
+		return math.NaN(), math.NaN()
+	}
+	return sorted[ci.LoOrder-1], sorted[ci.HiOrder-1]
 }
 
 // Summarize describes xs. NaN values (absent figures) are left out.
@@ -35,15 +73,16 @@ func Summarize(xs []float64) Summary {
 	s := Summary{N: len(xs)}
 	if s.N == 0 {
 		nan := math.NaN()
-		return Summary{Mean: nan, StdDev: nan, Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan}
+		return Summary{Mean: nan, StdDev: nan, Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, MedianLow: nan, MedianHigh: nan}
 	}
 	sorted := append([]float64(nil), xs...)
 	sort.Float64s(sorted)
 	s.Min, s.Max, s.Median = sorted[0], sorted[s.N-1], median(sorted)
+	s.MedianLow, s.MedianHigh = medianCI(sorted)
 	for _, x := range xs {
-		s.Mean += x
+		s.Sum += x
 	}
-	s.Mean /= float64(s.N)
+	s.Mean = s.Sum / float64(s.N)
 	if s.N > 1 {
 		var ss float64
 		for _, x := range xs {

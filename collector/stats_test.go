@@ -157,3 +157,36 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("empty: %+v", e)
 	}
 }
+
+// TestSummarizeMedianInterval: the interval of the median is two of the
+// values (the order statistics benchstat uses), so for positive values it
+// is positive however they spread; with fewer than 6 there is none.
+func TestSummarizeMedianInterval(t *testing.T) {
+	if MedianCIRuns != 6 {
+		t.Errorf("MedianCIRuns = %d, want 6 (benchstat: need >= 6 samples)", MedianCIRuns)
+	}
+	five := Summarize([]float64{5, 1, 4, 2, 3})
+	if !math.IsNaN(five.MedianLow) || !math.IsNaN(five.MedianHigh) {
+		t.Errorf("5 values: %+v", five)
+	}
+	// n = 6: P(all six on one side of the median) = 2/64 < 5 %: [min, max].
+	six := Summarize([]float64{6, 1, 5, 2, 4, 3})
+	if six.MedianLow != 1 || six.MedianHigh != 6 || six.Median != 3.5 {
+		t.Errorf("6 values: %+v", six)
+	}
+	// n = 10: the 2nd and 9th values (P(X <= 1) = 11/1024, twice 2.1 %).
+	ten := Summarize([]float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5})
+	if ten.MedianLow != 2 || ten.MedianHigh != 9 {
+		t.Errorf("10 values: %+v", ten)
+	}
+	// The pooled group of the issue: req/s of three runs of one page and
+	// one of a slow page. The mean's t interval reaches below zero (the
+	// "±106.7 %" users saw); the median's is two of the values, never.
+	if pooled := Summarize([]float64{1010, 1003, 998, 40}); pooled.CILow >= 0 {
+		t.Errorf("the mean's interval of the pooled runs: [%v, %v]", pooled.CILow, pooled.CIHigh)
+	}
+	pooled := Summarize([]float64{1010, 1003, 998, 40, 1005, 45})
+	if pooled.MedianLow != 40 || pooled.MedianHigh != 1010 || pooled.Sum != 4101 {
+		t.Errorf("pooled: %+v", pooled)
+	}
+}
