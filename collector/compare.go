@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,22 +18,23 @@ type Metric struct {
 	Title  string // column header
 	Unit   string
 	Higher bool // higher is better
+	Count  bool // a count of events: a group shows its total, not its median
 	get    func(*RunFigures) float64
 }
 
 // Metrics are the figures of a comparison, in the order of the seeds'
 // tables.
 var Metrics = []Metric{
-	{"rps", "req/s", "req/s", true, func(f *RunFigures) float64 { return f.RPS }},
-	{"mean", "mean", "µs", false, func(f *RunFigures) float64 { return f.MeanUS }},
-	{"p50", "p50", "µs", false, func(f *RunFigures) float64 { return f.P50US }},
-	{"p99", "p99", "µs", false, func(f *RunFigures) float64 { return f.P99US }},
-	{"max", "max", "µs", false, func(f *RunFigures) float64 { return f.MaxUS }},
-	{"timeouts", "timeouts", "", false, func(f *RunFigures) float64 { return float64(f.Timeouts) }},
-	{"errors", "errors", "", false, func(f *RunFigures) float64 { return float64(f.Errors) }},
-	{"cpu", "CPU %", "%", false, func(f *RunFigures) float64 { return f.CPUPct }},
-	{"io", "IO KB/s", "KB/s", false, func(f *RunFigures) float64 { return f.IOKBs }},
-	{"mem", "mem MB", "MB", false, func(f *RunFigures) float64 { return f.MemKB / 1024 }},
+	{Name: "rps", Title: "req/s", Unit: "req/s", Higher: true, get: func(f *RunFigures) float64 { return f.RPS }},
+	{Name: "mean", Title: "mean", Unit: "µs", get: func(f *RunFigures) float64 { return f.MeanUS }},
+	{Name: "p50", Title: "p50", Unit: "µs", get: func(f *RunFigures) float64 { return f.P50US }},
+	{Name: "p99", Title: "p99", Unit: "µs", get: func(f *RunFigures) float64 { return f.P99US }},
+	{Name: "max", Title: "max", Unit: "µs", get: func(f *RunFigures) float64 { return f.MaxUS }},
+	{Name: "timeouts", Title: "timeouts", Count: true, get: func(f *RunFigures) float64 { return float64(f.Timeouts) }},
+	{Name: "errors", Title: "errors", Count: true, get: func(f *RunFigures) float64 { return float64(f.Errors) }},
+	{Name: "cpu", Title: "CPU %", Unit: "%", get: func(f *RunFigures) float64 { return f.CPUPct }},
+	{Name: "io", Title: "IO KB/s", Unit: "KB/s", get: func(f *RunFigures) float64 { return f.IOKBs }},
+	{Name: "mem", Title: "mem MB", Unit: "MB", get: func(f *RunFigures) float64 { return f.MemKB / 1024 }},
 }
 
 // MetricByName finds a metric by its --metric name.
@@ -53,15 +56,37 @@ func MetricNames() []string {
 	return out
 }
 
+// Shown is the figure a group's table cell and chart bar show for m, with
+// its 95 % interval: the median and the interval of the median, or for a
+// count the total of the runs (no interval: NaN).
+func (m Metric) Shown(s Summary) (v, lo, hi float64) {
+	if m.Count {
+		if s.N == 0 {
+			return math.NaN(), math.NaN(), math.NaN()
+		}
+		return s.Sum, math.NaN(), math.NaN()
+	}
+	return s.Median, s.MedianLow, s.MedianHigh
+}
+
+// QueryError is a comparison asked of something the runs do not have (a
+// key, a group) or a malformed one: the asker's mistake, which the
+// command line reports with exit status 2 and the API with 400.
+type QueryError struct{ Msg string }
+
+func (e *QueryError) Error() string { return e.Msg }
+
+func queryErrorf(format string, a ...any) error { return &QueryError{fmt.Sprintf(format, a...)} }
+
 // CompareOptions says what to compare.
 type CompareOptions struct {
-	By      string   // device, a label key or a system-info field
+	By      string   // device, a label key, a system-info field or a part of the spec
 	Metrics []string // figures to test for differences; default rps, p50, p99
 	Base    string   // the group others are compared to; default the first seen
 	Filter  Filter   // which runs; Filter.ExcludeThrottled leaves throttled runs out
 }
 
-// Group is one group of a comparison.
+// Group is one group of a comparison table.
 type Group struct {
 	Key       string             `json:"key"`
 	N         int                `json:"n"`
@@ -71,50 +96,139 @@ type Group struct {
 	values    map[string][]float64
 }
 
-// Comparison is a table of groups and their differences.
-type Comparison struct {
-	By               string   `json:"by"`
-	Base             string   `json:"base"`
-	Tested           []string `json:"tested"`
-	ExcludeThrottled bool     `json:"exclude_throttled"`
-	Groups           []Group  `json:"groups"`
+// Table compares the groups of the runs of one spec (less the part the
+// comparison is by, when it is one): runs of different work are never in
+// one table.
+type Table struct {
+	Spec   Spec    `json:"spec"`
+	Base   string  `json:"base"` // "" when the base group asked for has no runs of this spec
+	Groups []Group `json:"groups"`
 }
 
-// Compare groups the stored runs and compares them.
+// Comparison is one table per spec of groups and their differences.
+type Comparison struct {
+	By               string   `json:"by"`
+	Tested           []string `json:"tested"`
+	ExcludeThrottled bool     `json:"exclude_throttled"`
+	Tables           []Table  `json:"tables"`
+	base             string   // the base group asked for, if any
+}
+
+// Compare groups the stored runs and compares them. A label key that no
+// selected run has is a QueryError listing the keys there are.
 func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 	if o.By == "" {
 		o.By = "device"
+	}
+	if _, err := testedMetrics(o.Metrics); err != nil {
+		return nil, err
 	}
 	runs, err := s.GroupRuns(ctx, o.By, o.Filter)
 	if err != nil {
 		return nil, err
 	}
+	if _, col := groupColumns[o.By]; len(runs) > 0 && !col && !isSpecField(o.By) {
+		labels, err := s.labelKeys(ctx, o.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if !contains(labels, o.By) {
+			return nil, queryErrorf("no run has %q to group by: the keys are %s", Printable(o.By), strings.Join(groupKeys(labels), ", "))
+		}
+	}
 	return BuildComparison(runs, o)
 }
 
-// BuildComparison computes a comparison of runs already grouped. Groups
-// keep the order in which they first appear.
-func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
-	tested := o.Metrics
-	if len(tested) == 0 {
-		tested = []string{"rps", "p50", "p99"}
+// labelKeys lists the label keys of the succeeded results f selects.
+func (s *Store) labelKeys(ctx context.Context, f Filter) ([]string, error) {
+	where, args := f.where()
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT j.key FROM results r, json_each(r.labels) j
+		WHERE r.outcome = 'succeeded' AND `+where+` ORDER BY 1`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("label keys: %w", err)
 	}
-	for _, name := range tested {
-		if _, ok := MetricByName(name); !ok {
-			return nil, fmt.Errorf("compare: unknown metric %q (want one of %s)", name, strings.Join(MetricNames(), ", "))
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("label keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("label keys: %w", err)
+	}
+	return keys, nil
+}
+
+// groupKeys are the keys a comparison can be by: the columns, the parts
+// of the spec and the given labels.
+func groupKeys(labels []string) []string {
+	keys := make([]string, 0, len(groupColumns)+len(specFields)+len(labels))
+	for k := range groupColumns {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	keys = append(keys, specFields...)
+	for _, l := range labels {
+		if _, col := groupColumns[l]; !col && !isSpecField(l) {
+			keys = append(keys, Printable(l))
 		}
 	}
-	c := &Comparison{By: o.By, Tested: tested, ExcludeThrottled: o.Filter.ExcludeThrottled}
-	index := map[string]int{}
+	return keys
+}
+
+// testedMetrics checks the metrics to test: known, each once.
+func testedMetrics(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return []string{"rps", "p50", "p99"}, nil
+	}
+	if len(names) > len(Metrics) {
+		return nil, queryErrorf("%d metrics: there are %d (%s)", len(names), len(Metrics), strings.Join(MetricNames(), ", "))
+	}
+	for i, name := range names {
+		if _, ok := MetricByName(name); !ok {
+			return nil, queryErrorf("unknown metric %q (want one of %s)", Printable(name), strings.Join(MetricNames(), ", "))
+		}
+		if contains(names[:i], name) {
+			return nil, queryErrorf("metric %q given twice", name)
+		}
+	}
+	return names, nil
+}
+
+// BuildComparison computes a comparison of runs already grouped: one
+// table per spec, in the order the specs first appear, and in each the
+// groups in the order they first appear.
+func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
+	tested, err := testedMetrics(o.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	c := &Comparison{By: o.By, Tested: tested, ExcludeThrottled: o.Filter.ExcludeThrottled, base: o.Base}
+	tables := map[string]int{}
+	groups := []map[string]int{}
+	baseSeen := false
 	for i := range runs {
 		r := &runs[i]
-		gi, ok := index[r.Group]
+		spec := r.Spec.without(o.By)
+		k := spec.key()
+		ti, ok := tables[k]
 		if !ok {
-			gi = len(c.Groups)
-			index[r.Group] = gi
-			c.Groups = append(c.Groups, Group{Key: r.Group, values: map[string][]float64{}})
+			ti = len(c.Tables)
+			tables[k] = ti
+			c.Tables = append(c.Tables, Table{Spec: spec})
+			groups = append(groups, map[string]int{})
 		}
-		g := &c.Groups[gi]
+		t := &c.Tables[ti]
+		gi, ok := groups[ti][r.Group]
+		if !ok {
+			gi = len(t.Groups)
+			groups[ti][r.Group] = gi
+			t.Groups = append(t.Groups, Group{Key: r.Group, values: map[string][]float64{}})
+		}
+		g := &t.Groups[gi]
 		g.N++
 		if r.Throttled {
 			g.Throttled++
@@ -122,90 +236,118 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		for _, m := range Metrics {
 			g.values[m.Name] = append(g.values[m.Name], m.get(&r.RunFigures))
 		}
+		baseSeen = baseSeen || r.Group == o.Base
 	}
-	if len(c.Groups) == 0 {
-		return c, nil
+	if o.Base != "" && len(runs) > 0 && !baseSeen {
+		var keys []string
+		for _, t := range c.Tables {
+			for _, g := range t.Groups {
+				if !contains(keys, g.Key) {
+					keys = append(keys, g.Key)
+				}
+			}
+		}
+		return nil, queryErrorf("base group %q has no runs: the groups are %s", Printable(o.Base), Printable(strings.Join(keys, ", ")))
 	}
-	base := 0
-	if o.Base != "" {
-		bi, ok := index[o.Base]
-		if !ok {
-			return nil, fmt.Errorf("compare: base group %q has no runs", o.Base)
+	for ti := range c.Tables {
+		t := &c.Tables[ti]
+		base := 0
+		if o.Base != "" {
+			base = -1
+			if bi, ok := groups[ti][o.Base]; ok {
+				base = bi
+			}
 		}
-		base = bi
-	}
-	c.Base = c.Groups[base].Key
-	for i := range c.Groups {
-		g := &c.Groups[i]
-		g.Stats = map[string]Summary{}
-		for _, m := range Metrics {
-			g.Stats[m.Name] = Summarize(g.values[m.Name])
+		if base >= 0 {
+			t.Base = t.Groups[base].Key
 		}
-		if i == base {
-			continue
-		}
-		g.Deltas = map[string]Delta{}
-		for _, name := range tested {
-			g.Deltas[name] = Compare(c.Groups[base].values[name], g.values[name])
+		for i := range t.Groups {
+			g := &t.Groups[i]
+			g.Stats = map[string]Summary{}
+			for _, m := range Metrics {
+				g.Stats[m.Name] = Summarize(g.values[m.Name])
+			}
+			if base < 0 || i == base {
+				continue
+			}
+			g.Deltas = map[string]Delta{}
+			for _, name := range tested {
+				g.Deltas[name] = Compare(t.Groups[base].values[name], g.values[name])
+			}
 		}
 	}
 	return c, nil
 }
 
-// WriteText writes the comparison as the seeds' tables look: one row per
-// group with the median of each figure (and, for req/s and latency, the
-// 95 % interval of the mean in ± %), then the differences from the base
-// group with their interval and p-value, "~" when within the noise.
+// WriteText writes the comparison as the seeds' tables look, one table per
+// spec: a row per group with the median of each figure (for req/s and
+// latency with its 95 % interval in ± %) and the total of the counts, then
+// the differences from the base group with their interval and p-value,
+// "~" when within the noise. What a device supplied (group keys, URLs) is
+// written through Printable.
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
-	if len(c.Groups) == 0 {
-		fmt.Fprintf(&b, "no succeeded runs to compare by %s\n", c.By)
+	if len(c.Tables) == 0 {
+		fmt.Fprintf(&b, "no succeeded runs to compare by %s\n", Printable(c.By))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	hdr := []string{c.By, "n"}
-	for _, m := range Metrics {
-		hdr = append(hdr, m.Title)
+	if len(c.Tables) > 1 {
+		fmt.Fprintf(&b, "%d specs: runs of different work are compared apart\n\n", len(c.Tables))
 	}
-	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
-	throttled := 0
-	for _, g := range c.Groups {
-		row := []string{g.Key, strconv.Itoa(g.N)}
-		if g.Throttled > 0 {
-			row[1] += "!"
-			throttled += g.Throttled
+	throttled, infinite, deltas := 0, false, false
+	var notes []string
+	for ti, t := range c.Tables {
+		if ti > 0 {
+			b.WriteByte('\n')
 		}
+		if len(c.Tables) > 1 {
+			fmt.Fprintf(&b, "spec %d of %d: %s\n", ti+1, len(c.Tables), Printable(t.Spec.String()))
+		} else {
+			fmt.Fprintf(&b, "spec: %s\n", Printable(t.Spec.String()))
+		}
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		hdr := []string{Printable(c.By), "n"}
 		for _, m := range Metrics {
-			row = append(row, cell(m, g.Stats[m.Name]))
+			hdr = append(hdr, m.Title)
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	b.WriteString("medians; ± is the 95 % interval of the mean\n")
-	switch {
-	case throttled > 0:
-		fmt.Fprintf(&b, "! %d runs throttled or lost CPU frequency: --exclude-throttled leaves them out\n", throttled)
-	case c.ExcludeThrottled:
-		b.WriteString("throttled runs excluded\n")
-	}
-	if len(c.Groups) > 1 {
-		fmt.Fprintf(&b, "\nvs %s (Hodges-Lehmann shift of medians, 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f)\n", c.Base, Alpha)
+		fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
+		for _, g := range t.Groups {
+			row := []string{Printable(g.Key), strconv.Itoa(g.N)}
+			if g.Throttled > 0 {
+				row[1] += "!"
+				throttled += g.Throttled
+			}
+			for _, m := range Metrics {
+				v, inf := cell(m, g.Stats[m.Name])
+				row = append(row, v)
+				infinite = infinite || inf
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(t.Groups) < 2 {
+			continue
+		}
+		if t.Base == "" {
+			fmt.Fprintf(&b, "no differences: %s has no runs of this spec\n", Printable(c.base))
+			continue
+		}
+		deltas = true
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		hdr = []string{c.By}
+		hdr = []string{"vs " + Printable(t.Base)}
 		for _, name := range c.Tested {
 			m, _ := MetricByName(name)
 			hdr = append(hdr, m.Title)
 		}
 		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
-		var notes []string
-		for _, g := range c.Groups {
-			if g.Key == c.Base {
+		for _, g := range t.Groups {
+			if g.Key == t.Base {
 				continue
 			}
-			row := []string{g.Key}
+			row := []string{Printable(g.Key)}
 			for _, name := range c.Tested {
 				d := g.Deltas[name]
 				row = append(row, d.String())
@@ -218,9 +360,22 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for _, n := range notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
-		}
+	}
+	b.WriteString("\nmedians, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
+	if infinite {
+		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", MedianCIRuns)
+	}
+	if deltas {
+		fmt.Fprintf(&b, "vs: Hodges-Lehmann shift of the medians, its 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f\n", Alpha)
+	}
+	switch {
+	case throttled > 0:
+		fmt.Fprintf(&b, "! %d runs throttled or lost CPU frequency: --exclude-throttled leaves them out\n", throttled)
+	case c.ExcludeThrottled:
+		b.WriteString("throttled runs excluded\n")
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -235,19 +390,25 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-// cell formats a group's median of m, "-" when absent.
-func cell(m Metric, s Summary) string {
-	if s.N == 0 || math.IsNaN(s.Median) {
-		return "-"
+// cell formats what a group shows of m, "-" when absent; for req/s and
+// latency with the larger side of its interval in %, "±∞" (and inf
+// true) when there are too few runs for one.
+func cell(m Metric, s Summary) (text string, inf bool) {
+	v, lo, hi := m.Shown(s)
+	if s.N == 0 || math.IsNaN(v) {
+		return "-", false
 	}
-	v := formatValue(m, s.Median)
+	text = formatValue(m, v)
 	switch m.Name {
 	case "rps", "mean", "p50", "p99":
-		if s.N > 1 && s.Mean != 0 {
-			v += fmt.Sprintf(" ±%.1f%%", 100*(s.CIHigh-s.Mean)/math.Abs(s.Mean))
+		switch {
+		case math.IsNaN(lo):
+			return text + " ±∞", true
+		case v != 0:
+			return text + fmt.Sprintf(" ±%.1f%%", 100*math.Max(hi-v, v-lo)/math.Abs(v)), false
 		}
 	}
-	return v
+	return text, false
 }
 
 // formatValue writes v in m's unit: latencies as µs, ms or s.
@@ -265,4 +426,54 @@ func formatValue(m Metric, v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// compareParams are the parameters of a comparison asked over HTTP, and
+// maxParam the longest value one may have: a query is checked before
+// any work (5,000 metrics would cost seconds of CPU).
+var compareParams = []string{"by", "metric", "base", "fleet", "device", "cmd", "exclude_throttled"}
+
+const maxParam = 256
+
+// ParseCompareQuery reads a comparison from URL parameters: by, metric
+// (comma-separated), base, fleet, device, cmd and exclude_throttled, each
+// at most once and at most 256 bytes long. Anything else is a QueryError.
+func ParseCompareQuery(q url.Values) (CompareOptions, error) {
+	o := CompareOptions{By: q.Get("by"), Base: q.Get("base"), Filter: Filter{Fleet: q.Get("fleet"), Device: q.Get("device"),
+		Command: q.Get("cmd"), ExcludeThrottled: q.Get("exclude_throttled") != ""}}
+	if len(q) > len(compareParams) {
+		return o, queryErrorf("%d parameters: a comparison takes %s", len(q), strings.Join(compareParams, ", "))
+	}
+	for k, vs := range q {
+		switch {
+		case !contains(compareParams, k):
+			return o, queryErrorf("unknown parameter %q: a comparison takes %s", Printable(clip(k)), strings.Join(compareParams, ", "))
+		case len(vs) > 1:
+			return o, queryErrorf("%s given %d times: give it once", k, len(vs))
+		case len(vs[0]) > maxParam:
+			return o, queryErrorf("%s is %d bytes long: at most %d", k, len(vs[0]), maxParam)
+		}
+	}
+	if m := q.Get("metric"); m != "" {
+		o.Metrics = strings.Split(m, ",")
+	}
+	_, err := testedMetrics(o.Metrics)
+	return o, err
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// CompareQuery is Compare of the comparison ParseCompareQuery reads from q.
+func (s *Store) CompareQuery(ctx context.Context, q url.Values) (*Comparison, error) {
+	o, err := ParseCompareQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.Compare(ctx, o)
 }

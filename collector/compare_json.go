@@ -19,14 +19,17 @@ func (n num) MarshalJSON() ([]byte, error) {
 }
 
 type summaryJSON struct {
-	N      int `json:"n"`
-	Mean   num `json:"mean"`
-	StdDev num `json:"stdev"`
-	Median num `json:"median"`
-	Min    num `json:"min"`
-	Max    num `json:"max"`
-	CILow  num `json:"ci95_low"`
-	CIHigh num `json:"ci95_high"`
+	N          int `json:"n"`
+	Sum        num `json:"sum"`
+	Mean       num `json:"mean"`
+	StdDev     num `json:"stdev"`
+	Median     num `json:"median"`
+	MedianLow  num `json:"median_ci95_low"`
+	MedianHigh num `json:"median_ci95_high"`
+	Min        num `json:"min"`
+	Max        num `json:"max"`
+	CILow      num `json:"ci95_low"` // of the mean
+	CIHigh     num `json:"ci95_high"`
 }
 
 type deltaJSON struct {
@@ -50,28 +53,39 @@ type groupJSON struct {
 	Deltas    map[string]deltaJSON   `json:"deltas,omitempty"`
 }
 
-// WriteJSON writes the comparison as one JSON object; figures that do not
-// exist (a median of no runs, an interval of too few) are null.
+type tableJSON struct {
+	Spec   Spec        `json:"spec"`
+	Base   string      `json:"base"`
+	Groups []groupJSON `json:"groups"`
+}
+
+// WriteJSON writes the comparison as one JSON object, a table per spec;
+// figures that do not exist (a median of no runs, an interval of too
+// few) are null.
 func (c *Comparison) WriteJSON(w io.Writer) error {
 	out := struct {
 		By               string      `json:"by"`
-		Base             string      `json:"base"`
 		Tested           []string    `json:"tested"`
 		ExcludeThrottled bool        `json:"exclude_throttled"`
-		Groups           []groupJSON `json:"groups"`
-	}{By: c.By, Base: c.Base, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, Groups: []groupJSON{}}
-	for _, g := range c.Groups {
-		gj := groupJSON{Key: g.Key, N: g.N, Throttled: g.Throttled, Stats: map[string]summaryJSON{}}
-		for k, s := range g.Stats {
-			gj.Stats[k] = summaryJSON{s.N, num(s.Mean), num(s.StdDev), num(s.Median), num(s.Min), num(s.Max), num(s.CILow), num(s.CIHigh)}
-		}
-		if len(g.Deltas) > 0 {
-			gj.Deltas = map[string]deltaJSON{}
-			for k, d := range g.Deltas {
-				gj.Deltas[k] = deltaJSON{d.N1, d.N2, num(d.Base), num(d.Other), num(d.Pct), num(d.LowPct), num(d.HighPct), num(d.P), d.Significant, d.Note}
+		Tables           []tableJSON `json:"tables"`
+	}{By: c.By, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, Tables: []tableJSON{}}
+	for _, t := range c.Tables {
+		tj := tableJSON{Spec: t.Spec, Base: t.Base, Groups: []groupJSON{}}
+		for _, g := range t.Groups {
+			gj := groupJSON{Key: g.Key, N: g.N, Throttled: g.Throttled, Stats: map[string]summaryJSON{}}
+			for k, s := range g.Stats {
+				gj.Stats[k] = summaryJSON{s.N, num(s.Sum), num(s.Mean), num(s.StdDev), num(s.Median), num(s.MedianLow), num(s.MedianHigh),
+					num(s.Min), num(s.Max), num(s.CILow), num(s.CIHigh)}
 			}
+			if len(g.Deltas) > 0 {
+				gj.Deltas = map[string]deltaJSON{}
+				for k, d := range g.Deltas {
+					gj.Deltas[k] = deltaJSON{d.N1, d.N2, num(d.Base), num(d.Other), num(d.Pct), num(d.LowPct), num(d.HighPct), num(d.P), d.Significant, d.Note}
+				}
+			}
+			tj.Groups = append(tj.Groups, gj)
 		}
-		out.Groups = append(out.Groups, gj)
+		out.Tables = append(out.Tables, tj)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

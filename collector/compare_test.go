@@ -5,10 +5,19 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"flag"
+	"io"
 	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCompareByServer(t *testing.T) {
@@ -19,10 +28,14 @@ func TestCompareByServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Groups) != 2 || c.Base != "nginx" || c.Groups[1].Key != "kangle" || c.Groups[0].N != 10 {
-		t.Fatalf("groups %+v", c.Groups)
+	if len(c.Tables) != 1 {
+		t.Fatalf("%d tables of one spec", len(c.Tables))
 	}
-	k := c.Groups[1]
+	tb := c.Tables[0]
+	if len(tb.Groups) != 2 || tb.Base != "nginx" || tb.Groups[1].Key != "kangle" || tb.Groups[0].N != 10 {
+		t.Fatalf("groups %+v", tb.Groups)
+	}
+	k := tb.Groups[1]
 	rps := k.Deltas["rps"]
 	if !rps.Significant || rps.Pct < 17 || rps.Pct > 23 {
 		t.Errorf("kangle req/s delta %v", rps)
@@ -40,7 +53,8 @@ func TestCompareByServer(t *testing.T) {
 	}
 	text := out.String()
 	t.Log("\n" + text)
-	for _, want := range []string{"server", "req/s", "p99", "timeouts", "CPU %", "IO KB/s", "mem MB", "nginx", "kangle", "vs nginx", " ~ "} {
+	for _, want := range []string{"spec: GET http://127.0.0.1:8080/ · 10 connections · keep-alive", "server", "req/s", "p99", "timeouts", "CPU %",
+		"IO KB/s", "mem MB", "nginx", "kangle", "vs nginx", " ~ "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -55,7 +69,7 @@ func TestCompareByServer(t *testing.T) {
 	}
 	// pi-2 is pi-1 again with different noise: mixed servers make both
 	// groups bimodal alike.
-	if d := c.Groups[1].Deltas["rps"]; d.Significant {
+	if d := c.Tables[0].Groups[1].Deltas["rps"]; d.Significant {
 		t.Errorf("device delta significant: %v", d)
 	}
 	if _, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"bogus"}}); err == nil {
@@ -65,7 +79,7 @@ func TestCompareByServer(t *testing.T) {
 		t.Error("missing base group accepted")
 	}
 	c, err = s.Compare(ctx, CompareOptions{By: "server", Base: "kangle"})
-	if err != nil || c.Base != "kangle" || c.Groups[0].Deltas["rps"].Pct > -10 {
+	if err != nil || c.Tables[0].Base != "kangle" || c.Tables[0].Groups[0].Deltas["rps"].Pct > -10 {
 		t.Errorf("base kangle: %+v %v", c, err)
 	}
 }
@@ -75,12 +89,8 @@ func TestCompareExcludeThrottled(t *testing.T) {
 	s := openTestStore(t)
 	seedCompare(t, s)
 	c, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{ExcludeThrottled: true}})
-	if err != nil || len(c.Groups) != 2 {
+	if err != nil || len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 {
 		t.Fatal(c, err)
-	}
-	c2, err := s.Compare(ctx, CompareOptions{By: "nope"})
-	if err != nil || len(c2.Groups) != 1 || c2.Groups[0].Key != "-" {
-		t.Fatalf("missing label: %+v %v", c2, err)
 	}
 	empty, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{Fleet: "none"}})
 	if err != nil {
@@ -157,13 +167,13 @@ func TestCompareJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Groups of one run each: the delta has no interval (NaN).
-	one := &Comparison{By: "server", Base: "a", Tested: []string{"rps"}, Groups: []Group{
+	one := &Comparison{By: "server", Tested: []string{"rps"}, Tables: []Table{{Base: "a", Groups: []Group{
 		{Key: "a", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{100})}},
 		{Key: "b", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{120})},
 			Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
-	}}
+	}}}}
 	nan := 0
-	for _, g := range one.Groups {
+	for _, g := range one.Tables[0].Groups {
 		for _, d := range g.Deltas {
 			if math.IsNaN(d.LowPct) {
 				nan++
@@ -171,7 +181,7 @@ func TestCompareJSON(t *testing.T) {
 		}
 	}
 	if nan == 0 {
-		t.Fatalf("the small comparison has no interval left out: %+v", one.Groups)
+		t.Fatalf("the small comparison has no interval left out: %+v", one.Tables)
 	}
 	for _, cmp := range []*Comparison{c, one} {
 		var b bytes.Buffer
@@ -179,27 +189,29 @@ func TestCompareJSON(t *testing.T) {
 			t.Fatalf("WriteJSON: %v", err)
 		}
 		var got struct {
-			Base   string `json:"base"`
-			Groups []struct {
-				Key    string                               `json:"key"`
-				N      int                                  `json:"n"`
-				Stats  map[string]struct{ Median *float64 } `json:"stats"`
-				Deltas map[string]struct {
-					Pct         *float64 `json:"pct"`
-					Low         *float64 `json:"pct_ci95_low"`
-					Significant bool     `json:"significant"`
-				} `json:"deltas"`
-			} `json:"groups"`
+			Tables []struct {
+				Base   string `json:"base"`
+				Groups []struct {
+					Key    string                               `json:"key"`
+					N      int                                  `json:"n"`
+					Stats  map[string]struct{ Median *float64 } `json:"stats"`
+					Deltas map[string]struct {
+						Pct         *float64 `json:"pct"`
+						Low         *float64 `json:"pct_ci95_low"`
+						Significant bool     `json:"significant"`
+					} `json:"deltas"`
+				} `json:"groups"`
+			} `json:"tables"`
 		}
 		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, b.String())
 		}
-		if len(got.Groups) != len(cmp.Groups) || got.Base != cmp.Base {
-			t.Fatalf("JSON groups %d base %q, want %d %q", len(got.Groups), got.Base, len(cmp.Groups), cmp.Base)
+		if len(got.Tables) != 1 || len(got.Tables[0].Groups) != len(cmp.Tables[0].Groups) || got.Tables[0].Base != cmp.Tables[0].Base {
+			t.Fatalf("JSON %+v, want %+v", got.Tables, cmp.Tables)
 		}
-		for i, g := range cmp.Groups {
+		for i, g := range cmp.Tables[0].Groups {
 			for k, d := range g.Deltas {
-				jd := got.Groups[i].Deltas[k]
+				jd := got.Tables[0].Groups[i].Deltas[k]
 				if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) {
 					t.Errorf("%s %s: JSON %+v, delta %+v", g.Key, k, jd, d)
 				}
@@ -210,5 +222,304 @@ func TestCompareJSON(t *testing.T) {
 	c.WriteJSON(&b)
 	if !strings.Contains(b.String(), `"significant": true`) {
 		t.Errorf("kangle's req/s difference not significant in JSON:\n%s", b.String())
+	}
+}
+
+// update rewrites the golden files: go test ./collector -run Golden -update
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or writes it there with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// seedMixedSpecs stores what a user of the seeds' workloads ends up with
+// on pi-1: three runs of nginx and three of kangle on /index.html, and
+// one run of nginx on /mixed, a slow page that timed out 99 times.
+func seedMixedSpecs(t testing.TB, s *Store) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	at := time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC)
+	var batch []Incoming
+	add := func(server, path string, rps float64, p50 int64, timeouts int64) {
+		r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": server}, at, rps, p50)
+		r.Spec.URL = "http://127.0.0.1:8080" + path
+		r.Runs[0].Errors.Timeout = timeouts
+		batch = append(batch, incoming(t, r))
+		at = at.Add(time.Minute)
+	}
+	for i := range 3 {
+		add("nginx", "/index.html", 1000+float64(i)*7, 800, 0)
+		add("kangle", "/index.html", 1200+float64(i)*5, 650, 0)
+	}
+	add("nginx", "/mixed", 40, 45000, 99)
+	if _, err := s.Ingest(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompareKeepsSpecsApart: runs of another URL are another experiment.
+// The nginx group of /index.html does not take in the /mixed run (its
+// req/s would spread over ±100 % and the median would hide its 99
+// timeouts); /mixed gets a table of its own that shows them.
+func TestCompareKeepsSpecsApart(t *testing.T) {
+	s := openTestStore(t)
+	seedMixedSpecs(t, s)
+	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	t.Log("\n" + text)
+	index := strings.Index(text, "GET http://127.0.0.1:8080/index.html")
+	mixed := strings.Index(text, "GET http://127.0.0.1:8080/mixed")
+	if index < 0 || mixed < index {
+		t.Fatalf("no table per spec:\n%s", text)
+	}
+	nginx := regexp.MustCompile(`(?m)^\s*nginx\s+(\d+)\s`)
+	if m := nginx.FindAllStringSubmatch(text[index:mixed], -1); len(m) != 1 || m[0][1] != "3" {
+		t.Errorf("the /index.html table's nginx group: %v, want 3 runs", m)
+	}
+	if m := nginx.FindAllStringSubmatch(text[mixed:], -1); len(m) != 1 || m[0][1] != "1" {
+		t.Errorf("the /mixed table's nginx group: %v, want 1 run", m)
+	}
+	// The /mixed row shows its 99 timeouts: the header names the column,
+	// the row has the count in it.
+	if !regexp.MustCompile(`(?m)^\s*nginx\s+1\s.*\s99\s`).MatchString(text[mixed:]) {
+		t.Errorf("the 99 timeouts of /mixed are not shown:\n%s", text[mixed:])
+	}
+	for _, pct := range regexp.MustCompile(`±(\d+\.\d)%`).FindAllStringSubmatch(text, -1) {
+		if v, _ := strconv.ParseFloat(pct[1], 64); v > 50 {
+			t.Errorf("an interval of ±%s%%: different work pooled?", pct[1])
+		}
+	}
+}
+
+// TestCompareBySpecPart: a comparison by a part of the spec (here the
+// URL) compares the runs that differ in it, and only in it.
+func TestCompareBySpecPart(t *testing.T) {
+	s := openTestStore(t)
+	seedMixedSpecs(t, s)
+	c, err := s.Compare(context.Background(), CompareOptions{By: "url", Filter: Filter{Labels: map[string]string{"server": "nginx"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 || c.Tables[0].Spec.URL != "" {
+		t.Fatalf("by url: %+v", c.Tables)
+	}
+	if g := c.Tables[0].Groups; g[0].Key != "http://127.0.0.1:8080/index.html" || g[0].N != 3 || g[1].Key != "http://127.0.0.1:8080/mixed" || g[1].N != 1 {
+		t.Errorf("groups %+v", g)
+	}
+	c, err = s.Compare(context.Background(), CompareOptions{By: "keepalive"})
+	if err != nil || len(c.Tables) != 2 || c.Tables[0].Groups[0].Key != "keep-alive" {
+		t.Errorf("by keepalive: %+v %v", c, err)
+	}
+}
+
+// TestCompareByUnknownKey: a key no run has (a typo) is the asker's
+// mistake, and the error lists the keys there are, labels included.
+func TestCompareByUnknownKey(t *testing.T) {
+	s := openTestStore(t)
+	seedCompare(t, s)
+	_, err := s.Compare(context.Background(), CompareOptions{By: "sevrer"})
+	if err == nil {
+		t.Fatal("--by sevrer grouped every run under one key")
+	}
+	for _, want := range []string{`"sevrer"`, "device", "board", "url", "connections", "server"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	var qe *QueryError
+	if !errors.As(err, &qe) {
+		t.Errorf("%T is not a QueryError", err)
+	}
+	// A key some runs have: the others fall in "-".
+	r := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"build": "b1"}, time.Now(), 1000, 800)
+	if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, r)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Compare(context.Background(), CompareOptions{By: "build"})
+	if err != nil || len(c.Tables[0].Groups) != 2 || c.Tables[0].Groups[0].Key != "-" {
+		t.Errorf("by build: %+v %v", c, err)
+	}
+	if _, err := s.Compare(context.Background(), CompareOptions{By: "server", Base: "caddy"}); !errors.As(err, &qe) ||
+		!strings.Contains(err.Error(), "nginx, kangle") {
+		t.Errorf("a base with no runs: %v", err)
+	}
+}
+
+// TestCompareGolden: the text and JSON forms of two comparisons, one of
+// a single spec and one of the mixed specs.
+func TestCompareGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seed func(testing.TB, *Store)
+		o    CompareOptions
+	}{
+		{"compare-server", seedCompare, CompareOptions{By: "server", Metrics: []string{"rps", "p50", "p99", "cpu"}}},
+		{"compare-mixed", seedMixedSpecs, CompareOptions{By: "server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTestStore(t)
+			tc.seed(t, s)
+			c, err := s.Compare(context.Background(), tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, js bytes.Buffer
+			if err := c.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name+".txt", text.Bytes())
+			golden(t, tc.name+".json", js.Bytes())
+		})
+	}
+}
+
+// TestCompareShowsWhatItSays: a group's cell is its median with the
+// interval of the median (±∞ below MedianCIRuns runs), a count is the
+// total of the runs, and the chart's bar is the same figure.
+func TestCompareShowsWhatItSays(t *testing.T) {
+	s := openTestStore(t)
+	seedMixedSpecs(t, s)
+	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := c.Tables[1].Groups[0]
+	if st := mixed.Stats["timeouts"]; st.Sum != 99 {
+		t.Errorf("timeouts %+v", st)
+	}
+	rps, _ := MetricByName("rps")
+	nginx := c.Tables[0].Groups[0]
+	if text, inf := cell(rps, nginx.Stats["rps"]); !inf || !strings.HasSuffix(text, " ±∞") {
+		t.Errorf("3 runs: %q", text)
+	}
+	chart := CompareChart(c.By, c.Tables[0], rps)
+	if b := chart.Bars[0]; *b.Value != math.Round(nginx.Stats["rps"].Median*1000)/1000 || b.Lo != nil || b.Hi != nil {
+		t.Errorf("nginx bar %+v, median %v", b, nginx.Stats["rps"].Median)
+	}
+	timeouts, _ := MetricByName("timeouts")
+	if b := CompareChart(c.By, c.Tables[1], timeouts).Bars[0]; *b.Value != 99 {
+		t.Errorf("timeouts bar %+v", b)
+	}
+
+	// Ten runs each: every bar has an interval, the median's, within the
+	// values: positive, around the bar.
+	s = openTestStore(t)
+	seedCompare(t, s)
+	c, err = s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Metrics {
+		for _, b := range CompareChart(c.By, c.Tables[0], m).Bars {
+			if m.Count {
+				continue
+			}
+			if b.Lo == nil || b.Hi == nil || *b.Lo <= 0 || *b.Lo > *b.Value || *b.Hi < *b.Value {
+				t.Errorf("%s %s: bar %v [%v %v]", m.Name, b.Label, *b.Value, b.Lo, b.Hi)
+			}
+		}
+	}
+}
+
+// TestCompareQueryLimits: a comparison asked over HTTP is checked before
+// any work: a list of 5,000 metrics, a repeated or unknown parameter, an
+// overlong value are each one clear 400.
+func TestCompareQueryLimits(t *testing.T) {
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "q.db"), Listen: freeAddr(t), Accounts: testAccounts()})
+	defer col.Close()
+	seedCompare(t, col.store)
+	base := "http://" + col.WebAddr() + "/api/compare?"
+	for _, tc := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"by=server&metric=rps,p99", 200, "vs nginx"},
+		{"by=server&metric=" + strings.Repeat("rps,", 4999) + "rps", 400, "metric is 19999 bytes long"},
+		{"by=server&metric=" + strings.Repeat("rps,", 30) + "rps", 400, "31 metrics"},
+		{"by=server&metric=rps,p50,rps", 400, `metric "rps" given twice`},
+		{"by=server&by=device", 400, "by given 2 times"},
+		{"by=" + strings.Repeat("x", 300), 400, "by is 300 bytes long"},
+		{"by=server&labels=a", 400, `unknown parameter "labels"`},
+		{"by=sevrer", 400, `no run has "sevrer"`},
+	} {
+		resp, err := http.Get(base + tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%.60s: %d %q, want %d %q", tc.query, resp.StatusCode, body, tc.code, tc.want)
+		}
+	}
+}
+
+// TestExportShowsSpec: every export carries the spec of each result.
+func TestExportShowsSpec(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	seedMixedSpecs(t, s)
+	var b bytes.Buffer
+	if err := s.Export(ctx, &b, "csv", Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, r := range recs[1:] {
+		if r[col["method"]] != "GET" || r[col["keepalive"]] != "true" || r[col["rate"]] != "0" || r[col["connections"]] != "10" {
+			t.Errorf("csv row without its spec: %v", r)
+		}
+	}
+	b.Reset()
+	if err := s.Export(ctx, &b, "json", Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct{ Spec Spec }
+	if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows) != 7 || rows[0].Spec.URL != "http://127.0.0.1:8080/mixed" || rows[0].Spec.Method != "GET" {
+		t.Errorf("json rows %+v %v", rows, err)
+	}
+	b.Reset()
+	if err := s.Export(ctx, &b, "benchfmt", Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"method: GET\n", "keepalive: true\n", "rate: 0\n", "BenchmarkHTTP/127.0.0.1:8080_mixed/conns=10 "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("benchfmt lacks %q", want)
+		}
 	}
 }

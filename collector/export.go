@@ -12,14 +12,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ExportFormats are the formats Export writes.
 var ExportFormats = []string{"csv", "json", "benchfmt"}
 
 // Export writes the stored runs matching f in format: csv (one row per
-// result, figures averaged over its runs), json (the same rows) or
-// benchfmt (one Go benchmark line per run, readable by benchstat).
+// result, figures averaged over its runs, and its spec), json (the same
+// rows) or benchfmt (one Go benchmark line per run, readable by
+// benchstat, with the spec as configuration so that benchstat keeps
+// different work apart as compare does).
 func (s *Store) Export(ctx context.Context, w io.Writer, format string, f Filter) error {
 	switch format {
 	case "csv", "json":
@@ -52,12 +55,15 @@ func (s *Store) Export(ctx context.Context, w io.Writer, format string, f Filter
 func writeCSV(w io.Writer, rows []RunRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
-		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb"})
+		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb",
+		"reason", "method", "keepalive", "rate", "body_bytes", "headers"})
 	for _, r := range rows {
+		sp := r.Spec
 		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
 			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
 			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
-			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB)})
+			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB),
+			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; ")})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
@@ -128,9 +134,10 @@ func LabelString(m map[string]string) string {
 }
 
 // writeBenchfmt writes runs in the Go benchmark format: configuration
-// lines (device, server, build, fleet, board and every other run label)
-// before each run's line, which names the target and connections and
-// carries the figures as value-unit pairs. "Unit ... better=higher"
+// lines (device, server, build, fleet, board, every other run label and
+// the spec's method, keep-alive, rate, body size and headers) before each
+// run's line, which names the target and connections and carries the
+// figures as value-unit pairs. "Unit ... better=higher"
 // lines tell benchstat which way req/s goes. benchstat -col server (or
 // device, build) then compares the groups.
 func writeBenchfmt(w io.Writer, runs []GroupedRun, meta map[string]RunRow) error {
@@ -146,6 +153,9 @@ func writeBenchfmt(w io.Writer, runs []GroupedRun, meta map[string]RunRow) error
 		for k, v := range m.Labels {
 			cfg[configKey(k)] = v
 		}
+		sp := r.Spec // the work done, which no label may hide
+		cfg["method"], cfg["keepalive"], cfg["rate"] = sp.Method, optBool(sp.KeepAlive), strconv.FormatFloat(sp.Rate, 'f', -1, 64)
+		cfg["body-bytes"], cfg["headers"] = strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; ")
 		if cfg["server"] == "" {
 			cfg["server"] = m.Server
 		}
@@ -206,8 +216,9 @@ func configKey(k string) string {
 	return k
 }
 
+// configValue makes v a configuration value: one line, printable.
 func configValue(v string) string {
-	return strings.Join(strings.Fields(v), " ")
+	return Printable(strings.Join(strings.Fields(v), " "))
 }
 
 // benchName turns a target URL into a benchmark name element: host and
@@ -217,13 +228,26 @@ func benchName(raw string) string {
 	name := raw
 	if err == nil && u.Host != "" {
 		name = u.Host + u.Path
+		if u.RawQuery != "" {
+			name += "?" + u.RawQuery
+		}
 	}
 	name = strings.TrimSuffix(name, "/")
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '/' || r == ' ' || r == '\t':
+		case r == '/' || unicode.IsSpace(r):
 			return '_'
+		case unicode.IsControl(r):
+			return -1
 		}
 		return r
 	}, name)
+}
+
+// optBool is b as "true" or "false", empty when unknown.
+func optBool(b *bool) string {
+	if b == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b)
 }

@@ -133,6 +133,12 @@ var migrations = []string{
 		throttled INTEGER NOT NULL,
 		PRIMARY KEY (result_id, idx)
 	);`,
+	// What each result asked of the server (collector.Spec as JSON):
+	// compare keeps runs of different specs apart.
+	`CREATE TABLE result_specs (
+		result_id TEXT PRIMARY KEY REFERENCES results (id),
+		spec TEXT NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // OpenStore opens (creating if needed) the SQLite file at path and brings
@@ -158,6 +164,10 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	s := &Store{w: w}
 	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := s.backfillSpecs(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -328,6 +338,10 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
+	insSpec, err := tx.PrepareContext(ctx, "INSERT INTO result_specs (result_id, spec) VALUES (?, ?)")
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
 	insDev, err := tx.PrepareContext(ctx, `INSERT INTO devices (fleet, id, last_result, last_result_at, updated)
 		VALUES (?,?,?,?,?)
 		ON CONFLICT (fleet, id) DO UPDATE SET
@@ -369,6 +383,9 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 			continue
 		}
 		fresh[i] = true
+		if _, err := insSpec.ExecContext(ctx, r.ID, SpecOf(r.Spec).key()); err != nil {
+			return nil, fmt.Errorf("ingest %s: spec: %w", r.ID, err)
+		}
 		for j, f := range figs {
 			e := f.ErrBy
 			if _, err := insRun.ExecContext(ctx, r.ID, j, f.Started.UnixNano(), f.DurationS, f.Completed, f.RPS,
@@ -598,6 +615,7 @@ type Filter struct {
 	Fleet            string
 	Device           string
 	Command          string
+	IDs              []string          // only these results; nil: any, empty: none
 	Labels           map[string]string // every one must match
 	Since            time.Time
 	ExcludeThrottled bool
@@ -617,6 +635,10 @@ func (f Filter) where() (string, []any) {
 	}
 	if f.Command != "" {
 		add("r.command_id = ?", f.Command)
+	}
+	if f.IDs != nil {
+		ids, _ := json.Marshal(f.IDs) // strings: cannot fail
+		add("r.id IN (SELECT value FROM json_each(?))", string(ids))
 	}
 	keys := make([]string, 0, len(f.Labels))
 	for k := range f.Labels {
@@ -647,8 +669,10 @@ type RunRow struct {
 	Device    string            `json:"device"`
 	CommandID string            `json:"cmd_id,omitempty"`
 	Outcome   string            `json:"outcome"`
+	Reason    string            `json:"reason,omitempty"` // why it did not succeed
 	Started   time.Time         `json:"started"`
 	Labels    map[string]string `json:"labels,omitempty"`
+	Spec      Spec              `json:"spec"`
 	URL       string            `json:"url"`
 	Conns     int               `json:"connections"`
 	Runs      int               `json:"runs"`
@@ -670,11 +694,11 @@ type RunRow struct {
 // Runs lists results matching f, newest first.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	where, args := f.where()
-	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.started, r.labels, r.url, r.connections, r.nruns,
-		r.board, r.server, r.throttled,
+	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.labels, coalesce(sp.spec, ''), r.url,
+		r.connections, r.nruns, r.board, r.server, r.throttled,
 		coalesce(avg(u.rps), 0), avg(u.mean_us), avg(u.p50_us), avg(u.p99_us), max(u.max_us),
 		coalesce(sum(u.timeouts), 0), coalesce(sum(u.errors), 0), avg(u.cpu_pct), avg(u.io_kbs), avg(u.mem_kb)
-		FROM results r LEFT JOIN runs u ON u.result_id = r.id
+		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		WHERE ` + where + ` GROUP BY r.id ORDER BY r.started DESC, r.id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
@@ -688,12 +712,14 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	for rows.Next() {
 		var r RunRow
 		var started int64
-		var labels string
+		var labels, spec string
 		var mean, p50, p99, mx, cpu, io, mem sql.NullFloat64
-		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &started, &labels, &r.URL, &r.Conns, &r.Runs,
-			&r.Board, &r.Server, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors, &cpu, &io, &mem); err != nil {
+		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &r.Reason, &started, &labels, &spec, &r.URL,
+			&r.Conns, &r.Runs, &r.Board, &r.Server, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors,
+			&cpu, &io, &mem); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
+		r.Spec = parseSpec(spec, r.URL, r.Conns)
 		r.Started = unixTime(started)
 		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
 			return nil, fmt.Errorf("runs: %s labels: %w", r.ID, err)
@@ -811,39 +837,45 @@ func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
 }
 
 // groupColumns are the result columns compare can group by, besides
-// labels: the device and the fingerprint's system-info fields.
+// labels and the parts of the spec: the device and the fingerprint's
+// system-info fields.
 var groupColumns = map[string]string{
 	"device": "r.fleet || '/' || r.device", "fleet": "r.fleet", "board": "r.board", "cpu_model": "r.cpu_model",
 	"cores": "r.cores", "os": "r.os", "kernel": "r.kernel", "arch": "r.arch", "cpu_governor": "r.governor",
-	"governor": "r.governor", "agent_version": "r.agent_version", "server": "r.server", "url": "r.url",
-	"connections": "r.connections",
+	"governor": "r.governor", "agent_version": "r.agent_version", "server": "r.server",
 }
 
 // GroupedRun is one measured window with the group it falls in.
 type GroupedRun struct {
 	Group    string
 	ResultID string
+	Spec     Spec
 	RunFigures
 }
 
-// GroupRuns returns the runs matching f with their group under by: a
-// device, a system-info field (board, kernel, os, arch, cpu_model, cores,
-// cpu_governor, agent_version, server) or else a run label. Runs whose
-// label is missing fall in the group "-". Only succeeded results count.
+// GroupRuns returns the runs matching f with their spec and their group
+// under by: a device, a system-info field (board, kernel, os, arch,
+// cpu_model, cores, cpu_governor, agent_version, server), a part of the
+// spec (url, method, connections, keepalive, rate, body_bytes) or else a
+// run label. Runs whose label is missing fall in the group "-". Only
+// succeeded results count.
 func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRun, error) {
 	where, args := f.where()
 	col, ok := groupColumns[by]
-	if by == "server" { // a run label server=nginx wins over the Server header
-		col, ok = "coalesce(json_extract(r.labels, ?), nullif(r.server, ''), '-')", true
+	switch {
+	case by == "server": // a run label server=nginx wins over the Server header
+		col = "coalesce(json_extract(r.labels, ?), nullif(r.server, ''), '-')"
 		args = append([]any{jsonPath(by)}, args...)
-	} else if !ok {
+	case isSpecField(by):
+		col = "''" // from the spec, below
+	case !ok:
 		col = "coalesce(json_extract(r.labels, ?), '-')"
 		args = append([]any{jsonPath(by)}, args...)
 	}
-	q := `SELECT CAST(` + col + ` AS TEXT), r.id, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
+	q := `SELECT CAST(` + col + ` AS TEXT), r.id, coalesce(sp.spec, ''), r.url, r.connections, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
 		u.timeouts, u.errors, u.err_connect, u.err_read, u.err_write, u.err_status, u.err_length,
 		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled
-		FROM results r JOIN runs u ON u.result_id = r.id
+		FROM results r JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		WHERE r.outcome = 'succeeded' AND ` + where
 	if f.ExcludeThrottled {
 		q += " AND u.throttled = 0"
@@ -855,15 +887,27 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	}
 	defer rows.Close()
 	var out []GroupedRun
+	specs := map[string]Spec{} // a result's runs share its spec
 	for rows.Next() {
 		var g GroupedRun
 		var started int64
+		var spec, url string
+		var conns int
 		var mean, p50, p99, mx, cpu, user, io, mem, cached, temp sql.NullFloat64
 		e := &g.ErrBy
-		if err := rows.Scan(&g.Group, &g.ResultID, &started, &g.DurationS, &g.Completed, &g.RPS, &mean, &p50, &p99, &mx,
+		if err := rows.Scan(&g.Group, &g.ResultID, &spec, &url, &conns, &started, &g.DurationS, &g.Completed, &g.RPS, &mean, &p50, &p99, &mx,
 			&g.Timeouts, &g.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
 			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled); err != nil {
 			return nil, fmt.Errorf("group runs by %s: %w", by, err)
+		}
+		sp, ok := specs[g.ResultID]
+		if !ok {
+			sp = parseSpec(spec, url, conns)
+			specs[g.ResultID] = sp
+		}
+		g.Spec = sp
+		if v, ok := sp.field(by); ok {
+			g.Group = v
 		}
 		e.Timeout = g.Timeouts
 		g.Started = unixTime(started)

@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -190,19 +189,18 @@ func (c *Collector) api(mux *http.ServeMux) {
 		writeJSON(w, CommandStatus{Events: evs, Results: ExportRows(runs)})
 	})
 	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		var metrics []string
-		if m := q.Get("metric"); m != "" {
-			metrics = strings.Split(m, ",")
+		cmp, err := c.store.CompareQuery(r.Context(), r.URL.Query())
+		var qe *QueryError
+		switch {
+		case errors.As(err, &qe):
+			http.Error(w, qe.Msg, http.StatusBadRequest)
+		case err != nil:
+			c.log.Error("compare", zap.Error(err))
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		default:
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			cmp.WriteText(w)
 		}
-		cmp, err := c.store.Compare(r.Context(), CompareOptions{By: q.Get("by"), Metrics: metrics,
-			Filter: Filter{Command: q.Get("cmd"), Fleet: q.Get("fleet"), ExcludeThrottled: q.Get("exclude_throttled") != ""}})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		cmp.WriteText(w)
 	})
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
 		devs, err := c.store.Devices(r.Context())

@@ -52,6 +52,7 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 		"lat":    webLat,
 		"mb":     func(kb float64) string { return webNum(kb / 1024) },
 		"ago":    w.ago,
+		"inc":    func(i int) int { return i + 1 },
 	}
 	for _, page := range []string{"fleet", "run", "compare"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(webFiles, "web/layout.html", "web/"+page+".html")
@@ -269,50 +270,61 @@ func RunCharts(run *transport.Run) []string {
 
 func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	by := q.Get("by")
-	if by == "" {
-		by = "device"
+	data := map[string]any{"Title": "compare", "MetricNames": MetricNames(), "MedianCIRuns": MedianCIRuns}
+	o, err := ParseCompareQuery(q)
+	if o.By == "" {
+		o.By = "device"
 	}
-	metric := q.Get("metric")
-	if metric == "" {
-		metric = "rps"
+	metric := "rps"
+	if len(o.Metrics) > 0 {
+		metric = o.Metrics[0]
 	}
-	data := map[string]any{"Title": "compare by " + by, "By": by, "Metric": metric, "MetricNames": MetricNames(),
-		"ExcludeThrottled": q.Get("exclude_throttled") != ""}
-	m, ok := MetricByName(metric)
-	if !ok {
-		data["Err"] = fmt.Sprintf("unknown metric %q", metric)
-		m = Metrics[0]
-		metric = m.Name
+	o.Metrics = []string{metric}
+	data["By"], data["Metric"], data["ExcludeThrottled"] = o.By, metric, o.Filter.ExcludeThrottled
+	data["Title"] = "compare by " + o.By
+	c := &Comparison{By: o.By}
+	if err == nil {
+		c, err = w.store.Compare(r.Context(), o)
 	}
-	f := Filter{Fleet: q.Get("fleet"), ExcludeThrottled: q.Get("exclude_throttled") != ""}
-	c, err := w.store.Compare(r.Context(), CompareOptions{By: by, Metrics: []string{metric}, Filter: f, Base: q.Get("base")})
-	if err != nil {
-		data["Err"] = err.Error()
-		c = &Comparison{By: by}
-	}
-	data["Base"] = c.Base
-	data["Chart"] = specJSON(CompareChart(c, m))
-	var table bytes.Buffer
-	if err := c.WriteText(&table); err != nil {
+	var qe *QueryError
+	switch {
+	case errors.As(err, &qe):
+		data["Err"] = qe.Msg
+		c = &Comparison{By: o.By}
+	case err != nil:
 		w.fail(rw, r, err)
 		return
 	}
-	data["Table"] = table.String()
+	m, _ := MetricByName(metric)
+	type tableView struct {
+		Spec  string
+		Base  string
+		Chart string
+		Text  string
+	}
+	var tables []tableView
+	for _, t := range c.Tables {
+		one := *c
+		one.Tables = []Table{t}
+		var text bytes.Buffer
+		if err := one.WriteText(&text); err != nil {
+			w.fail(rw, r, err)
+			return
+		}
+		tables = append(tables, tableView{Spec: t.Spec.String(), Base: t.Base, Chart: specJSON(CompareChart(c.By, t, m)), Text: text.String()})
+	}
+	data["Tables"] = tables
 	w.render(rw, "compare", data)
 }
 
-// CompareChart is the comparison page's bar chart of metric m: each
-// group's mean with its 95 % interval, labelled with the verdict against
-// the base group.
-func CompareChart(c *Comparison, m Metric) barSpec {
-	spec := barSpec{Type: "bar", Title: m.Title + " by " + c.By, Unit: m.Unit}
-	for _, g := range c.Groups {
-		s := g.Stats[m.Name]
-		b := barItem{Label: g.Key, Value: fp(s.Mean)}
-		if s.N > 1 {
-			b.Lo, b.Hi = fp(s.CILow), fp(s.CIHigh)
-		}
+// CompareChart is a comparison table's bar chart of metric m: what the
+// table shows of each group (the median with its 95 % interval, or the
+// total of a count), labelled with the verdict against the base group.
+func CompareChart(by string, t Table, m Metric) barSpec {
+	spec := barSpec{Type: "bar", Title: m.Title + " by " + by, Unit: m.Unit}
+	for _, g := range t.Groups {
+		v, lo, hi := m.Shown(g.Stats[m.Name])
+		b := barItem{Label: g.Key, Value: fp(v), Lo: fp(lo), Hi: fp(hi)}
 		if d, ok := g.Deltas[m.Name]; ok {
 			b.Note = d.Verdict()
 		}

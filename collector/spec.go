@@ -1,0 +1,204 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/textproto"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/edgebench/edgebench/transport"
+)
+
+// Spec is the work a run asked of the server: the request (method, URL,
+// headers, body size), how many connections sent it, with or without
+// keep-alive, and the open-loop rate. Runs of different specs are
+// different experiments: compare never pools them. The duration, the
+// number of requests, the timeout and the warm-up are not part of it
+// (a longer run of the same work is the same experiment).
+type Spec struct {
+	Method      string   `json:"method"`
+	URL         string   `json:"url"`
+	Connections int      `json:"connections"`
+	KeepAlive   *bool    `json:"keepalive,omitempty"`  // nil only in a comparison by keep-alive
+	Rate        float64  `json:"rate,omitempty"`       // requests/s of an open loop; 0 for a closed loop
+	BodyBytes   int64    `json:"body_bytes,omitempty"` // the request body's size (its bytes are not sent back)
+	Headers     []string `json:"headers,omitempty"`    // "Name: value", names canonical, sorted
+}
+
+// SpecOf is the Spec of a result's run spec.
+func SpecOf(rs transport.RunSpec) Spec {
+	ka := rs.KeepAlive
+	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes}
+	if s.Method == "" {
+		s.Method = "GET"
+	}
+	for _, h := range rs.Headers {
+		s.Headers = append(s.Headers, textproto.CanonicalMIMEHeaderKey(h.Name)+": "+h.Value)
+	}
+	sort.Strings(s.Headers)
+	return s
+}
+
+// String is the spec on one line, for example
+// "GET http://127.0.0.1/ · 10 connections · keep-alive". Parts a
+// comparison groups by are empty and left out.
+func (s Spec) String() string {
+	var parts []string
+	if req := strings.TrimSpace(s.Method + " " + s.URL); req != "" {
+		parts = append(parts, req)
+	}
+	if s.Connections > 0 {
+		c := strconv.Itoa(s.Connections) + " connections"
+		if s.Connections == 1 {
+			c = "1 connection"
+		}
+		parts = append(parts, c)
+	}
+	if s.KeepAlive != nil {
+		parts = append(parts, s.keepAlive())
+	}
+	if s.Rate > 0 {
+		parts = append(parts, "open loop "+s.rate())
+	}
+	if s.BodyBytes > 0 {
+		parts = append(parts, "body "+strconv.FormatInt(s.BodyBytes, 10)+" B")
+	}
+	for _, h := range s.Headers {
+		parts = append(parts, "-H '"+h+"'")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (s Spec) keepAlive() string {
+	switch {
+	case s.KeepAlive == nil:
+		return ""
+	case *s.KeepAlive:
+		return "keep-alive"
+	}
+	return "no keep-alive"
+}
+
+func (s Spec) rate() string {
+	if s.Rate <= 0 {
+		return "closed loop"
+	}
+	return strconv.FormatFloat(s.Rate, 'f', -1, 64) + " req/s"
+}
+
+// specFields are the keys of the spec's parts compare can group by: a
+// comparison by one of them compares runs that differ in it and in
+// nothing else of their spec.
+var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes"}
+
+func isSpecField(k string) bool {
+	for _, f := range specFields {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+// field is the value of the spec's part k as a group key.
+func (s Spec) field(k string) (string, bool) {
+	switch k {
+	case "url":
+		return s.URL, true
+	case "method":
+		return s.Method, true
+	case "connections":
+		return strconv.Itoa(s.Connections), true
+	case "keepalive":
+		return s.keepAlive(), true
+	case "rate":
+		return s.rate(), true
+	case "body_bytes":
+		return strconv.FormatInt(s.BodyBytes, 10), true
+	}
+	return "", false
+}
+
+// without is s with the part k left out (zero), for a comparison by k.
+func (s Spec) without(k string) Spec {
+	switch k {
+	case "url":
+		s.URL = ""
+	case "method":
+		s.Method = ""
+	case "connections":
+		s.Connections = 0
+	case "keepalive":
+		s.KeepAlive = nil
+	case "rate":
+		s.Rate = 0
+	case "body_bytes":
+		s.BodyBytes = 0
+	}
+	return s
+}
+
+// key identifies the spec: equal keys, equal work.
+func (s Spec) key() string {
+	b, _ := json.Marshal(s) // strings, numbers and bools: cannot fail
+	return string(b)
+}
+
+// parseSpec reads a spec as the store keeps it; a result stored before
+// specs were (one the backfill could not decode) keeps what the results
+// table knows, its URL and connections.
+func parseSpec(stored, url string, conns int) Spec {
+	var s Spec
+	if stored == "" || json.Unmarshal([]byte(stored), &s) != nil {
+		return Spec{URL: url, Connections: conns}
+	}
+	return s
+}
+
+// backfillSpecs gives each result stored before specs were kept its spec,
+// decoded from its payload. It does nothing once every result has one.
+func (s *Store) backfillSpecs(ctx context.Context) error {
+	rows, err := s.w.QueryContext(ctx, `SELECT r.id, r.raw FROM results r
+		WHERE NOT EXISTS (SELECT 1 FROM result_specs sp WHERE sp.result_id = r.id)`)
+	if err != nil {
+		return fmt.Errorf("backfill specs: %w", err)
+	}
+	specs := map[string]string{}
+	for rows.Next() {
+		var id string
+		var raw []byte
+		if err := rows.Scan(&id, &raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("backfill specs: %w", err)
+		}
+		spec := ""
+		if r, err := transport.DecodeResult(raw); err == nil {
+			spec = SpecOf(r.Spec).key()
+		}
+		specs[id] = spec
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("backfill specs: %w", err)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("backfill specs: %w", err)
+	}
+	defer tx.Rollback()
+	for id, spec := range specs {
+		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO result_specs (result_id, spec) VALUES (?, ?)", id, spec); err != nil {
+			return fmt.Errorf("backfill specs: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("backfill specs: %w", err)
+	}
+	return nil
+}
