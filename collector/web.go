@@ -47,7 +47,6 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
 	funcs := template.FuncMap{
 		"labels": LabelString,
-		"short":  shortID,
 		"num":    webNum,
 		"lat":    webLat,
 		"mb":     func(kb float64) string { return webNum(kb / 1024) },
@@ -115,12 +114,33 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	online := 0
+	ids := []string{}
 	for _, d := range devs {
 		if d.Online {
 			online++
 		}
+		if d.LastResult != "" {
+			ids = append(ids, d.LastResult)
+		}
 	}
-	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": devs, "Runs": runs, "Online": online})
+	last, err := w.store.Runs(r.Context(), Filter{IDs: ids})
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	type deviceRow struct {
+		Device
+		Last *RunRow // its newest result, nil when it has none
+	}
+	byID := map[string]*RunRow{}
+	for i := range last {
+		byID[last[i].ID] = &last[i]
+	}
+	rows := make([]deviceRow, len(devs))
+	for i, d := range devs {
+		rows[i] = deviceRow{d, byID[d.LastResult]}
+	}
+	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online})
 }
 
 // lineSpec is the data of one line chart, as web/chart.js reads it.
@@ -173,11 +193,16 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, err)
 		return
 	}
-	idx, _ := strconv.Atoi(r.URL.Query().Get("run"))
-	data := map[string]any{"Title": "run " + shortID(id), "Result": res}
-	if idx < 0 || idx >= len(res.Runs) {
-		idx = 0
+	idx := 0
+	if v := r.URL.Query().Get("run"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n >= len(res.Runs) {
+			http.Error(rw, fmt.Sprintf("no run %q: this result has runs 0 to %d", v, len(res.Runs)-1), http.StatusNotFound)
+			return
+		}
+		idx = n
 	}
+	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": SpecOf(res.Spec), "Run": idx}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
 		fig := Figures(run, res.Fingerprint)
@@ -189,6 +214,12 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		} else if err := loadgen.WriteText(&rep, lr); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
+		}
+		if run.System != nil {
+			rep.WriteByte('\n')
+			if err := run.System.Report().WriteText(&rep); err != nil {
+				fmt.Fprintf(&rep, "no System section: %v\n", err)
+			}
 		}
 		data["Report"] = rep.String()
 	} else {
@@ -213,6 +244,10 @@ func RunCharts(run *transport.Run) []string {
 			x[i] = float64(s.T + 1)
 			rps.Values = append(rps.Values, fp(float64(s.Completed)))
 			errs.Values = append(errs.Values, fp(float64(s.Errors)))
+			if s.Completed == 0 { // no latency was measured that second: a gap, not 0 ms
+				p50.Values, p99.Values = append(p50.Values, nil), append(p99.Values, nil)
+				continue
+			}
 			p50.Values = append(p50.Values, fp(float64(s.P50US)/1000))
 			p99.Values = append(p99.Values, fp(float64(s.P99US)/1000))
 		}
@@ -342,13 +377,6 @@ func fp(v float64) *float64 {
 	return &v
 }
 
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
-
 func webNum(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -367,9 +395,16 @@ func (w *Web) ago(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	d := w.now().Sub(t).Round(time.Second)
-	if d < 0 {
-		d = 0
+	d := w.now().Sub(t)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(max(0, int(d.Seconds()))) + " s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h ago"
+	case d < 30*24*time.Hour:
+		return strconv.Itoa(int(d.Hours()/24)) + " days ago"
 	}
-	return d.String() + " ago"
+	return t.Local().Format("2006-01-02 15:04")
 }

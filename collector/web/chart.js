@@ -3,8 +3,9 @@
 // chart:
 //   {"type":"line","title":"...","unit":"...","x":[...],"series":[{"name":"...","values":[...]}]}
 //   {"type":"bar","title":"...","unit":"...","bars":[{"label":"...","value":1,"lo":0.9,"hi":1.1}]}
-// null values are gaps. After drawing, the element gets data-rendered set
-// to the number of data points drawn.
+// null values are gaps (a line breaks there; a bar without lo and hi has no
+// error bar). Axes begin and end on round ticks. After drawing, the
+// element gets data-rendered set to the number of data points drawn.
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
@@ -23,20 +24,34 @@
     return t;
   }
   function finite(v) { return typeof v === "number" && isFinite(v); }
-  // niceTicks picks about n round tick values covering [lo, hi].
+  // niceTicks picks about n round values, a step of 1, 2 or 5 times a
+  // power of ten apart, from the last at or below lo to the first at or
+  // above hi, so the axis begins and ends on a tick.
   function niceTicks(lo, hi, n) {
     if (!(hi > lo)) { hi = lo + 1; }
     var step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
     var err = (hi - lo) / n / step;
     if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
-    var ticks = [];
-    for (var v = Math.floor(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push(+v.toPrecision(12));
+    var first = Math.floor(lo / step + 1e-9), last = Math.ceil(hi / step - 1e-9), ticks = [];
+    for (var i = first; i <= last; i++) ticks.push(+(i * step).toPrecision(12));
+    ticks.step = step;
     return ticks;
   }
+  // decimals is how many decimals a multiple of step needs.
+  function decimals(step) { return Math.max(0, -Math.floor(Math.log10(step) + 1e-9)); }
+  // tickLabel writes tick v of an axis with this step exactly: 12500 is
+  // "12.5k", never "13k".
+  function tickLabel(v, step) {
+    var a = Math.abs(v);
+    if (a >= 1e6 && step >= 1e5) return (v / 1e6).toFixed(decimals(step / 1e6)) + "M";
+    if (a >= 1e4 && step >= 1e3) return (v / 1e3).toFixed(decimals(step / 1e3)) + "k";
+    return v.toFixed(decimals(step));
+  }
+  // fmt writes a data value for a tooltip.
   function fmt(v) {
     var a = Math.abs(v);
-    if (a >= 1e6) return (v / 1e6).toFixed(1) + "M";
-    if (a >= 1e4) return (v / 1e3).toFixed(0) + "k";
+    if (a >= 1e6) return (v / 1e6).toFixed(2) + "M";
+    if (a >= 1e4) return (v / 1e3).toFixed(1) + "k";
     if (a >= 100 || v === Math.round(v)) return v.toFixed(0);
     return v.toPrecision(3);
   }
@@ -48,11 +63,11 @@
   }
   function yAxis(svg, lo, hi) {
     var ticks = niceTicks(lo, hi, 5);
-    lo = Math.min(lo, ticks[0]); hi = Math.max(hi, ticks[ticks.length - 1]);
-    var y = function (v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo || 1)); };
+    lo = ticks[0]; hi = ticks[ticks.length - 1];
+    var y = function (v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); };
     ticks.forEach(function (t) {
       el("line", { x1: L, x2: W - R, y1: y(t), y2: y(t), stroke: "#e5e5e5" }, svg);
-      text(svg, L - 6, y(t) + 4, fmt(t), { "text-anchor": "end" });
+      text(svg, L - 6, y(t) + 4, tickLabel(t, ticks.step), { "text-anchor": "end", "class": "tick y", "data-value": t });
     });
     return y;
   }
@@ -64,11 +79,12 @@
     if (!isFinite(lo)) { text(svg, W / 2, H / 2, "no data", { "text-anchor": "middle" }); return 0; }
     lo = Math.min(0, lo);
     var y = yAxis(svg, lo, hi);
-    var x0 = xs.length ? xs[0] : 0, x1 = xs.length ? xs[xs.length - 1] : 1;
-    var x = function (v) { return L + (W - L - R) * (v - x0) / ((x1 - x0) || 1); };
-    niceTicks(x0, x1, 6).forEach(function (t) {
-      if (t < x0 || t > x1) return;
-      text(svg, x(t), H - B + 16, fmt(t), { "text-anchor": "middle" });
+    // Time runs from the start of the window (0) to a round value.
+    var xt = niceTicks(Math.min(0, xs.length ? xs[0] : 0), xs.length ? xs[xs.length - 1] : 1, 6);
+    var x0 = xt[0], x1 = xt[xt.length - 1];
+    var x = function (v) { return L + (W - L - R) * (v - x0) / (x1 - x0); };
+    xt.forEach(function (t) {
+      text(svg, x(t), H - B + 16, tickLabel(t, xt.step), { "text-anchor": "middle", "class": "tick x", "data-value": t });
     });
     if (spec.xunit) text(svg, W - R, H - 6, spec.xunit, { "text-anchor": "end" });
     spec.series.forEach(function (s, si) {
@@ -109,7 +125,7 @@
       el("title", {}, r).textContent = b.label + ": " + fmt(b.value) + (finite(b.lo) ? " [" + fmt(b.lo) + ", " + fmt(b.hi) + "]" : "");
       n++;
       if (finite(b.lo) && finite(b.hi)) {
-        var g = el("g", { "class": "err", stroke: "#222", "stroke-width": 1.2 }, svg);
+        var g = el("g", { "class": "err", stroke: "#222", "stroke-width": 1.2, "data-lo": b.lo, "data-hi": b.hi }, svg);
         el("line", { x1: cx, x2: cx, y1: y(b.lo), y2: y(b.hi) }, g);
         el("line", { x1: cx - 6, x2: cx + 6, y1: y(b.lo), y2: y(b.lo) }, g);
         el("line", { x1: cx - 6, x2: cx + 6, y1: y(b.hi), y2: y(b.hi) }, g);
