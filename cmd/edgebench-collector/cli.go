@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -85,6 +86,7 @@ func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(devs)
 	}
+	collector.MakePrintable(devs)
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLEET\tDEVICE\tSTATE\tBOARD\tOS\tLABELS\tLAST SEEN\tLAST RUN")
 	for _, d := range devs {
@@ -119,15 +121,24 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	collector.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
+	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
 	for _, r := range rows {
 		flags := ""
 		if r.Throttled {
 			flags = "throttled"
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Fleet, r.Device, r.Started.Format("2006-01-02 15:04:05"),
-			r.Outcome, orDash(collector.LabelString(r.Labels)), r.Runs, num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), flags)
+		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct))
+		outcome := r.Outcome
+		if r.Outcome != string(transport.StateSucceeded) { // no figure of work that failed: why instead
+			figures = "-\t-\t-\t-\t-"
+			if r.Reason != "" {
+				outcome += ": " + r.Reason
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Fleet, r.Device, r.Started.Format("2006-01-02 15:04:05"),
+			outcome, r.Spec, orDash(collector.LabelString(r.Labels)), r.Runs, figures, flags)
 	}
 	return tw.Flush()
 }
@@ -162,20 +173,27 @@ func cmdShow(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *idx >= len(res.Runs) {
+		return usagef("--run %d: result %s has runs 0 to %d", *idx, id, len(res.Runs)-1)
+	}
 	return writeShow(env.stdout, res, *format, *idx)
 }
 
+// writeShow writes a result's report: its spec, the device, then per run
+// (or only run only) the load report and the System section.
 func writeShow(w io.Writer, res *transport.Result, format string, only int) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
+	collector.MakePrintable(res)
 	fmt.Fprintf(w, "result %s  %s/%s  %s  %s  %s\n", res.ID, res.Fleet, res.Device, res.CreatedAt.Local().Format(time.RFC3339),
 		res.Outcome, collector.LabelString(res.Labels))
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", res.Reason)
 	}
+	fmt.Fprintf(w, "spec: %s\n", collector.SpecOf(res.Spec))
 	fp := res.Fingerprint
 	fmt.Fprintf(w, "device: %s, %s, kernel %s, %s", orDash(fp.Board), orDash(fp.OS), orDash(fp.Kernel), orDash(fp.Arch))
 	if fp.Throttled || fp.FreqDropped {
@@ -206,8 +224,12 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 		if err != nil {
 			return err
 		}
-		f := collector.Figures(run, res.Fingerprint)
-		fmt.Fprintf(w, "  system      CPU %s %%, IO %s KB/s, mem %s MB, max temp %s °C\n", num(f.CPUPct), num(f.IOKBs), num(f.MemKB/1024), num(f.TempC))
+		if run.System != nil {
+			fmt.Fprintln(w)
+			if err := run.System.Report().WriteText(w); err != nil {
+				return err
+			}
+		}
 	}
 	if rp := res.Repeat; rp != nil {
 		fmt.Fprintf(w, "\n%d runs: req/s %.2f ± %.2f (95 %% CI %.2f .. %.2f), rsd %.2f %%\n", rp.Runs, rp.RPS.Mean, rp.RPS.StdDev, rp.RPS.CILow, rp.RPS.CIHigh, rp.RSDPct)
@@ -245,6 +267,10 @@ func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer s.Close()
 	c, err := s.Compare(ctx, collector.CompareOptions{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
+	var qe *collector.QueryError
+	if errors.As(err, &qe) {
+		return usagef("%s", qe.Msg)
+	}
 	if err != nil {
 		return err
 	}
