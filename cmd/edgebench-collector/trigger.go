@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -158,19 +160,26 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 	if !tc.wait {
 		return nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, tc.maxWait)
 	defer cancel()
 	printed := map[string]bool{}
-	final := map[string]transport.EventState{}
+	final := map[string]transport.Event{}
+	var st collector.CommandStatus
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	waited := true // every device answered within --max-wait
+wait:
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/commands/"+url.PathEscape(t.CommandID), nil)
 		if err != nil {
 			return err
 		}
-		var st collector.CommandStatus
 		if err := doJSON(hc, req, &st); err != nil {
+			if ctx.Err() != nil {
+				waited = false
+				break wait
+			}
 			return fmt.Errorf("wait: %w", err)
 		}
 		for _, e := range st.Events {
@@ -184,14 +193,14 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 				line += fmt.Sprintf(" %.1fs %d requests %.1f req/s", float64(p.ElapsedMS)/1000, p.Completed, p.RPS)
 			}
 			if e.Reason != "" {
-				line += " (" + e.Reason + ")"
+				line += " (" + collector.Printable(e.Reason) + ")"
 			}
 			if e.ResultID != "" {
-				line += " result " + e.ResultID
+				line += " result " + collector.Printable(e.ResultID)
 			}
 			fmt.Fprintln(w, line)
 			if e.State.Terminal() {
-				final[e.Fleet+"/"+e.Device] = e.State
+				final[e.Fleet+"/"+e.Device] = transport.Event{State: e.State, Reason: e.Reason}
 			}
 		}
 		if allDone(t.Devices, final, st) {
@@ -199,27 +208,89 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait: %d of %d devices finished: %w", len(final), len(t.Devices), ctx.Err())
+			waited = false
+			break wait
 		case <-tick.C:
 		}
 	}
+	succeeded := false
+	for _, e := range final {
+		succeeded = succeeded || e.State == transport.StateSucceeded
+	}
+	if waited && succeeded {
+		fmt.Fprintln(w)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/compare?by=device&cmd="+url.QueryEscape(t.CommandID), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		_, err = io.Copy(w, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return fmt.Errorf("wait: %w", err)
+	}
+	failures := outcomes(t.Devices, final, st, tc.maxWait)
+	if len(t.Devices) == 0 && len(final) == 0 {
+		return fmt.Errorf("no device answered within %v (--max-wait)", tc.maxWait)
+	}
+	if len(failures) == 0 {
+		return nil
+	}
 	fmt.Fprintln(w)
-	req, err = http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/compare?by=device&cmd="+url.QueryEscape(t.CommandID), nil)
-	if err != nil {
-		return err
+	for _, f := range failures {
+		fmt.Fprintln(w, f)
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("compare: %w", err)
+	return fmt.Errorf("%d of %d devices did not succeed", len(failures), max(len(t.Devices), len(final)))
+}
+
+// outcomes is a line for each device that did not succeed, saying why:
+// it rejected the command, failed, timed out or was cancelled (with the
+// device's reason), never answered within maxWait, or its result has not
+// reached the collector.
+func outcomes(devices []string, final map[string]transport.Event, st collector.CommandStatus, maxWait time.Duration) []string {
+	stored := map[string]bool{}
+	for _, r := range st.Results {
+		stored[r.Fleet+"/"+r.Device] = true
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(w, resp.Body)
-	return err
+	all := append([]string(nil), devices...)
+	for d := range final {
+		if !slices.Contains(all, d) {
+			all = append(all, d)
+		}
+	}
+	sort.Strings(all)
+	var lines []string
+	for _, d := range all {
+		e, ok := final[d]
+		why := ""
+		switch {
+		case !ok:
+			why = fmt.Sprintf("no answer within %v (--max-wait)", maxWait)
+		case e.State == transport.StateSucceeded && !stored[d]:
+			why = fmt.Sprintf("succeeded, but its result did not reach the collector within %v", maxWait)
+		case e.State == transport.StateSucceeded:
+			continue
+		default:
+			why = string(e.State)
+			if e.Reason != "" {
+				why += ": " + collector.Printable(e.Reason)
+			}
+		}
+		lines = append(lines, d+": "+why)
+	}
+	return lines
 }
 
 // allDone reports whether every expected device has a terminal event and,
 // where it succeeded, its result is stored.
-func allDone(devices []string, final map[string]transport.EventState, st collector.CommandStatus) bool {
+func allDone(devices []string, final map[string]transport.Event, st collector.CommandStatus) bool {
 	if len(devices) == 0 {
 		return false
 	}
@@ -228,8 +299,8 @@ func allDone(devices []string, final map[string]transport.EventState, st collect
 		stored[r.Fleet+"/"+r.Device] = true
 	}
 	for _, d := range devices {
-		s, ok := final[d]
-		if !ok || (s == transport.StateSucceeded && !stored[d]) {
+		e, ok := final[d]
+		if !ok || (e.State == transport.StateSucceeded && !stored[d]) {
 			return false
 		}
 	}

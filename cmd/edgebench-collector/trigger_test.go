@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestTriggerWaitExitStatus runs the collector and two real agents as
+// processes on loopback (one whose policy caps connections at 2) and
+// checks that `trigger --wait` exits 1 after a line per device that did
+// not succeed, saying why: a command rejected by the policy, a run that
+// failed (nothing listens on the target), a command that expired in the
+// device's queue, a device that never answered; and exits 0 when all
+// succeeded.
+func TestTriggerWaitExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the collector and two agents")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "edgebench-collector")
+	agentBin := filepath.Join(dir, "edgebench")
+	for out, pkg := range map[string]string{bin: ".", agentBin: "../edgebench"} {
+		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	listen, web := freeAddr(t), freeAddr(t)
+	accounts := filepath.Join(dir, "accounts.yaml")
+	os.WriteFile(accounts, []byte(`collector: {username: collector, password: c0llect}
+devices:
+  - {fleet: lab, id: pi-ok, password: ok-pw}
+  - {fleet: lab, id: pi-strict, password: strict-pw}
+`), 0o600)
+	db := filepath.Join(dir, "edgebench.db")
+	start := func(name string, cmd *exec.Cmd) {
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				t.Logf("%s:\n%s", name, out.String())
+			}
+		})
+	}
+	start("collector", exec.Command(bin, "serve", "--db", db, "--listen", listen, "--web", web, "--accounts", accounts, "--log-level", "warn"))
+	for id, env := range map[string][]string{
+		"pi-ok":     {"EDGEBENCH_BROKER_PASSWORD=ok-pw"},
+		"pi-strict": {"EDGEBENCH_BROKER_PASSWORD=strict-pw", "EDGEBENCH_POLICY_MAX_CONNECTIONS=2"},
+	} {
+		state := filepath.Join(dir, id)
+		os.MkdirAll(state, 0o755)
+		cfg := filepath.Join(state, "agent.yaml")
+		os.WriteFile(cfg, []byte("log_level: warn\n"), 0o644)
+		cmd := exec.Command(agentBin, "agent", "--config", cfg)
+		cmd.Env = append(os.Environ(), "EDGEBENCH_BROKER_URL=tcp://"+listen, "EDGEBENCH_BROKER_USERNAME="+id, "EDGEBENCH_DEVICE_ID="+id,
+			"EDGEBENCH_FLEET=lab", "EDGEBENCH_STATE_DIR="+state, "EDGEBENCH_SPOOL_DIR="+filepath.Join(state, "spool"))
+		cmd.Env = append(cmd.Env, env...)
+		start(id, cmd)
+	}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello\n")) }))
+	defer target.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// trigger runs the command and returns its stdout, stderr and exit status.
+	trigger := func(args ...string) (string, string, int) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, append([]string{"trigger", "--server", "http://" + web, "--fleet", "lab"}, args...)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return out.String(), errb.String(), 0
+		case errors.As(err, &ee):
+			return out.String(), errb.String(), ee.ExitCode()
+		}
+		t.Fatalf("trigger %v: %v", args, err)
+		return "", "", 0
+	}
+	until(t, "the collector up", func() bool {
+		resp, err := http.Get("http://" + web + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	})
+	until(t, "both agents online", func() bool {
+		out, err := exec.CommandContext(ctx, bin, "devices", "--db", db).Output()
+		return err == nil && strings.Count(string(out), "online") == 2
+	})
+
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		lines []string // in stdout, after the events
+	}{
+		{"one rejects", []string{"--wait", "-c", "4", "-d", "1s", target.URL + "/"}, 1,
+			[]string{"lab/pi-ok: succeeded", "\nlab/pi-strict: rejected: "}},
+		{"run fails", []string{"--device", "pi-ok", "--wait", "-c", "1", "-d", "1s", "http://127.0.0.1:1/"}, 1,
+			[]string{"\nlab/pi-ok: failed: no successful response (connect "}},
+		{"no answer", []string{"--device", "pi-gone", "--wait", "--max-wait", "2s", "-d", "1s", target.URL + "/"}, 1,
+			[]string{"\nlab/pi-gone: no answer within 2s (--max-wait)"}},
+		{"all succeed", []string{"--device", "pi-ok", "--wait", "-c", "2", "-d", "1s", target.URL + "/"}, 0,
+			[]string{"lab/pi-ok: succeeded", "lab/pi-ok  1"}},
+	} {
+		out, stderr, code := trigger(tc.args...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out, stderr)
+		}
+		for _, l := range tc.lines {
+			if !strings.Contains(out, l) {
+				t.Errorf("%s: no %q in\n%s", tc.name, l, out)
+			}
+		}
+		if tc.code == 1 && !strings.Contains(stderr, "did not succeed") && !strings.Contains(stderr, "no device answered") {
+			t.Errorf("%s: stderr %q", tc.name, stderr)
+		}
+		t.Logf("%s:\n%s%s", tc.name, out, stderr)
+	}
+
+	// A command queued behind a running one expires in the device's queue.
+	if _, stderr, code := trigger("--device", "pi-ok", "-c", "1", "-d", "3s", target.URL+"/"); code != 0 {
+		t.Fatalf("trigger: %d %s", code, stderr)
+	}
+	out, stderr, code := trigger("--device", "pi-ok", "--queue", "--ttl", "1s", "--wait", "-c", "1", "-d", "1s", target.URL+"/")
+	if code != 1 || !strings.Contains(out, "\nlab/pi-ok: timed_out: expired in the queue") {
+		t.Errorf("expired in the queue: exit %d\n%s%s", code, out, stderr)
+	}
+}
