@@ -56,35 +56,48 @@ func (p *Probe) Record(ctx context.Context, interval time.Duration, watches []Wa
 	if interval <= 0 {
 		interval = time.Second
 	}
+	t := time.NewTicker(interval)
+	return p.record(ctx, interval, watches, t.C, t.Stop)
+}
+
+// record starts a Recorder whose periodic samples follow ticks; stop is
+// called when the sampling goroutine ends. Tests pass a channel of their own
+// and call tick themselves.
+func (p *Probe) record(ctx context.Context, interval time.Duration, watches []Watch, ticks <-chan time.Time, stop func()) *Recorder {
 	p.SetWatches(watches)
 	r := &Recorder{p: p, interval: interval, max: maxReportSamples, stride: 1,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	s := r.take(true)
 	r.agg = newAggregator(s)
-	go r.loop(ctx)
+	go r.loop(ctx, ticks, stop)
 	return r
 }
 
-func (r *Recorder) loop(ctx context.Context) {
+func (r *Recorder) loop(ctx context.Context, ticks <-chan time.Time, stop func()) {
 	defer close(r.done)
-	t := time.NewTicker(r.interval)
-	defer t.Stop()
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.stop:
 			return
-		case <-t.C:
-			r.mu.Lock()
-			if !r.stopped {
-				s := r.take(false)
-				if !r.ended {
-					r.agg.add(s)
-				}
-			}
-			r.mu.Unlock()
+		case <-ticks:
+			r.tick()
 		}
+	}
+}
+
+// tick takes a periodic sample.
+func (r *Recorder) tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	s := r.take(false)
+	if !r.ended {
+		r.agg.add(s)
 	}
 }
 

@@ -13,8 +13,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixtureReport records the t0 -> t1 step of a fixture tree: with an
-// interval far longer than the test, only the edges sample.
+// fixtureReport records the t0 -> t1 step of a fixture tree, dt apart on a
+// fake clock, with an interval of dt whose ticks never come: only the edges
+// sample.
 func fixtureReport(t *testing.T, tree string, dt time.Duration, watches ...Watch) *Report {
 	t.Helper()
 	t0 := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -23,7 +24,7 @@ func fixtureReport(t *testing.T, tree string, dt time.Duration, watches ...Watch
 	defer p.Close()
 	p.now = func() time.Time { return now }
 	p.pageSize = 4096
-	r := p.Record(context.Background(), time.Hour, watches)
+	r := p.record(context.Background(), dt, watches, nil, func() {})
 	p.setRoot("testdata/" + tree + "/t1")
 	now = t0.Add(dt)
 	return r.Stop()
@@ -176,23 +177,23 @@ func TestRecorderCancelledContext(t *testing.T) {
 func TestRecorderBounded(t *testing.T) {
 	p := New("/")
 	defer p.Close()
-	r := p.Record(context.Background(), time.Hour, nil)
+	now := time.Now()
+	p.now = func() time.Time { return now }
+	r := p.record(context.Background(), time.Second, nil, nil, func() {})
 	r.mu.Lock()
 	r.max = 16
 	r.mu.Unlock()
 	const n = 200
 	for range n {
-		r.MarkEnd()
-		r.mu.Lock()
-		r.ended = false
-		r.mu.Unlock()
-		time.Sleep(50 * time.Microsecond)
+		now = now.Add(time.Second)
+		r.tick()
 	}
+	now = now.Add(time.Second)
 	rep := r.Stop()
 	if len(rep.Samples) > 16+1 || rep.Stride < 2 {
 		t.Errorf("%d samples kept, stride %d", len(rep.Samples), rep.Stride)
 	}
-	if rep.Summary.Samples != n+1 {
-		t.Errorf("summary over %d samples, want %d", rep.Summary.Samples, n+1)
+	if rep.Summary.Samples != n+1 || rep.Summary.Seconds != n+1 {
+		t.Errorf("summary over %d samples and %v s, want %d", rep.Summary.Samples, rep.Summary.Seconds, n+1)
 	}
 }
