@@ -25,5 +25,9 @@
 //
 // or record a run with Record, MarkStart, MarkEnd and Stop, which returns a
 // bounded Report with per-second samples, a summary of the measured window
-// and warnings (throttling, frequency drops).
+// and warnings (throttling, frequency drops). No rate in a Report is
+// measured over less than a tenth of the interval: an edge of the window
+// that falls just after a periodic sample is merged into that sample's
+// slice, since counters that move in 10 ms ticks say nothing over a few
+// milliseconds.
 package probe

@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,9 +44,12 @@ type Probe struct {
 	partition  map[string]bool
 	names      map[string]string
 
-	snaps    [2]snapshot
-	cur      int // index of the snapshot the next sample fills
-	havePrev bool
+	// Three snapshots: the one the next sample fills (cur), the last one
+	// (prev) and the one before it (older), which a merged sample measures
+	// from.
+	snaps               [3]snapshot
+	cur, prev, older    int
+	havePrev, haveOlder bool
 
 	watches []*watchState
 	nsample int
@@ -74,6 +78,8 @@ func New(root string) *Probe {
 		now:      time.Now,
 		pageSize: uint64(os.Getpagesize()),
 		missing:  map[string]bool{},
+		prev:     1,
+		older:    2,
 	}
 }
 
@@ -187,18 +193,27 @@ func (p *Probe) intern(b []byte) string {
 // nil; err lists the sources that exist but could not be read or parsed
 // (their figures are absent). Sources that do not exist are absent, without
 // an error.
-func (p *Probe) Sample() (*Sample, error) {
+func (p *Probe) Sample() (*Sample, error) { return p.sample(false) }
+
+// sample is Sample; with merge its rates are measured from the snapshot
+// before the previous one, so the sample covers the previous slice and this
+// one: a Recorder merges a slice too short to measure into its neighbour
+// that way. Without such a snapshot a merged sample has no rates.
+func (p *Probe) sample(merge bool) (*Sample, error) {
 	p.discover()
 	p.nsample++
 	now := p.now()
 	cur := &p.snaps[p.cur]
-	prev := &p.snaps[1-p.cur]
+	prev, havePrev := &p.snaps[p.prev], p.havePrev
+	if merge {
+		prev, havePrev = &p.snaps[p.older], p.haveOlder
+	}
 	cur.t = now
 	var dt float64
-	if p.havePrev {
+	if havePrev {
 		dt = now.Sub(prev.t).Seconds()
 	}
-	rates := p.havePrev && dt > 0
+	rates := havePrev && dt > 0
 
 	s := &Sample{Time: now}
 	if rates {
@@ -295,13 +310,26 @@ func (p *Probe) Sample() (*Sample, error) {
 	}
 
 	if len(p.watches) > 0 {
+		// A process (or a name's processes) cannot use more than every
+		// core: whole ticks read at slightly different moments can add up
+		// to a little more over a short slice.
+		maxCPU := math.Inf(1)
+		if cur.statOK && len(cur.stat.cpus) > 1 {
+			maxCPU = float64(100 * (len(cur.stat.cpus) - 1))
+		}
 		s.Procs = make([]Proc, 0, len(p.watches))
 		for _, w := range p.watches {
-			s.Procs = append(s.Procs, w.sample(p, dt, a))
+			s.Procs = append(s.Procs, w.sample(p, dt, merge, maxCPU, a))
 		}
 	}
 
-	p.cur = 1 - p.cur
+	if merge {
+		// older stays: it starts the merged slice.
+		p.cur, p.prev = p.prev, p.cur
+	} else {
+		p.cur, p.prev, p.older = p.older, p.cur, p.prev
+		p.haveOlder = p.havePrev
+	}
 	p.havePrev = true
 	return s, errors.Join(errs...)
 }

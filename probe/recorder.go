@@ -23,9 +23,23 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// minSliceRatio: no rate is measured over a slice shorter than the interval
+// divided by it. Counters move in whole ticks (10 ms of one CPU), so a slice
+// of a few milliseconds shows one tick as 100 % of a state, or a process at
+// several times the machine's cores.
+const minSliceRatio = 10
+
 // Recorder samples a Probe in its own goroutine every interval, and at the
 // edges of the measured window when told. It owns the Probe until Stop
 // returns.
+//
+// No sample measures rates over less than a tenth of the interval. A
+// periodic sample that would is skipped: the next one covers the slice. An
+// edge sample that would (the window starts or ends just after a periodic
+// sample) is merged into its neighbour: it replaces the previous sample and
+// measures from the one before, so the window's last slice is up to 1.1
+// intervals long. A window shorter than a tenth of the interval has no rates,
+// only its instantaneous figures.
 type Recorder struct {
 	p        *Probe
 	interval time.Duration
@@ -33,6 +47,8 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	samples  []Sample
+	lastKept bool      // the last sample taken is the last of samples
+	last     time.Time // when the last sample was taken
 	stride   int
 	seq      int
 	agg      *aggregator
@@ -67,7 +83,7 @@ func (p *Probe) record(ctx context.Context, interval time.Duration, watches []Wa
 	p.SetWatches(watches)
 	r := &Recorder{p: p, interval: interval, max: maxReportSamples, stride: 1,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	s := r.take(true)
+	s := r.take(true, false)
 	r.agg = newAggregator(s)
 	go r.loop(ctx, ticks, stop)
 	return r
@@ -88,31 +104,47 @@ func (r *Recorder) loop(ctx context.Context, ticks <-chan time.Time, stop func()
 	}
 }
 
-// tick takes a periodic sample.
+// tick takes a periodic sample, unless the last sample is too recent.
 func (r *Recorder) tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
+	if r.stopped || r.short() {
 		return
 	}
-	s := r.take(false)
+	s := r.take(false, false)
 	if !r.ended {
 		r.agg.add(s)
 	}
 }
 
-// take samples the probe and keeps the sample in the bounded list. Edge
-// samples are always kept. It holds r.mu (or runs before the goroutine).
-func (r *Recorder) take(edge bool) *Sample {
-	s, err := r.p.Sample()
+// short reports whether a sample now would measure a slice shorter than a
+// tenth of the interval.
+func (r *Recorder) short() bool {
+	return r.p.now().Sub(r.last) < r.interval/minSliceRatio
+}
+
+// take samples the probe and keeps the sample in the bounded list: edge
+// samples always, periodic ones every stride-th. With merge the sample
+// covers the previous slice too and replaces the previous sample. It holds
+// r.mu (or runs before the goroutine).
+func (r *Recorder) take(edge, merge bool) *Sample {
+	s, err := r.p.sample(merge)
 	if err != nil {
 		r.errs++
 		if r.errs == 1 {
 			r.warnings = append(r.warnings, "probe: "+err.Error())
 		}
 	}
-	r.seq++
-	if edge || r.seq%r.stride == 0 {
+	r.last = s.Time
+	if merge && r.lastKept {
+		r.samples[len(r.samples)-1] = *s
+		return s
+	}
+	if !merge {
+		r.seq++
+	}
+	r.lastKept = edge || r.seq%r.stride == 0
+	if r.lastKept {
 		if len(r.samples) >= r.max {
 			kept := r.samples[:0]
 			for i := 0; i < len(r.samples); i += 2 {
@@ -135,7 +167,7 @@ func (r *Recorder) MarkStart() {
 	if r.stopped {
 		return
 	}
-	s := r.take(true)
+	s := r.take(true, r.short())
 	r.agg = newAggregator(s)
 	r.ended = false
 }
@@ -148,11 +180,22 @@ func (r *Recorder) MarkEnd() {
 	if r.stopped || r.ended {
 		return
 	}
-	r.agg.add(r.take(true))
+	r.end()
+}
+
+// end closes the window with a sample, merged into the previous one when
+// the slice since it is too short. It holds r.mu.
+func (r *Recorder) end() {
+	if r.short() {
+		r.agg.replaceLast(r.take(true, true))
+	} else {
+		r.agg.add(r.take(true, false))
+	}
 	r.ended = true
 }
 
-// Stop takes the closing sample (which ends the window unless MarkEnd did),
+// Stop takes the closing sample (which ends the window unless MarkEnd did;
+// after MarkEnd, none when it would be less than a tenth of the interval),
 // stops and waits for the sampling goroutine, and returns the report. Later
 // calls return the same report.
 func (r *Recorder) Stop() *Report {
@@ -168,10 +211,11 @@ func (r *Recorder) finish() {
 	<-r.done
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.take(true)
-	if !r.ended {
-		r.agg.add(s)
-		r.ended = true
+	switch {
+	case !r.ended:
+		r.end()
+	case !r.short():
+		r.take(true, false)
 	}
 	sum := r.agg.summary()
 	rep := &Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,

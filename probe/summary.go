@@ -170,8 +170,12 @@ type procAcc struct {
 type aggregator struct {
 	start, end time.Time
 	n          int
-	base       ThrottleFlags // since-boot flags already set at the start
-	throttle   *ThrottleFlags
+	// pending is the last sample with rates, folded in when the next one
+	// comes (or at the summary): until then an edge sample merged with it
+	// can replace it.
+	pending  *Sample
+	base     ThrottleFlags // since-boot flags already set at the start
+	throttle *ThrottleFlags
 
 	cpu        [8]acc
 	hasCPU     bool
@@ -209,13 +213,32 @@ func newAggregator(edge *Sample) *aggregator {
 // first of a probe) carry no rates and weigh nothing.
 func (g *aggregator) add(s *Sample) {
 	g.instant(s)
-	w := s.Seconds
-	if w <= 0 {
-		return
+	g.flush()
+	if s.Seconds > 0 {
+		g.end = s.Time
+		g.pending = s
 	}
-	g.n++
+}
+
+// replaceLast folds in a sample that covers the last one's slice and its
+// own: it replaces the last sample's rates. When the last sample was the
+// window's start, the merged slice reaches before the window: the window
+// is too short to have rates, and only the sample's instant counts.
+func (g *aggregator) replaceLast(s *Sample) {
+	g.instant(s)
 	g.end = s.Time
-	g.rates(s, w)
+	if g.pending != nil && s.Seconds > 0 {
+		g.pending = s
+	}
+}
+
+// flush folds in the pending sample's rates.
+func (g *aggregator) flush() {
+	if s := g.pending; s != nil {
+		g.pending = nil
+		g.n++
+		g.rates(s, s.Seconds)
+	}
 }
 
 // instant folds in what a sample says about its instant, not its interval:
@@ -348,6 +371,7 @@ func indexOf(ids []int, id int) int {
 }
 
 func (g *aggregator) summary() Summary {
+	g.flush()
 	s := Summary{Start: g.start, End: g.end, Seconds: g.end.Sub(g.start).Seconds(), Samples: g.n, Throttled: g.throttle}
 	if g.hasCPU {
 		c := g.cpu

@@ -81,10 +81,16 @@ const recheckEvery = 6
 
 type pidState struct {
 	statRel, ioRel string
-	ticks          uint64
-	io             pidIO
-	hasTicks       bool
-	hasIO          bool
+	// The counters at the last sample and at the one before it, which a
+	// merged sample measures from.
+	last, older pidCounters
+}
+
+// pidCounters is what a process's rates are derived from.
+type pidCounters struct {
+	ticks           uint64
+	io              pidIO
+	hasTicks, hasIO bool
 }
 
 func newWatchState(w Watch) *watchState {
@@ -159,8 +165,10 @@ func (ws *watchState) scan(p *Probe) {
 	ws.rejected = rejected
 }
 
-// sample reads the watched processes and sums them.
-func (ws *watchState) sample(p *Probe, dt float64, a *arena) Proc {
+// sample reads the watched processes and sums them: rates over dt seconds
+// since the last sample, or since the one before it with merge; the CPU sum
+// is at most maxCPU %.
+func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a *arena) Proc {
 	if ws.w.PID == 0 && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
 		ws.scan(p)
 	}
@@ -190,33 +198,35 @@ func (ws *watchState) sample(p *Probe, dt float64, a *arena) Proc {
 		}
 		out.Count++
 		rss += ps.rssPages * p.pageSize
-		if st.hasTicks && ps.ticks >= st.ticks && dt > 0 {
-			ticks += ps.ticks - st.ticks
+		from := &st.last
+		if merge {
+			from = &st.older
+		}
+		now := pidCounters{ticks: ps.ticks, hasTicks: true}
+		if from.hasTicks && now.ticks >= from.ticks && dt > 0 {
+			ticks += now.ticks - from.ticks
 			haveCPU = true
 		}
-		st.ticks, st.hasTicks = ps.ticks, true
-
 		b, err = p.r.read(st.ioRel, true)
-		var io pidIO
 		if err == nil {
-			io, err = parsePidIO(b)
+			now.io, err = parsePidIO(b)
+			now.hasIO = err == nil
 		}
-		if err != nil {
-			st.hasIO = false
-			continue
-		}
-		if st.hasIO && io.read >= st.io.read && io.write >= st.io.write && dt > 0 {
-			rd += io.read - st.io.read
-			wr += io.write - st.io.write
+		if now.hasIO && from.hasIO && now.io.read >= from.io.read && now.io.write >= from.io.write && dt > 0 {
+			rd += now.io.read - from.io.read
+			wr += now.io.write - from.io.write
 			haveIO = true
 		}
-		st.io, st.hasIO = io, true
+		if !merge {
+			st.older = st.last
+		}
+		st.last = now
 	}
 	if out.Count > 0 {
 		out.RSS = a.u(rss)
 	}
 	if haveCPU {
-		out.CPU = a.f(float64(ticks) / userHZ / dt * 100)
+		out.CPU = a.f(min(float64(ticks)/userHZ/dt*100, maxCPU))
 	}
 	if haveIO {
 		out.ReadBps = a.f(float64(rd) / dt)
