@@ -146,6 +146,10 @@ func TestSampleAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { parseStat(data, &st) }); a != 0 {
 		t.Errorf("parseStat allocates %.0f times", a)
 	}
+	pd, _ := os.ReadFile("testdata/pi4/t1/proc/813/stat")
+	if a := testing.AllocsPerRun(20, func() { parsePidStat(pd) }); a != 0 {
+		t.Errorf("parsePidStat allocates %.0f times", a)
+	}
 	md, _ := os.ReadFile("testdata/pi4/t1/proc/meminfo")
 	if a := testing.AllocsPerRun(20, func() { parseMeminfo(md) }); a != 0 {
 		t.Errorf("parseMeminfo allocates %.0f times", a)

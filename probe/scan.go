@@ -14,11 +14,16 @@ func nextLine(b []byte) (line, rest []byte) {
 }
 
 // splitFields appends the space- or tab-separated fields of line to out[:0]
-// and returns it; with enough capacity in out it does not allocate.
+// and returns it. It never allocates: it stops at cap(out) fields, and
+// callers size out for the fields they read (/proc/PID/stat has 52, the
+// probe reads 24).
 func splitFields(line []byte, out [][]byte) [][]byte {
 	out = out[:0]
 	start := -1
 	for i, c := range line {
+		if len(out) == cap(out) {
+			return out
+		}
 		if c == ' ' || c == '\t' || c == '\r' {
 			if start >= 0 {
 				out = append(out, line[start:i])
@@ -30,7 +35,7 @@ func splitFields(line []byte, out [][]byte) [][]byte {
 			start = i
 		}
 	}
-	if start >= 0 {
+	if start >= 0 && len(out) < cap(out) {
 		out = append(out, line[start:])
 	}
 	return out
