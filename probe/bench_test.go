@@ -94,6 +94,34 @@ func BenchmarkNameRescan(b *testing.B) {
 	}
 }
 
+// BenchmarkTreeScan is the first scan of a server's tree (the default
+// watch): every process's parent read once.
+func BenchmarkTreeScan(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	ws := newWatchState(Watch{PID: 1, Tree: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		ws.scan(p)
+		clear(ws.pids)
+		ws.pids[1] = newPidState(1)
+		ws.rejected = nil
+	}
+}
+
+// BenchmarkTreeRescan is a later scan of a tree: only new PIDs are read.
+func BenchmarkTreeRescan(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	ws := newWatchState(Watch{PID: os.Getpid(), Tree: true})
+	ws.scan(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		ws.scan(p)
+		ws.scans = 1
+	}
+}
+
 func BenchmarkGopsutilNameScan(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -260,7 +260,7 @@ func TestListenerPID(t *testing.T) {
 			t.Errorf("ListenerPID %s:%d = %d, %v", tc.tree, tc.port, pid, err)
 		}
 	}
-	if ws := DefaultWatches("testdata/pi4/t0", 80); !slices.Equal(ws, []Watch{{Name: "nginx"}}) {
+	if ws := DefaultWatches("testdata/pi4/t0", 80); !slices.Equal(ws, []Watch{{PID: 812, Tree: true}}) {
 		t.Errorf("DefaultWatches = %+v", ws)
 	}
 	if _, err := ListenerPID(t.TempDir(), 80); err == nil {

@@ -8,6 +8,7 @@ import (
 // pidStat is what the probe uses of /proc/PID/stat.
 type pidStat struct {
 	comm     []byte // aliases the parsed bytes
+	ppid     int
 	ticks    uint64 // utime + stime in USER_HZ ticks
 	rssPages uint64
 }
@@ -27,14 +28,15 @@ func parsePidStat(b []byte) (pidStat, error) {
 	if len(fs) < 22 {
 		return pidStat{}, fmt.Errorf("pid stat: %d fields", len(fs)+2)
 	}
+	ppid, ok0 := parseUint(fs[1])
 	ut, ok1 := parseUint(fs[11])
 	st, ok2 := parseUint(fs[12])
 	rss, ok3 := parseInt(fs[21])
-	if !ok1 || !ok2 || !ok3 {
-		return pidStat{}, fmt.Errorf("pid stat: bad utime, stime or rss")
+	if !ok0 || ppid > 1<<31 || !ok1 || !ok2 || !ok3 {
+		return pidStat{}, fmt.Errorf("pid stat: bad ppid, utime, stime or rss")
 	}
 	if rss < 0 {
 		rss = 0
 	}
-	return pidStat{comm: b[open+1 : closing], ticks: ut + st, rssPages: uint64(rss)}, nil
+	return pidStat{comm: b[open+1 : closing], ppid: int(ppid), ticks: ut + st, rssPages: uint64(rss)}, nil
 }

@@ -157,10 +157,11 @@ func (f ThrottleFlags) String() string {
 	return s
 }
 
-// Proc is a watched process, or all processes of a watched name summed.
+// Proc is a watched process, or the processes of a watched name or tree
+// summed.
 type Proc struct {
 	Name     string   `json:"name"`
-	PID      int      `json:"pid,omitempty"` // set when watched by PID
+	PID      int      `json:"pid,omitempty"` // set when watched by PID (a tree's root)
 	Count    int      `json:"count"`         // processes found
 	CPU      *float64 `json:"cpu,omitempty"` // % of one core (200 = two cores busy)
 	RSS      *uint64  `json:"rss,omitempty"` // bytes

@@ -95,7 +95,7 @@ type PSISummary struct {
 	MemFull *Stat `json:"mem_full,omitempty"`
 }
 
-// ProcSummary is one watched process (or name) over the window.
+// ProcSummary is one watched process (or name, or tree) over the window.
 type ProcSummary struct {
 	Name    string   `json:"name"`
 	PID     int      `json:"pid,omitempty"`

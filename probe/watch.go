@@ -6,14 +6,16 @@ import (
 )
 
 // Watch names a process to report: by Name every process of that command
-// name is summed (all nginx workers), by PID just that one. Set one of the
-// two.
+// name is summed (all nginx workers), by PID just that one, by PID with Tree
+// that process and its descendants (one nginx instance: its master and
+// workers). Set Name or PID.
 type Watch struct {
 	Name string `json:"name,omitempty"`
 	PID  int    `json:"pid,omitempty"`
+	Tree bool   `json:"tree,omitempty"`
 }
 
-// String is the PID or the name.
+// String is the PID (a tree's root) or the name.
 func (w Watch) String() string {
 	if w.PID > 0 {
 		return strconv.Itoa(w.PID)
@@ -29,33 +31,24 @@ func ParseWatch(s string) Watch {
 	return Watch{Name: s}
 }
 
-// DefaultWatches is what a run watches when it is not told: the processes
-// listening on the target's TCP port, by their command name (so every nginx
-// worker counts), and the current process. On a fixture root (not "/") only
-// the listener is returned.
+// DefaultWatches is what a run watches when it is not told: the server
+// listening on the target's TCP port, as a tree (see serverWatches), and the
+// current process by its PID alone. On a fixture root (not "/") only the
+// server is returned.
 func DefaultWatches(root string, port int) []Watch {
-	self := os.Getpid()
-	live := cleanRoot(root) == "/"
-	var ws []Watch
-	if pid, err := ListenerPID(root, port); err == nil && !(live && pid == self) {
-		if b, err := os.ReadFile(pidPath(root, pid, "comm")); err == nil && len(trimSpace(b)) > 0 {
-			ws = append(ws, Watch{Name: string(trimSpace(b))})
-		} else {
-			ws = append(ws, Watch{PID: pid})
-		}
+	self := 0
+	if cleanRoot(root) == "/" {
+		self = os.Getpid()
 	}
-	if live {
+	ws := serverWatches(root, port, self)
+	if self > 0 {
 		ws = append(ws, Watch{PID: self})
 	}
 	return ws
 }
 
-func pidPath(root string, pid int, name string) string {
-	return cleanRoot(root) + "/" + pidRel(pid, name)
-}
-
 // rescanEvery is how many samples pass between two scans of /proc for new
-// processes of a watched name; between scans the known PIDs are re-read
+// processes of a watched name or tree; between scans the known PIDs are re-read
 // through their open files, so the 1-second loop does not walk /proc.
 const rescanEvery = 10
 
@@ -69,9 +62,10 @@ type watchState struct {
 	lastScan int
 	scanned  bool
 	scans    int
-	// rejected holds the PIDs whose comm did not match, and the scan that
-	// read it: they are read again only every recheckEvery scans (a process
-	// may exec into the watched name), new PIDs at every scan.
+	// rejected holds the PIDs whose comm did not match (or, for a tree,
+	// whose parent was not in it), and the scan that read it: they are read
+	// again only every recheckEvery scans (a process may exec into the
+	// watched name), new PIDs at every scan.
 	rejected map[int]int
 }
 
@@ -110,7 +104,7 @@ func (ws *watchState) release(r *fileReader) {
 	for pid, st := range ws.pids {
 		r.forget(st.statRel)
 		r.forget(st.ioRel)
-		if ws.w.PID > 0 {
+		if pid == ws.w.PID {
 			*st = *newPidState(pid)
 		} else {
 			delete(ws.pids, pid)
@@ -137,7 +131,8 @@ func (ws *watchState) matches(comm []byte) bool {
 	return string(comm) == n
 }
 
-// scan adds the processes of the watched name not yet known.
+// scan adds the processes not yet known: of the watched name, or children
+// of the tree's processes.
 func (ws *watchState) scan(p *Probe) {
 	ws.scanned = true
 	ws.lastScan = p.nsample
@@ -147,12 +142,21 @@ func (ws *watchState) scan(p *Probe) {
 		return
 	}
 	rejected := make(map[int]int, len(ws.rejected))
+	var orphans [][2]int // tree: PID and parent of the processes not yet placed
 	for _, pid := range pids {
 		if _, ok := ws.pids[pid]; ok {
 			continue
 		}
 		if at, ok := ws.rejected[pid]; ok && ws.scans-at < recheckEvery {
 			rejected[pid] = at
+			continue
+		}
+		if ws.w.Tree {
+			if ppid, ok := readPPID(p.r, pid); ok {
+				orphans = append(orphans, [2]int{pid, ppid})
+			} else {
+				rejected[pid] = ws.scans
+			}
 			continue
 		}
 		b, err := p.r.read(pidRel(pid, "comm"), false)
@@ -162,6 +166,22 @@ func (ws *watchState) scan(p *Probe) {
 		}
 		ws.pids[pid] = newPidState(pid)
 	}
+	// A child may be listed before its parent joins the tree (PIDs wrap):
+	// repeat until no process joins.
+	for joined := true; joined; {
+		joined = false
+		for i, o := range orphans {
+			if _, ok := ws.pids[o[1]]; ok && o[0] != 0 {
+				ws.pids[o[0]] = newPidState(o[0])
+				orphans[i][0], joined = 0, true
+			}
+		}
+	}
+	for _, o := range orphans {
+		if o[0] != 0 {
+			rejected[o[0]] = ws.scans
+		}
+	}
 	ws.rejected = rejected
 }
 
@@ -169,7 +189,7 @@ func (ws *watchState) scan(p *Probe) {
 // since the last sample, or since the one before it with merge; the CPU sum
 // is at most maxCPU %.
 func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a *arena) Proc {
-	if ws.w.PID == 0 && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
+	if (ws.w.PID == 0 || ws.w.Tree) && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
 		ws.scan(p)
 	}
 	out := Proc{Name: ws.name, PID: ws.w.PID}
@@ -185,14 +205,14 @@ func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a
 		if err != nil {
 			p.r.forget(st.statRel)
 			p.r.forget(st.ioRel)
-			if ws.w.PID > 0 {
+			if pid == ws.w.PID {
 				*st = *newPidState(pid) // gone: reported with Count 0
 			} else {
 				delete(ws.pids, pid)
 			}
 			continue
 		}
-		if ws.name == "" {
+		if ws.name == "" && pid == ws.w.PID {
 			ws.name = string(ps.comm)
 			out.Name = ws.name
 		}

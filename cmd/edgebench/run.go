@@ -68,7 +68,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.BoolVar(&rf.quiet, "q", false, "no live progress line")
 	fs.BoolVar(&c.NoLengthCheck, "no-length-check", false, "do not count 2xx bodies of another length as failures (ab's Length)")
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
-	fs.Var((*watchesValue)(&rf.watches), "watch", "process NAME or PID to report (repeatable; default: the target's listener and edgebench)")
+	fs.Var((*watchesValue)(&rf.watches), "watch", "process NAME (all of that name) or PID to report (repeatable; default: the server on the target's port with its workers, and this run)")
 	rf.probeInterval = time.Second
 	fs.Var((*secondsValue)(&rf.probeInterval), "probe-interval", "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
