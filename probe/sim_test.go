@@ -336,7 +336,14 @@ func TestRecorderMergesEdgeSlices(t *testing.T) {
 	if rep.Samples[1].CPU == nil || rep.Samples[1].Procs[0].CPU == nil {
 		t.Errorf("closing sample without rates: %+v", rep.Samples[1])
 	}
-	if s := rep.Summary; s.Samples != 0 || math.Abs(s.Seconds-0.047) > 1e-9 || s.CPU != nil || s.Procs != nil {
+	// No rate, but the end's instant: the process is there, with its RSS.
+	if s := rep.Summary; s.Samples != 0 || math.Abs(s.Seconds-0.047) > 1e-9 || s.CPU != nil || s.ContextSwitches != nil ||
+		len(s.Procs) != 1 || s.Procs[0].CPU != nil || s.Procs[0].Count != 1 || s.Procs[0].RSS == nil || s.Procs[0].RSS.Mean != s.Procs[0].RSS.Max {
 		t.Errorf("summary of a 47 ms window: %d samples, %v s, cpu %v, procs %+v", s.Samples, s.Seconds, s.CPU, s.Procs)
+	}
+	var text strings.Builder
+	rep.WriteText(&text)
+	if !strings.HasPrefix(text.String(), "System (0.047 s measured, too short for rates at a 1 s interval):\n") {
+		t.Errorf("text report of a 47 ms window:\n%s", text.String())
 	}
 }

@@ -174,6 +174,7 @@ type aggregator struct {
 	// comes (or at the summary): until then an edge sample merged with it
 	// can replace it.
 	pending  *Sample
+	last     *Sample       // the latest sample, for a window too short for rates
 	base     ThrottleFlags // since-boot flags already set at the start
 	throttle *ThrottleFlags
 
@@ -244,6 +245,7 @@ func (g *aggregator) flush() {
 // instant folds in what a sample says about its instant, not its interval:
 // throttling, temperature, frequency. The window's start edge counts.
 func (g *aggregator) instant(s *Sample) {
+	g.last = s
 	if s.Throttle != nil {
 		// Now bits, plus since-boot bits that were not set at the start:
 		// the condition happened between two samples.
@@ -361,6 +363,16 @@ func (g *aggregator) rates(s *Sample, w float64) {
 	}
 }
 
+// instants returns what s says about its instant, not its slice: load,
+// memory, and the watched processes' count and RSS.
+func instants(s *Sample) *Sample {
+	out := &Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
+	for _, p := range s.Procs {
+		out.Procs = append(out.Procs, Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS})
+	}
+	return out
+}
+
 func indexOf(ids []int, id int) int {
 	for i, x := range ids {
 		if x == id {
@@ -372,6 +384,11 @@ func indexOf(ids []int, id int) int {
 
 func (g *aggregator) summary() Summary {
 	g.flush()
+	if g.n == 0 && g.last != nil {
+		// A window too short to measure a rate still has its end's
+		// memory, load and processes.
+		g.rates(instants(g.last), 1)
+	}
 	s := Summary{Start: g.start, End: g.end, Seconds: g.end.Sub(g.start).Seconds(), Samples: g.n, Throttled: g.throttle}
 	if g.hasCPU {
 		c := g.cpu

@@ -15,7 +15,12 @@ import (
 func (r *Report) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	s := &r.Summary
-	fmt.Fprintf(bw, "System (%.1f s measured, %d samples of %s):\n", s.Seconds, s.Samples, secs(r.Interval))
+	if s.Samples == 0 && s.Seconds > 0 {
+		// See Recorder: no rate over less than a tenth of the interval.
+		fmt.Fprintf(bw, "System (%.3f s measured, too short for rates at a %s interval):\n", s.Seconds, secs(r.Interval))
+	} else {
+		fmt.Fprintf(bw, "System (%.1f s measured, %d samples of %s):\n", s.Seconds, s.Samples, secs(r.Interval))
+	}
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells ...string) {
 		for _, c := range cells {

@@ -130,7 +130,13 @@ func TestRunReportsInEveryFormat(t *testing.T) {
 		t.Errorf("status_codes %v", doc["status_codes"])
 	}
 	// The probe's section: a summary with CPU figures and edgebench
-	// itself among the watched processes.
+	// itself among the watched processes, over a window long enough for
+	// rates (a tenth of the 1 s interval; 400 requests may take less).
+	r = runBinary(t, "run", "-c", "4", "-d", "1s", "--format", "json", url)
+	doc = nil
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, r.stdout)
+	}
 	sys, _ := doc["system"].(map[string]any)
 	summary, _ := sys["summary"].(map[string]any)
 	if summary["cpu"] == nil || len(sys["samples"].([]any)) < 2 {
