@@ -28,7 +28,7 @@ type simProc struct {
 // shows them: a slice of a few milliseconds sees zero or one tick of a state.
 // Files are rewritten in place, so a probe that keeps them open re-reads them.
 type simMachine struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	ncpu  int
 	share [8]float64 // % of each core's time: user nice system idle iowait irq softirq steal
@@ -37,7 +37,7 @@ type simMachine struct {
 	rng   *rand.Rand
 }
 
-func newSimMachine(t *testing.T, rng *rand.Rand, ncpu int, share [8]float64, procs ...simProc) *simMachine {
+func newSimMachine(t testing.TB, rng *rand.Rand, ncpu int, share [8]float64, procs ...simProc) *simMachine {
 	t.Helper()
 	m := &simMachine{t: t, dir: t.TempDir(), ncpu: ncpu, share: share, procs: procs, phase: map[string]float64{}, rng: rng}
 	for _, dir := range []string{"proc/net"} {
@@ -166,7 +166,7 @@ var simT0 = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // simRun records the machine through the schedule on a fake clock, calling
 // the recorder as the agent and `edgebench run` do.
-func simRun(t *testing.T, m *simMachine, interval time.Duration, ev []simEvent, watches ...Watch) *Report {
+func simRun(t testing.TB, m *simMachine, interval time.Duration, ev []simEvent, watches ...Watch) *Report {
 	t.Helper()
 	t0 := simT0
 	const boot = 1000.0 // seconds of counters before the run
@@ -199,103 +199,134 @@ func simRun(t *testing.T, m *simMachine, interval time.Duration, ev []simEvent, 
 // slice shorter than a tenth of the interval, and the shares stay within
 // what tick counting allows of the true load.
 func TestRecorderNoImpossibleFigure(t *testing.T) {
-	const ncpu = 2
-	// A saturated machine: 15 % user, 55 % system, 28 % softirq, 2 % idle.
-	share := [8]float64{15, 0, 55, 2, 0, 0, 28, 0}
-	interval := time.Second
-	minSlice := interval.Seconds() / 10
 	rng := rand.New(rand.NewPCG(9, 6))
-	// nginx: a master and two workers using all but 2 % of both cores; the
-	// load generator beside it.
-	m := newSimMachine(t, rng, ncpu, share,
+	m := saturatedMachine(t, rng)
+	trials := 200
+	if testing.Short() {
+		trials = 50 // the 32-bit pass under qemu-user
+	}
+	for trial := range trials {
+		recorderTrial(t, m, rng, fmt.Sprint("trial ", trial))
+	}
+}
+
+// FuzzRecorderTimings is TestRecorderNoImpossibleFigure with the schedule
+// and the counters' phases drawn from the fuzzer's seed.
+func FuzzRecorderTimings(f *testing.F) {
+	for _, seed := range []uint64{0, 1, 9, 1 << 40} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 6))
+		recorderTrial(t, saturatedMachine(t, rng), rng, fmt.Sprint("seed ", seed))
+	})
+}
+
+// The saturated machine: 2 cores, 15 % user, 55 % system, 28 % softirq,
+// 2 % idle; nginx, a master and two workers, using all but 2 % of both
+// cores; the load generator beside it.
+const simCPUs = 2
+
+var simShare = [8]float64{15, 0, 55, 2, 0, 0, 28, 0}
+
+func saturatedMachine(t testing.TB, rng *rand.Rand) *simMachine {
+	return newSimMachine(t, rng, simCPUs, simShare,
 		simProc{pid: 812, ppid: 1, comm: "nginx", cores: 0.02},
 		simProc{pid: 813, ppid: 812, comm: "nginx", cores: 0.98},
 		simProc{pid: 814, ppid: 812, comm: "nginx", cores: 0.98},
 		simProc{pid: 1200, ppid: 1, comm: "edgebench", cores: 0.9})
-	for trial := range 200 {
-		clear(m.phase) // new phases for every counter
-		ev := simSchedule(rng, interval.Seconds())
-		rep := simRun(t, m, interval, ev, Watch{Name: "nginx"}, Watch{PID: 1200})
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("trial %d, schedule %v: %s", trial, ev, fmt.Sprintf(format, args...))
-		}
-		// bound is the most a share of truth % can read over s seconds when
-		// every counter is whole ticks: each core's states are off by less
-		// than one tick each, four states are non-zero.
-		bound := func(truth, s float64, cores int) float64 {
-			ticks := s * userHZ * float64(cores)
-			return (truth/100*ticks + float64(cores)) / (ticks - 4*float64(cores)) * 100
-		}
-		checkShares := func(what string, c CPU, s float64, cores int) {
-			t.Helper()
-			v := [8]float64{c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal}
-			sum := 0.0
-			for i, x := range v {
-				sum += x
-				if x < 0 || x > 100 {
-					fail("%s: share %d is %v", what, i, x)
-				}
-			}
-			if math.Abs(sum-100) > 1e-6 {
-				fail("%s: shares sum to %v", what, sum)
-			}
-			if c.User > bound(share[0], s, cores) || c.Idle > bound(share[3], s, cores) {
-				fail("%s: usr %.1f idl %.1f over %.3f s, truth 15 and 2", what, c.User, c.Idle, s)
-			}
-		}
-		for i, s := range rep.Samples {
-			if s.Seconds == 0 {
-				if s.CPU != nil || s.Disks != nil || s.ContextSwitches != nil {
-					fail("sample %d has rates without an interval", i)
-				}
-				continue
-			}
-			if s.Seconds < minSlice-1e-9 {
-				fail("sample %d: rates over %.4f s, less than a tenth of the interval", i, s.Seconds)
-			}
-			if s.CPU != nil {
-				checkShares(fmt.Sprint("sample ", i), *s.CPU, s.Seconds, ncpu)
-			}
-			for _, c := range s.PerCPU {
-				checkShares(fmt.Sprint("sample ", i, " cpu", c.ID), c.CPU, s.Seconds, 1)
-			}
-			for _, d := range s.Disks {
-				if d.Busy < 0 || d.Busy > 100 {
-					fail("sample %d: %s busy %v", i, d.Name, d.Busy)
-				}
-			}
-			for _, p := range s.Procs {
-				if p.CPU != nil && (*p.CPU < 0 || *p.CPU > 100*ncpu) {
-					fail("sample %d: %s at %.1f %% on %d cores", i, p.Name, *p.CPU, ncpu)
-				}
+}
+
+// recorderTrial records m through a random schedule and checks every
+// figure of the report.
+func recorderTrial(t testing.TB, m *simMachine, rng *rand.Rand, name string) {
+	t.Helper()
+	const ncpu = simCPUs
+	share := simShare
+	interval := time.Second
+	minSlice := interval.Seconds() / 10
+	clear(m.phase) // new phases for every counter
+	ev := simSchedule(rng, interval.Seconds())
+	rep := simRun(t, m, interval, ev, Watch{Name: "nginx"}, Watch{PID: 1200})
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("%s, schedule %v: %s", name, ev, fmt.Sprintf(format, args...))
+	}
+	// bound is the most a share of truth % can read over s seconds when
+	// every counter is whole ticks: each core's states are off by less
+	// than one tick each, four states are non-zero.
+	bound := func(truth, s float64, cores int) float64 {
+		ticks := s * userHZ * float64(cores)
+		return (truth/100*ticks + float64(cores)) / (ticks - 4*float64(cores)) * 100
+	}
+	checkShares := func(what string, c CPU, s float64, cores int) {
+		t.Helper()
+		v := [8]float64{c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal}
+		sum := 0.0
+		for i, x := range v {
+			sum += x
+			if x < 0 || x > 100 {
+				fail("%s: share %d is %v", what, i, x)
 			}
 		}
-		sum := rep.Summary
-		var start, end float64
-		for _, e := range ev {
-			switch e.what {
-			case "start":
-				start = e.at
-			case "end":
-				end = e.at
+		if math.Abs(sum-100) > 1e-6 {
+			fail("%s: shares sum to %v", what, sum)
+		}
+		if c.User > bound(share[0], s, cores) || c.Idle > bound(share[3], s, cores) {
+			fail("%s: usr %.1f idl %.1f over %.3f s, truth 15 and 2", what, c.User, c.Idle, s)
+		}
+	}
+	for i, s := range rep.Samples {
+		if s.Seconds == 0 {
+			if s.CPU != nil || s.Disks != nil || s.ContextSwitches != nil {
+				fail("sample %d has rates without an interval", i)
+			}
+			continue
+		}
+		if s.Seconds < minSlice-1e-9 {
+			fail("sample %d: rates over %.4f s, less than a tenth of the interval", i, s.Seconds)
+		}
+		if s.CPU != nil {
+			checkShares(fmt.Sprint("sample ", i), *s.CPU, s.Seconds, ncpu)
+		}
+		for _, c := range s.PerCPU {
+			checkShares(fmt.Sprint("sample ", i, " cpu", c.ID), c.CPU, s.Seconds, 1)
+		}
+		for _, d := range s.Disks {
+			if d.Busy < 0 || d.Busy > 100 {
+				fail("sample %d: %s busy %v", i, d.Name, d.Busy)
 			}
 		}
-		if math.Abs(sum.Seconds-(end-start)) > 1e-6 {
-			fail("window of %v s, want %v", sum.Seconds, end-start)
-		}
-		if (sum.CPU != nil) != (end-start >= minSlice) {
-			fail("window of %.3f s: CPU summary %+v", end-start, sum.CPU)
-		}
-		if c := sum.CPU; c != nil {
-			if c.User.Max > bound(share[0], minSlice, ncpu) || c.Idle.Max > bound(share[3], minSlice, ncpu) || c.System.Max > 100 || c.SoftIRQ.Max > 100 {
-				fail("summary cpu %+v", c)
+		for _, p := range s.Procs {
+			if p.CPU != nil && (*p.CPU < 0 || *p.CPU > 100*ncpu) {
+				fail("sample %d: %s at %.1f %% on %d cores", i, p.Name, *p.CPU, ncpu)
 			}
 		}
-		for _, p := range sum.Procs {
-			if p.CPU != nil && p.CPU.Max > 100*ncpu {
-				fail("summary: %s max %.1f %% on %d cores", p.Name, p.CPU.Max, ncpu)
-			}
+	}
+	sum := rep.Summary
+	var start, end float64
+	for _, e := range ev {
+		switch e.what {
+		case "start":
+			start = e.at
+		case "end":
+			end = e.at
+		}
+	}
+	if math.Abs(sum.Seconds-(end-start)) > 1e-6 {
+		fail("window of %v s, want %v", sum.Seconds, end-start)
+	}
+	if (sum.CPU != nil) != (end-start >= minSlice) {
+		fail("window of %.3f s: CPU summary %+v", end-start, sum.CPU)
+	}
+	if c := sum.CPU; c != nil {
+		if c.User.Max > bound(share[0], minSlice, ncpu) || c.Idle.Max > bound(share[3], minSlice, ncpu) || c.System.Max > 100 || c.SoftIRQ.Max > 100 {
+			fail("summary cpu %+v", c)
+		}
+	}
+	for _, p := range sum.Procs {
+		if p.CPU != nil && p.CPU.Max > 100*ncpu {
+			fail("summary: %s max %.1f %% on %d cores", p.Name, p.CPU.Max, ncpu)
 		}
 	}
 }
