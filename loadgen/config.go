@@ -19,14 +19,29 @@ type Config struct {
 	Connections int           // default 1
 	Threads     int           // event loops; 0: one per CPU, at most Connections
 	Requests    int64         // stop after this many measured requests; 0: no limit
-	Duration    time.Duration // measured duration; 0 with Requests 0: 10 s
+	Duration    time.Duration // measured window; 0 with Requests 0: 10 s
 	Rate        float64       // open loop requests/s over all connections; 0: closed loop
 	KeepAlive   bool          // reuse connections (wrk); false: one connection per request (ab without -k)
-	Timeout     time.Duration // per request; default 2 s as wrk
-	Warmup      time.Duration // excluded from the statistics
-	// NoLengthCheck turns off ab's check that every 2xx body has the length
-	// of the first one.
-	NoLengthCheck bool
+	// Timeout is an idle timeout (default 2 s): a request fails when the
+	// server sends nothing for that long, whether it is connecting (a
+	// connect error), waiting for the first byte or between two reads of
+	// the body (a timeout); a body still flowing never times out. ab's -s
+	// is this timeout at 30 s. With WholeRequestTimeout it is wrk's instead.
+	Timeout time.Duration
+	// WholeRequestTimeout gives Timeout wrk's meaning: a response that
+	// takes Timeout or longer from its first byte written counts as
+	// completed and as a timeout error, its latency left out of the
+	// histograms and the timeline; no request is cut for being slow. It
+	// needs a Duration: a request that never ends is cut only when the
+	// drain after the window is over.
+	WholeRequestTimeout bool
+	// Warmup runs before the measured window: the requests it starts are
+	// in no figure of the Result (only WarmupRequests counts them).
+	Warmup time.Duration
+	// LengthCheck counts a 2xx body whose length differs from the first
+	// one as a failure (ab's "Length"); off by default, as in wrk, so a
+	// dynamic page whose size varies is not half failed.
+	LengthCheck bool
 	// Addrs, when set, are the only addresses dialled (already resolved and
 	// vetted by a caller's policy); otherwise the URL's host is resolved.
 	Addrs []net.IP
@@ -34,6 +49,12 @@ type Config struct {
 	UserAgent string
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
+	// WindowStart and WindowEnd, when set, are called when the measured
+	// window opens (after the warm-up) and when it closes (at the end of
+	// Duration, when the last of Requests ends, or on cancel), so that a
+	// recording of the machine covers the same window. They are called
+	// once each, from Run's goroutine, never from the engine's loops.
+	WindowStart, WindowEnd func()
 }
 
 // Header is one request header.
@@ -79,8 +100,15 @@ func configErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 }
 
-// ParseTarget checks and splits an http URL.
+// ParseTarget checks and splits an http URL. A URL without a scheme
+// ("127.0.0.1:8080/", "localhost/x") gets the http:// it probably lacks
+// suggested.
 func ParseTarget(raw string) (Target, error) {
+	if !strings.Contains(raw, "://") && raw != "" && !strings.HasPrefix(raw, "/") {
+		if _, err := ParseTarget("http://" + raw); err == nil {
+			return Target{}, configErr("URL %q has no scheme: did you mean \"http://%s\"?", raw, raw)
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Target{}, configErr("URL %q: %v", raw, err)
@@ -156,6 +184,9 @@ func (c Config) withDefaults() (Config, Target, error) {
 	}
 	if c.Duration == 0 && c.Requests == 0 {
 		c.Duration = 10 * time.Second
+	}
+	if c.WholeRequestTimeout && c.Duration == 0 {
+		return c, t, configErr("a whole-request timeout (wrk's) needs a duration: a request that never ends would hold the run")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 2 * time.Second

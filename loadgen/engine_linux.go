@@ -40,14 +40,17 @@ type conn struct {
 	fd      int
 	idx     int32 // index in the worker's conns, carried in epoll events
 	state   uint8
-	counted bool // the request started in the measured window
-	retried bool // a stale keep-alive connection was already retried
-	gotByte bool // a byte of the response has arrived
+	counted bool  // the request started in the measured window
+	retried bool  // a stale keep-alive connection was already retried
+	gotByte bool  // a byte of the response has arrived
+	opened  uint8 // connections this request opened (a stale keep-alive retry opens a second)
 	sent    int
-	served  int // responses on this fd
+	served  int   // responses on this fd
+	rbytes  int64 // bytes read for this request
 
 	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base
-	tBegin   int64 // when the request was really started (timeouts)
+	tBegin   int64 // when the request was really started
+	lastIO   int64 // when it last made progress (began, connected, wrote, read): the idle timeout counts from here
 	tConnect int64 // when connect began; 0 on a reused connection
 	connDur  int64
 	tWritten int64
@@ -72,13 +75,12 @@ type worker struct {
 	stopping bool
 
 	// statistics (only the loop writes them; Run reads after the loop ends)
-	completed, ok         int64
-	errs                  Errors
-	status                [1000]int64
-	bytes, body, connects int64
-	lat, connH, wait      *Histogram
-	proc                  *Histogram
-	server                string
+	win, drained     tally // the measured window; the requests in flight when it closed
+	warmup           int64 // requests the warm-up started
+	lastEnd          int64 // when the window's last request ended, ns since base
+	lat, connH, wait *Histogram
+	proc             *Histogram
+	server           string
 
 	// the current second of the timeline
 	sec          int
@@ -90,10 +92,19 @@ type worker struct {
 	prog progress
 }
 
+// tally counts the requests of one part of a run.
+type tally struct {
+	requests, completed, ok, cut int64
+	errs                         Errors
+	status                       [1000]int64
+	bytes, body, connects        int64
+}
+
 // progress is read by Run's reporter while the loop runs.
 type progress struct {
 	completed, errors, connected, connFails atomic.Int64
-	_                                       [32]byte // keep workers' counters off one cache line
+	connErr                                 atomic.Uint32 // errno of the last failed connect
+	_                                       [28]byte      // keep workers' counters off one cache line
 }
 
 type secRecord struct {
@@ -110,8 +121,10 @@ type shared struct {
 	family       int
 	base         time.Time
 	measureStart int64 // ns since base
-	deadline     int64 // ns since base; 0: none
+	deadline     int64 // end of a timed window, ns since base; 0: none
+	drainEnd     int64 // deadline + timeout: requests still in flight then are cut
 	timeout      int64
+	whole        bool  // wrk's whole-request timeout
 	interval     int64 // open loop: ns between requests of one connection
 	budget       int64 // measured requests allowed; 0: no limit
 	issued       atomic.Int64
@@ -119,7 +132,6 @@ type shared struct {
 	abort        atomic.Bool
 	headOnly     bool
 	bigRequest   bool
-	lastSecond   int // last second of the timeline of a timed run; -1 if untimed
 }
 
 func (s *shared) now() int64 { return int64(time.Since(s.base)) }
@@ -239,18 +251,24 @@ func (w *worker) wake(now int64) {
 	}
 }
 
-// expire times out requests that have waited too long.
+// expire fails the requests the server has left idle for the timeout,
+// and cuts those still running when the drain is over.
 func (w *worker) expire(now int64) {
+	sh := w.sh
+	cut := sh.deadline > 0 && now >= sh.drainEnd
 	for i := range w.conns {
 		c := &w.conns[i]
 		switch c.state {
 		case stConnecting, stWriting, stReading:
-			if now-c.tBegin >= w.sh.timeout {
-				if c.state == stConnecting {
-					w.fail(c, &w.errs.Connect, now, connectBackoff)
-				} else {
-					w.fail(c, &w.errs.Timeout, now, 0)
-				}
+			switch {
+			case cut:
+				w.fail(c, outCut, now, 0)
+			case sh.whole || now-c.lastIO < sh.timeout:
+				// wrk's timeout is counted when the response comes.
+			case c.state == stConnecting:
+				w.connectFailed(c, syscall.ETIMEDOUT, now)
+			default:
+				w.fail(c, outTimeout, now, 0)
 			}
 		}
 	}
@@ -278,13 +296,13 @@ func (w *worker) next(c *conn, now int64) {
 		return
 	}
 	c.tStart, c.tBegin = start, now
-	c.retried = false
+	c.retried, c.opened, c.rbytes = false, 0, 0
 	w.begin(c, now)
 }
 
 // begin sends the current request, connecting first when needed.
 func (w *worker) begin(c *conn, now int64) {
-	c.sent, c.gotByte = 0, false
+	c.sent, c.gotByte, c.lastIO = 0, false, now
 	c.p.reset(w.sh.headOnly, w.server == "")
 	if c.fd >= 0 {
 		c.tConnect, c.connDur = 0, 0
@@ -293,7 +311,8 @@ func (w *worker) begin(c *conn, now int64) {
 	}
 	c.tConnect = now
 	if err := w.dial(c); err != nil {
-		w.fail(c, &w.errs.Connect, now, connectBackoff)
+		errno, _ := err.(syscall.Errno)
+		w.connectFailed(c, errno, now)
 		return
 	}
 	// On loopback the handshake is usually over when connect returns:
@@ -329,7 +348,9 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 	switch c.state {
 	case stConnecting:
 		if ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-			w.fail(c, &w.errs.Connect, now, connectBackoff)
+			// Failure path only: ask the socket why.
+			errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+			w.connectFailed(c, syscall.Errno(errno), now)
 			return
 		}
 		if ev&syscall.EPOLLOUT != 0 {
@@ -360,9 +381,10 @@ func (w *worker) write(c *conn, now int64) {
 		if err != nil {
 			switch {
 			case c.state == stConnecting:
-				w.fail(c, &w.errs.Connect, now, connectBackoff)
+				errno, _ := err.(syscall.Errno)
+				w.connectFailed(c, errno, now)
 			case !w.retryStale(c, now):
-				w.fail(c, &w.errs.Write, now, 0)
+				w.fail(c, outWrite, now, 0)
 			}
 			return
 		}
@@ -370,10 +392,11 @@ func (w *worker) write(c *conn, now int64) {
 			// The first byte went out: the connection is up.
 			c.connDur = w.sh.now() - c.tConnect
 			c.state = stWriting
-			w.connects++
+			c.opened++
 			w.prog.connected.Add(1)
 		}
 		c.sent += n
+		c.lastIO = now
 	}
 	c.tWritten = now
 	c.state = stReading
@@ -393,16 +416,17 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 			if !c.gotByte && w.retryStale(c, now) {
 				return
 			}
-			w.fail(c, &w.errs.Read, now, 0)
+			w.fail(c, outRead, now, 0)
 			return
 		}
-		w.bytes += int64(n)
+		c.rbytes += int64(n)
+		c.lastIO = now
 		if !c.gotByte {
 			c.gotByte, c.tFirst = true, now
 		}
 		used, err := c.p.feed(w.buf[:n])
 		if err != nil {
-			w.fail(c, &w.errs.Read, now, 0)
+			w.fail(c, outRead, now, 0)
 			return
 		}
 		if c.p.done() {
@@ -440,67 +464,130 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 	if !reuse || !w.sh.cfg.KeepAlive {
 		w.closeFd(c)
 	}
-	if c.counted {
-		w.record(c, now)
-	}
+	w.record(c, now)
 	c.state = stIdle
 	w.next(c, now)
 }
 
+// part books the request that ended on c at now in the part of the run it
+// belongs to and returns that part's tally, with whether it is the
+// window's; nil for a request of the warm-up, which is in no figure.
+func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
+	if !c.counted {
+		w.warmup++
+		return nil, false
+	}
+	t, window = &w.win, true
+	if d := w.sh.deadline; d > 0 && now >= d {
+		t, window = &w.drained, false
+	} else {
+		w.lastEnd = now
+	}
+	t.requests++
+	t.bytes += c.rbytes
+	t.connects += int64(c.opened)
+	return t, window
+}
+
+// record books a complete response.
 func (w *worker) record(c *conn, now int64) {
+	t, window := w.part(c, now)
+	if t == nil {
+		return
+	}
 	p := &c.p
-	w.completed++
-	w.body += p.body
-	if p.status >= 0 && p.status < len(w.status) {
-		w.status[p.status]++
+	t.completed++
+	t.body += p.body
+	if p.status >= 0 && p.status < len(t.status) {
+		t.status[p.status]++
 	}
-	failed := false
+	late := w.sh.whole && now-c.tBegin-c.connDur >= w.sh.timeout
+	failed := true
 	switch {
+	case late:
+		t.errs.Timeout++
 	case p.status < 200 || p.status >= 400:
-		w.errs.Status++
-		failed = true
-	case p.status < 300 && !w.sh.cfg.NoLengthCheck:
-		doc := w.sh.docLen.Load()
-		if doc < 0 && w.sh.docLen.CompareAndSwap(-1, p.body) {
-			doc = p.body
-		} else if doc < 0 {
-			doc = w.sh.docLen.Load()
-		}
-		if p.body != doc {
-			w.errs.Length++
-			failed = true
-		}
+		t.errs.Status++
+	case p.status < 300 && !w.lengthOK(p.body):
+		t.errs.Length++
+	default:
+		failed = false
+		t.ok++
 	}
-	if !failed {
-		w.ok++
+	w.prog.completed.Add(1)
+	if failed {
+		w.prog.errors.Add(1)
+	}
+	if !window {
+		return
+	}
+	w.second(now)
+	w.secCompleted++
+	if failed {
+		w.secErrors++
+	}
+	if late {
+		return // as wrk: out of the latency figures
 	}
 	lat := (now - c.tStart) / 1000
 	w.lat.Record(lat)
 	w.connH.Record(c.connDur / 1000)
 	w.wait.Record((c.tFirst - c.tWritten) / 1000)
 	w.proc.Record((now - c.tStart - c.connDur) / 1000)
-	w.prog.completed.Add(1)
-	w.second(now)
-	w.secCompleted++
-	if failed {
-		w.secErrors++
-		w.prog.errors.Add(1)
-	}
 	w.secHist.Record(lat)
 }
 
-// fail ends the current request with an error of the given class, closes
-// the connection and starts the next request, after backoff if given.
-func (w *worker) fail(c *conn, class *int64, now int64, backoff time.Duration) {
-	w.closeFd(c)
-	if class == &w.errs.Connect {
-		w.prog.connFails.Add(1)
+// lengthOK notes the length of the first 2xx body (ab's document length)
+// and, with the length check, reports whether body has that length.
+func (w *worker) lengthOK(body int64) bool {
+	doc := w.sh.docLen.Load()
+	if doc < 0 && !w.sh.docLen.CompareAndSwap(-1, body) {
+		doc = w.sh.docLen.Load()
 	}
-	if c.counted {
-		*class++
+	return doc < 0 || !w.sh.cfg.LengthCheck || body == doc
+}
+
+// Outcomes of a request that ended without a response.
+const (
+	outConnect = iota
+	outRead
+	outWrite
+	outTimeout
+	outCut // still running at the end of the drain
+)
+
+// connectFailed ends the current request with a connect error (errno
+// says why: refused, unreachable, timed out) and retries after a backoff.
+func (w *worker) connectFailed(c *conn, errno syscall.Errno, now int64) {
+	if errno != 0 {
+		w.prog.connErr.Store(uint32(errno))
+	}
+	w.prog.connFails.Add(1)
+	w.fail(c, outConnect, now, connectBackoff)
+}
+
+// fail ends the current request with the given outcome, closes the
+// connection and starts the next request, after backoff if given.
+func (w *worker) fail(c *conn, outcome int, now int64, backoff time.Duration) {
+	w.closeFd(c)
+	if t, window := w.part(c, now); t != nil {
+		switch outcome {
+		case outConnect:
+			t.errs.Connect++
+		case outRead:
+			t.errs.Read++
+		case outWrite:
+			t.errs.Write++
+		case outTimeout:
+			t.errs.Timeout++
+		case outCut:
+			t.cut++
+		}
 		w.prog.errors.Add(1)
-		w.second(now)
-		w.secErrors++
+		if window {
+			w.second(now)
+			w.secErrors++
+		}
 	}
 	c.state = stIdle
 	if backoff > 0 {
@@ -534,9 +621,6 @@ func (w *worker) closeFd(c *conn) {
 // second moves the timeline to the second that holds now.
 func (w *worker) second(now int64) {
 	s := int((now - w.sh.measureStart) / int64(time.Second))
-	if w.sh.lastSecond >= 0 && s > w.sh.lastSecond {
-		s = w.sh.lastSecond // requests drained after the deadline
-	}
 	if s == w.sec {
 		return
 	}

@@ -15,8 +15,9 @@ type JSONReport struct {
 	Threads     int              `json:"threads"`
 	KeepAlive   bool             `json:"keepalive"`
 	Rate        float64          `json:"rate,omitempty"`
+	LengthCheck bool             `json:"length_check"`
 	Start       time.Time        `json:"start"`
-	DurationS   float64          `json:"duration_s"`
+	DurationS   float64          `json:"duration_s"` // the measured window, without warm-up or drain
 	Completed   int64            `json:"completed"`
 	OK          int64            `json:"ok"`
 	RPS         float64          `json:"rps"`
@@ -33,6 +34,11 @@ type JSONReport struct {
 	Waiting     LatencyJSON      `json:"ttfb_us"`
 	Percentiles map[string]int64 `json:"percentiles_us"`
 	Timeline    []Second         `json:"timeline"`
+	// Drained holds the requests in flight at the end of the window, in no
+	// figure above; the warm-up's requests are in none either.
+	Drained        Drained `json:"drained"`
+	WarmupS        float64 `json:"warmup_s,omitempty"`
+	WarmupRequests int64   `json:"warmup_requests,omitempty"`
 }
 
 // LatencyJSON summarises one histogram.
@@ -63,12 +69,16 @@ func round2(v float64) float64 {
 func (r *Result) JSON() JSONReport {
 	j := JSONReport{
 		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
-		KeepAlive: r.KeepAlive, Rate: r.Rate, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
+		KeepAlive: r.KeepAlive, Rate: r.Rate, LengthCheck: r.LengthCheck, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
 		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,
 		Connects: r.Connects, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
 		Errors: r.Errors, StatusCodes: map[string]int64{},
 		Latency: latencyJSON(r.Latency), Connect: latencyJSON(r.Connect), Waiting: latencyJSON(r.Waiting),
 		Percentiles: map[string]int64{}, Timeline: r.Timeline,
+		Drained: r.Drained, WarmupS: r.Warmup.Seconds(), WarmupRequests: r.WarmupRequests,
+	}
+	if j.Drained.StatusCodes == nil {
+		j.Drained.StatusCodes = map[int]int64{}
 	}
 	for code, n := range r.StatusCodes {
 		j.StatusCodes[strconv.Itoa(code)] = n

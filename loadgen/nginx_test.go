@@ -38,7 +38,13 @@ func needTool(t *testing.T, name string) string {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // startNginx runs a private nginx on a free loopback port with access
-// logging on, and returns its base URL and the access log's path.
+// logging on, and returns its base URL and the access log's path. A log
+// line is "status bytes_sent body_bytes_sent connection
+// connection_requests"; the docroot is html/ next to the log, readable by
+// nginx's worker; connections are kept alive for as many requests as a
+// test makes. sendfile is on, as in Debian's nginx.conf: without it nginx
+// feeds a large file to one fast reader for as long as it keeps up,
+// accepting no other connection meanwhile (seconds for a 1 GB file).
 func startNginx(t *testing.T) (string, string) {
 	nginx := needTool(t, "nginx")
 	// Not t.TempDir: its parent is private, and nginx's worker may run as
@@ -66,7 +72,10 @@ pid %[1]s/nginx.pid;
 error_log %[1]s/error.log;
 events { worker_connections 1024; }
 http {
-	access_log %[2]s;
+	log_format eb '$status $bytes_sent $body_bytes_sent $connection $connection_requests';
+	access_log %[2]s eb;
+	keepalive_requests 10000000;
+	sendfile on;
 	client_body_temp_path %[1]s/tmp;
 	proxy_temp_path %[1]s/tmp;
 	fastcgi_temp_path %[1]s/tmp;
@@ -118,19 +127,25 @@ func TestCompletedMatchesNginxAccessLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		// nginx writes the log line after the response; give it a moment.
+		// The requests drained at the end of a timed run are apart from
+		// the window's, and in the log too.
+		want := r.Completed + r.Drained.Completed
 		var lines int
 		for range 50 {
 			b, _ := os.ReadFile(logPath)
 			lines = bytes.Count(b, []byte("\n"))
-			if int64(lines-logged) >= r.Completed {
+			if int64(lines-logged) >= want {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if got := int64(lines - logged); got != r.Completed {
-			t.Errorf("%s keepalive=%v: edgebench completed %d, nginx logged %d", cfg.URL, cfg.KeepAlive, r.Completed, got)
+		if got := int64(lines - logged); got != want {
+			t.Errorf("%s keepalive=%v: edgebench completed %d (+%d drained), nginx logged %d", cfg.URL, cfg.KeepAlive, r.Completed, r.Drained.Completed, got)
 		}
 		missing := strings.HasSuffix(cfg.URL, "missing")
+		if r.Drained.Requests != r.Drained.Completed {
+			t.Errorf("%s: drained %+v", cfg.URL, r.Drained)
+		}
 		if r.Failed() != r.Errors.Status || missing != (r.Errors.Status == r.Completed) {
 			t.Errorf("%s: errors %+v codes %v", cfg.URL, r.Errors, r.StatusCodes)
 		}
@@ -139,4 +154,116 @@ func TestCompletedMatchesNginxAccessLog(t *testing.T) {
 		}
 		logged = lines
 	}
+}
+
+// nginxLog reads the access log's lines from line skip on, as fields.
+func nginxLog(t *testing.T, path string, skip int) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if i >= skip && line != "" {
+			out = append(out, strings.Fields(line))
+		}
+	}
+	return out
+}
+
+// TestWarmupReachesNoFigureNginx checks against nginx's log what the
+// warm-up leaves out: each reply is the same, so the window's bytes are
+// its replies times nginx's bytes_sent; its keep-alive connections were
+// opened in the warm-up, so the window opened none; and nginx logged the
+// window's, the drained and the warm-up's requests, nothing else.
+func TestWarmupReachesNoFigureNginx(t *testing.T) {
+	base, logPath := startNginx(t)
+	skip := 0
+	for _, keep := range []bool{true, false} {
+		r := run(t, Config{URL: base + "/index.html", Connections: 4, Duration: 700 * time.Millisecond, Warmup: 400 * time.Millisecond, KeepAlive: keep})
+		total := r.Completed + r.Drained.Completed + r.WarmupRequests
+		var lines [][]string
+		for range 50 {
+			if lines = nginxLog(t, logPath, skip); int64(len(lines)) >= total {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		skip += len(lines)
+		if int64(len(lines)) != total || r.WarmupRequests == 0 || r.Failed() != 0 {
+			t.Fatalf("keepalive=%v: nginx logged %d, edgebench %d + %d drained + %d warm-up (errors %+v)",
+				keep, len(lines), r.Completed, r.Drained.Completed, r.WarmupRequests, r.Errors)
+		}
+		sent, conns := lines[0][1], map[string]bool{}
+		for _, f := range lines {
+			if f[0] != "200" || f[1] != sent {
+				t.Fatalf("log line %v: want 200 and %s bytes as the others", f, sent)
+			}
+			conns[f[3]] = true
+		}
+		var perReply int64
+		fmt.Sscan(sent, &perReply)
+		if r.Bytes != r.Completed*perReply || r.BodyBytes != r.Completed*2159 {
+			t.Errorf("keepalive=%v: %d bytes for %d replies of %d (%.1f per reply)", keep, r.Bytes, r.Completed, perReply, float64(r.Bytes)/float64(r.Completed))
+		}
+		if keep && (r.Connects != 0 || len(conns) != 4) {
+			t.Errorf("keep-alive: %d connects in the window, nginx saw %d connections in all; want 0 and 4", r.Connects, len(conns))
+		}
+		if !keep && r.Connects != r.Completed {
+			t.Errorf("no keep-alive: %d connects for %d requests", r.Connects, r.Completed)
+		}
+	}
+}
+
+// TestLargeFileCompletes is the seeds' ab -n 10 -c 10 of an ISO image, at
+// 1 GB: with the default (idle) timeout every transfer completes, and the
+// bytes are nginx's.
+func TestLargeFileCompletes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 10 GB over loopback")
+	}
+	base, logPath := startNginx(t)
+	const size = 1 << 30
+	f, err := os.Create(filepath.Join(filepath.Dir(logPath), "html", "big.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(size) // sparse: no disk, and the page cache serves zeros
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, Config{URL: base + "/big.iso", Connections: 10, Requests: 10, KeepAlive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Interrupted {
+		t.Fatalf("not done in 5 minutes: %d ok", r.OK)
+	}
+	if r.OK != 10 || r.Failed() != 0 || r.BodyBytes != 10*size {
+		t.Errorf("ok %d of 10, errors %+v, body %d bytes", r.OK, r.Errors, r.BodyBytes)
+	}
+	var lines [][]string
+	for range 50 {
+		if lines = nginxLog(t, logPath, 0); len(lines) >= 10 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var sent int64
+	for _, f := range lines {
+		var n int64
+		fmt.Sscan(f[1], &n)
+		sent += n
+		if f[0] != "200" || f[2] != fmt.Sprint(size) {
+			t.Errorf("nginx: %v", f)
+		}
+	}
+	if len(lines) != 10 || sent != r.Bytes {
+		t.Errorf("nginx logged %d requests, %d bytes sent; edgebench read %d", len(lines), sent, r.Bytes)
+	}
+	t.Logf("10 x 1 GiB in %v (%.0f MiB/s)", r.Duration, float64(r.Bytes)/r.Duration.Seconds()/(1<<20))
 }

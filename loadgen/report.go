@@ -43,11 +43,35 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "  errors      connect %d, read %d, write %d, timeout %d, status %d, length %d\n",
 			e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Length)
 	}
-	if codes := statusLine(r); codes != "" {
+	if codes := statusLine(r.StatusCodes); codes != "" {
 		fmt.Fprintf(&b, "  status      %s\n", codes)
+	}
+	if d := r.Drained; d.Requests > 0 {
+		fmt.Fprintf(&b, "  drained     %d in flight at the end, in no figure above: %s\n", d.Requests, drainedLine(d))
+	}
+	if r.WarmupRequests > 0 {
+		fmt.Fprintf(&b, "  warm-up     %s, %d requests, in no figure above\n", seconds(r.Warmup), r.WarmupRequests)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// drainedLine says what became of the drained requests.
+func drainedLine(d Drained) string {
+	parts := []string{fmt.Sprintf("%d completed", d.Completed)}
+	if codes := statusLine(d.StatusCodes); codes != "" {
+		parts[0] += " (" + codes + ")"
+	}
+	e := d.Errors
+	for _, f := range []struct {
+		n    int64
+		name string
+	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"}, {d.Cut, "cut at the drain's end"}} {
+		if f.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.name))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // meanNonZero is the mean connect time of the requests that connected.
@@ -58,10 +82,10 @@ func meanNonZero(r *Result) float64 {
 	return r.Connect.Mean() * float64(r.Connect.Count()) / float64(r.Connects)
 }
 
-func statusLine(r *Result) string {
+func statusLine(m map[int]int64) string {
 	var parts []string
-	for _, c := range sortedCodes(r.StatusCodes) {
-		parts = append(parts, fmt.Sprintf("%d: %d", c, r.StatusCodes[c]))
+	for _, c := range sortedCodes(m) {
+		parts = append(parts, fmt.Sprintf("%d: %d", c, m[c]))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -7,21 +7,29 @@ import (
 )
 
 // Result is what one load test measured. Latency figures are microseconds.
+//
+// Every figure but Drained and WarmupRequests is over the measured window:
+// the requests that started after the warm-up and ended by the end of the
+// window (Duration, or the last of Requests). A request still in flight
+// when a timed window closes is waited for and reported in Drained, apart:
+// it is in no rate, latency, byte or error figure of the window.
 type Result struct {
-	Target      Target
-	Method      string
-	Connections int
-	Threads     int
-	KeepAlive   bool
-	Rate        float64 // requested open-loop rate; 0 for closed loop
-	Timeout     time.Duration
-	Warmup      time.Duration
+	Target              Target
+	Method              string
+	Connections         int
+	Threads             int
+	KeepAlive           bool
+	Rate                float64 // requested open-loop rate; 0 for closed loop
+	Timeout             time.Duration
+	WholeRequestTimeout bool // Timeout has wrk's meaning (see Config)
+	Warmup              time.Duration
+	LengthCheck         bool // Errors.Length was counted
 
 	Start    time.Time     // start of the measured window
-	Duration time.Duration // length of the measured window
+	Duration time.Duration // length of the measured window, never longer than Config.Duration
 
 	Completed   int64 // responses received in full (any status)
-	OK          int64 // 2xx/3xx responses of the expected length
+	OK          int64 // 2xx/3xx responses (of the expected length with LengthCheck)
 	Errors      Errors
 	StatusCodes map[int]int64
 	Bytes       int64 // bytes read, headers included
@@ -37,16 +45,53 @@ type Result struct {
 	Processing *Histogram // latency minus connect
 
 	Timeline []Second
+
+	// Drained is what became of the requests in flight when the window
+	// closed.
+	Drained Drained
+	// WarmupRequests counts the requests the warm-up started (and that
+	// ended), which are in no other figure: with Completed, the Drained
+	// requests and the failures, they make up the server's access log.
+	WarmupRequests int64
 }
+
+// Drained counts the requests that were in flight when a timed window
+// closed. They are waited for, so that the totals match the server's
+// access log, but at most Timeout after the window's end: those still
+// running then are cut (a body still flowing, or any request with wrk's
+// timeout).
+type Drained struct {
+	Requests    int64         `json:"requests"`
+	Completed   int64         `json:"completed"` // responses received in full
+	OK          int64         `json:"ok"`
+	Errors      Errors        `json:"errors"`
+	Cut         int64         `json:"cut"` // closed at the end of the drain
+	StatusCodes map[int]int64 `json:"status_codes"`
+	Bytes       int64         `json:"bytes"`
+	BodyBytes   int64         `json:"body_bytes"`
+	Connects    int64         `json:"connects"`
+}
+
+// DialError is the error of a run that could not open a single connection
+// (refused, unreachable, timed out): there is nothing to report but that.
+type DialError struct {
+	Addr string // host:port of the URL, and the address dialled if it differs
+	Err  error  // the connect error, e.g. syscall.ECONNREFUSED
+}
+
+func (e *DialError) Error() string { return e.Err.Error() + ": " + e.Addr }
+
+// Unwrap returns the connect error.
+func (e *DialError) Unwrap() error { return e.Err }
 
 // Errors counts the requests that failed, by class.
 type Errors struct {
 	Connect int64 `json:"connect"`
 	Read    int64 `json:"read"`
 	Write   int64 `json:"write"`
-	Timeout int64 `json:"timeout"`
-	Status  int64 `json:"status"` // complete responses with a status other than 2xx/3xx
-	Length  int64 `json:"length"` // 2xx bodies whose length differs from the first one
+	Timeout int64 `json:"timeout"` // the server sent nothing for Timeout; with wrk's timeout, late responses (also in Completed)
+	Status  int64 `json:"status"`  // complete responses with a status other than 2xx/3xx
+	Length  int64 `json:"length"`  // 2xx bodies whose length differs from the first one (with LengthCheck)
 }
 
 // Total is the number of failed requests.

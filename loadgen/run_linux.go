@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -17,9 +18,10 @@ import (
 const refusedAfter = time.Second
 
 // Run performs one load test and returns what it measured. It returns an
-// error only when the test cannot start (bad config, unresolvable host);
-// failed requests are counted in the Result. Cancelling ctx ends the test
-// early with Interrupted set.
+// error when the test cannot start (bad config, unresolvable host) or
+// when not one connection could be opened (a *DialError); failed requests
+// are counted in the Result. Cancelling ctx ends the test early with
+// Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg, target, err := cfg.withDefaults()
 	if err != nil {
@@ -33,6 +35,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg:      cfg,
 		req:      buildRequest(cfg, target),
 		timeout:  int64(cfg.Timeout),
+		whole:    cfg.WholeRequestTimeout,
 		budget:   cfg.Requests,
 		headOnly: cfg.Method == "HEAD",
 	}
@@ -81,10 +84,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	sh.base = time.Now()
 	sh.measureStart = int64(cfg.Warmup)
-	sh.lastSecond = -1
 	if cfg.Duration > 0 {
 		sh.deadline = int64(cfg.Warmup + cfg.Duration)
-		sh.lastSecond = max(int((cfg.Duration+time.Second-1)/time.Second)-1, 0)
+		sh.drainEnd = sh.deadline + sh.timeout
+	}
+	if cfg.WindowStart != nil && cfg.Warmup == 0 {
+		cfg.WindowStart()
 	}
 	var wg sync.WaitGroup
 	for i, w := range workers {
@@ -96,35 +101,104 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	interrupted := watch(ctx, sh, workers, done)
+	st := watch(ctx, sh, workers, done)
 	end := sh.now()
+	if cfg.WindowEnd != nil && !st.windowEnded {
+		cfg.WindowEnd()
+	}
+	if st.refused {
+		var errno syscall.Errno
+		for _, w := range workers {
+			if e := w.prog.connErr.Load(); e != 0 {
+				errno = syscall.Errno(e)
+			}
+		}
+		if errno == 0 {
+			errno = syscall.ECONNREFUSED
+		}
+		addr := net.JoinHostPort(target.Host, strconv.Itoa(target.Port))
+		if !ip.Equal(net.ParseIP(target.Host)) {
+			addr += " (" + ip.String() + ")"
+		}
+		return nil, &DialError{Addr: addr, Err: errno}
+	}
 
 	r := merge(workers, cfg, target)
 	r.Start = sh.base.Add(time.Duration(sh.measureStart))
-	r.Duration = time.Duration(end - sh.measureStart)
-	if r.Duration < 0 {
-		r.Duration = 0
+	// The window ends at the deadline of a timed run that reached it, or
+	// when its last request ended (the last of -n, or the cancel): never
+	// later, whatever the drain took.
+	winEnd := end
+	var lastEnd int64
+	for _, w := range workers {
+		lastEnd = max(lastEnd, w.lastEnd)
 	}
-	r.Interrupted = interrupted
+	switch {
+	case st.abortAt > 0:
+		winEnd = st.abortAt
+	case sh.deadline > 0 && end >= sh.deadline:
+		winEnd = sh.deadline
+	case lastEnd > 0:
+		winEnd = lastEnd
+	}
+	if sh.deadline > 0 {
+		winEnd = min(winEnd, sh.deadline)
+	}
+	r.Duration = max(time.Duration(winEnd-sh.measureStart), 0)
+	r.Interrupted = st.interrupted
 	r.DocLength = sh.docLen.Load()
 	return r, nil
 }
 
-// watch waits for the workers, reports progress once a second, and stops
-// the run when ctx ends or the target refuses every connection.
-func watch(ctx context.Context, sh *shared, workers []*worker, done <-chan struct{}) (interrupted bool) {
+// watchState is how a run ended, as watch saw it.
+type watchState struct {
+	interrupted bool  // ctx ended the run
+	refused     bool  // not one connection could be opened
+	abortAt     int64 // when the run was stopped early, ns since base; 0: it was not
+	windowEnded bool  // Config.WindowEnd was called
+}
+
+// watch waits for the workers, reports progress once a second, calls the
+// window's hooks at its edges, and stops the run when ctx ends or the
+// target refuses every connection.
+func watch(ctx context.Context, sh *shared, workers []*worker, done <-chan struct{}) (st watchState) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	// Timers at the window's edges, for the hooks only: the engine keeps
+	// its own time.
+	edge := func(at int64, hook func()) (<-chan time.Time, func()) {
+		if hook == nil || at <= 0 {
+			return nil, func() {}
+		}
+		tm := time.NewTimer(time.Until(sh.base.Add(time.Duration(at))))
+		return tm.C, func() { tm.Stop() }
+	}
+	startC, stopStart := edge(sh.measureStart, sh.cfg.WindowStart)
+	defer stopStart()
+	endC, stopEnd := edge(sh.deadline, sh.cfg.WindowEnd)
+	defer stopEnd()
+	endWindow := func() {
+		if sh.cfg.WindowEnd != nil && !st.windowEnded {
+			st.windowEnded = true
+			sh.cfg.WindowEnd()
+		}
+	}
 	lastReport := time.Now()
 	for {
 		select {
 		case <-done:
-			return interrupted
+			return st
+		case <-startC:
+			sh.cfg.WindowStart()
+		case <-endC:
+			endWindow()
 		case <-ctx.Done():
-			interrupted = true
+			st.interrupted = true
+			st.abortAt = sh.now()
 			sh.abort.Store(true)
+			endWindow()
 			<-done
-			return interrupted
+			return st
 		case now := <-t.C:
 			var completed, errs, connected, connFails int64
 			for _, w := range workers {
@@ -133,7 +207,9 @@ func watch(ctx context.Context, sh *shared, workers []*worker, done <-chan struc
 				connected += w.prog.connected.Load()
 				connFails += w.prog.connFails.Load()
 			}
-			if connected == 0 && connFails > 0 && now.Sub(sh.base) > refusedAfter {
+			if connected == 0 && connFails > 0 && now.Sub(sh.base) > refusedAfter && !st.refused {
+				st.refused = true
+				st.abortAt = sh.now()
 				sh.abort.Store(true)
 			}
 			if sh.cfg.Progress != nil && now.Sub(lastReport) >= time.Second {
@@ -171,9 +247,10 @@ func pickAddr(ctx context.Context, cfg Config, t Target) (net.IP, error) {
 func merge(workers []*worker, cfg Config, t Target) *Result {
 	r := &Result{
 		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers),
-		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, Warmup: cfg.Warmup,
-		StatusCodes: map[int]int64{},
-		Latency:     NewLatencyHistogram(), Connect: NewLatencyHistogram(),
+		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
+		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck,
+		StatusCodes: map[int]int64{}, Drained: Drained{StatusCodes: map[int]int64{}},
+		Latency: NewLatencyHistogram(), Connect: NewLatencyHistogram(),
 		Waiting: NewLatencyHistogram(), Processing: NewLatencyHistogram(),
 	}
 	type agg struct {
@@ -183,18 +260,31 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 	seconds := map[int]*agg{}
 	last := -1
 	for _, w := range workers {
-		r.Completed += w.completed
-		r.OK += w.ok
-		r.Errors.add(w.errs)
-		r.Bytes += w.bytes
-		r.BodyBytes += w.body
-		r.Connects += w.connects
+		win, d := &w.win, &w.drained
+		r.Completed += win.completed
+		r.OK += win.ok
+		r.Errors.add(win.errs)
+		r.Bytes += win.bytes
+		r.BodyBytes += win.body
+		r.Connects += win.connects
+		r.Drained.Requests += d.requests
+		r.Drained.Completed += d.completed
+		r.Drained.OK += d.ok
+		r.Drained.Errors.add(d.errs)
+		r.Drained.Cut += d.cut
+		r.Drained.Bytes += d.bytes
+		r.Drained.BodyBytes += d.body
+		r.Drained.Connects += d.connects
+		r.WarmupRequests += w.warmup
 		if r.Server == "" {
 			r.Server = w.server
 		}
-		for code, n := range w.status {
-			if n > 0 {
+		for code := range win.status {
+			if n := win.status[code]; n > 0 {
 				r.StatusCodes[code] += n
+			}
+			if n := d.status[code]; n > 0 {
+				r.Drained.StatusCodes[code] += n
 			}
 		}
 		// Histograms of one shape merge without error.

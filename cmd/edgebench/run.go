@@ -28,6 +28,7 @@ type runFlags struct {
 	quiet     bool
 	keepAlive bool
 	noKeep    bool
+	noLength  bool
 
 	noProbe       bool
 	probeInterval time.Duration
@@ -66,7 +67,8 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.Var(labelsValue(rf.labels), "label", "label k=v attached to the result (repeatable)")
 	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk or json")
 	fs.BoolVar(&rf.quiet, "q", false, "no live progress line")
-	fs.BoolVar(&c.NoLengthCheck, "no-length-check", false, "do not count 2xx bodies of another length as failures (ab's Length)")
+	fs.BoolVar(&c.LengthCheck, "length-check", false, "count 2xx bodies whose length differs from the first one as failures (ab's Length)")
+	fs.BoolVar(&rf.noLength, "no-length-check", false, "no length check: the default now, accepted for compatibility")
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
 	fs.Var((*watchesValue)(&rf.watches), "watch", "process NAME (all of that name) or PID to report (repeatable; default: the server on the target's port with its workers, and this run)")
 	rf.probeInterval = time.Second
@@ -96,6 +98,9 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	}
 	c.URL = rf.url
 	c.KeepAlive = !rf.noKeep
+	if rf.noLength {
+		c.LengthCheck = false
+	}
 	c.UserAgent = "edgebench/" + version
 	if strings.HasPrefix(*body, "@") {
 		b, err := os.ReadFile((*body)[1:])
