@@ -181,16 +181,14 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 }
 
 // Measure runs one load test while a probe below root records the
-// machine, the warm-up left out of the probe's window as it is of the
-// load figures. The agent and `edgebench run` both measure through it.
+// machine over the load generator's window, edge for edge (it sets cfg's
+// window hooks): the warm-up and the drain are in neither. The agent and
+// `edgebench run` both measure through it.
 func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*loadgen.Result, *probe.Report, error) {
 	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)
-	if cfg.Warmup > 0 {
-		t := time.AfterFunc(cfg.Warmup, rec.MarkStart)
-		defer t.Stop()
-	}
+	cfg.WindowStart, cfg.WindowEnd = rec.MarkStart, rec.MarkEnd
 	res, err := loadgen.Run(ctx, cfg)
 	rec.MarkEnd()
 	sys := rec.Stop()
