@@ -571,7 +571,7 @@ func loadConfigOf(lt *transport.LoadTestSpec, t *Target, version string) loadgen
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
 		Requests: lt.Requests, Duration: time.Duration(lt.DurationMS) * time.Millisecond, Rate: lt.Rate,
 		KeepAlive: lt.KeepAlive, Timeout: time.Duration(lt.TimeoutMS) * time.Millisecond,
-		Warmup: time.Duration(lt.WarmupMS) * time.Millisecond, UserAgent: "edgebench/" + version,
+		Warmup: time.Duration(lt.WarmupMS) * time.Millisecond, LengthCheck: lt.LengthCheck, UserAgent: "edgebench/" + version,
 	}
 	for _, h := range lt.Headers {
 		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})

@@ -31,18 +31,14 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 		Interrupted: res.Interrupted,
 		Completed:   res.Completed,
 		OK:          res.OK,
-		Errors: ErrorCounts{Connect: res.Errors.Connect, Read: res.Errors.Read, Write: res.Errors.Write,
-			Timeout: res.Errors.Timeout, Status: res.Errors.Status, Length: res.Errors.Length},
-		Bytes: res.Bytes, BodyBytes: res.BodyBytes, Connects: res.Connects,
-		DocLength: res.DocLength, Server: res.Server,
+		Errors:      errorCounts(res.Errors),
+		Bytes:       res.Bytes, BodyBytes: res.BodyBytes, Connects: res.Connects,
+		DocLength: res.DocLength, Server: res.Server, WarmupRequests: res.WarmupRequests,
+		StatusCodes: statusCounts(res.StatusCodes),
 	}
-	codes := make([]int, 0, len(res.StatusCodes))
-	for c := range res.StatusCodes {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	for _, c := range codes {
-		r.StatusCodes = append(r.StatusCodes, StatusCount{Code: c, N: res.StatusCodes[c]})
+	if d := res.Drained; d.Requests > 0 {
+		r.Drained = &DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),
+			Cut: d.Cut, StatusCodes: statusCounts(d.StatusCodes), Bytes: d.Bytes, BodyBytes: d.BodyBytes, Connects: d.Connects}
 	}
 	hist := func(h *loadgen.Histogram, digits int) []byte {
 		if h == nil {
@@ -68,13 +64,43 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 	return r
 }
 
+func errorCounts(e loadgen.Errors) ErrorCounts {
+	return ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+}
+
+func (e ErrorCounts) loadgen() loadgen.Errors {
+	return loadgen.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+}
+
+// statusCounts lists the counts of m by increasing code.
+func statusCounts(m map[int]int64) []StatusCount {
+	codes := make([]int, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var out []StatusCount
+	for _, c := range codes {
+		out = append(out, StatusCount{Code: c, N: m[c]})
+	}
+	return out
+}
+
+func statusMap(l []StatusCount) map[int]int64 {
+	m := map[int]int64{}
+	for _, c := range l {
+		m[c.Code] += c.N
+	}
+	return m
+}
+
 // SpecOf is the RunSpec of a load test's configuration.
 func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []string) RunSpec {
 	s := RunSpec{
 		URL: cfg.URL, Method: cfg.Method, BodyBytes: int64(len(cfg.Body)), Connections: cfg.Connections,
 		Threads: cfg.Threads, Requests: cfg.Requests, DurationMS: cfg.Duration.Milliseconds(), Rate: cfg.Rate,
 		KeepAlive: cfg.KeepAlive, TimeoutMS: cfg.Timeout.Milliseconds(), WarmupMS: cfg.Warmup.Milliseconds(),
-		Repeat: repeat, IntervalMS: interval.Milliseconds(), Watch: watch,
+		NoLengthCheck: !cfg.LengthCheck, Repeat: repeat, IntervalMS: interval.Milliseconds(), Watch: watch,
 	}
 	if s.Method == "" {
 		s.Method = "GET"
@@ -114,17 +140,18 @@ func (r *Run) Loadgen(spec RunSpec) (*loadgen.Result, error) {
 		KeepAlive: spec.KeepAlive, Rate: spec.Rate,
 		Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond, Warmup: time.Duration(spec.WarmupMS) * time.Millisecond,
 		Start: r.StartedAt, Duration: time.Duration(r.DurationUS) * time.Microsecond,
-		Completed: r.Completed, OK: r.OK,
-		Errors: loadgen.Errors{Connect: r.Errors.Connect, Read: r.Errors.Read, Write: r.Errors.Write,
-			Timeout: r.Errors.Timeout, Status: r.Errors.Status, Length: r.Errors.Length},
-		StatusCodes: map[int]int64{}, Bytes: r.Bytes, BodyBytes: r.BodyBytes, Connects: r.Connects,
+		Completed: r.Completed, OK: r.OK, Errors: r.Errors.loadgen(),
+		StatusCodes: statusMap(r.StatusCodes), Bytes: r.Bytes, BodyBytes: r.BodyBytes, Connects: r.Connects,
 		DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
+		LengthCheck: !spec.NoLengthCheck, WarmupRequests: r.WarmupRequests,
+		Drained: loadgen.Drained{StatusCodes: map[int]int64{}},
 	}
 	if res.Threads == 0 {
 		res.Threads = 1
 	}
-	for _, c := range r.StatusCodes {
-		res.StatusCodes[c.Code] += c.N
+	if d := r.Drained; d != nil {
+		res.Drained = loadgen.Drained{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: d.Errors.loadgen(),
+			Cut: d.Cut, StatusCodes: statusMap(d.StatusCodes), Bytes: d.Bytes, BodyBytes: d.BodyBytes, Connects: d.Connects}
 	}
 	for _, h := range []struct {
 		dst **loadgen.Histogram

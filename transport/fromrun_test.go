@@ -22,7 +22,8 @@ func TestRunSurvivesTheWire(t *testing.T) {
 		w.Write(bytes.Repeat([]byte("x"), 2159))
 	}))
 	defer srv.Close()
-	cfg := loadgen.Config{URL: srv.URL + "/index.html", Connections: 4, Duration: 1500 * time.Millisecond, KeepAlive: true}
+	cfg := loadgen.Config{URL: srv.URL + "/index.html", Connections: 4, Duration: 1500 * time.Millisecond, KeepAlive: true,
+		Warmup: 200 * time.Millisecond}
 	p := probe.New("/")
 	rec := p.Record(context.Background(), 500*time.Millisecond, []probe.Watch{{Name: "nothing-by-this-name"}})
 	res, err := loadgen.Run(context.Background(), cfg)
@@ -63,6 +64,17 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	loadgen.WriteAB(&got, back)
 	if sent.String() != got.String() {
 		t.Errorf("ab report differs after the wire:\n%s\nvs\n%s", sent.String(), got.String())
+	}
+	// The text report, with its drained and warm-up lines.
+	sent.Reset()
+	got.Reset()
+	loadgen.WriteText(&sent, res)
+	loadgen.WriteText(&got, back)
+	if sent.String() != got.String() || res.WarmupRequests == 0 || back.LengthCheck {
+		t.Errorf("text report differs after the wire (warm-up %d, length check %v):\n%s\nvs\n%s", res.WarmupRequests, back.LengthCheck, sent.String(), got.String())
+	}
+	if res.Drained.StatusCodes == nil || len(res.Drained.StatusCodes) != len(back.Drained.StatusCodes) || res.Drained.Requests != back.Drained.Requests {
+		t.Errorf("drained %+v after the wire, %+v before", back.Drained, res.Drained)
 	}
 
 	sysIn := in.Runs[0].System

@@ -148,6 +148,7 @@ type LoadTestSpec struct {
 	KeepAlive   bool     `msg:"k" json:"keepalive"`
 	TimeoutMS   int64    `msg:"to,omitempty" json:"timeout_ms,omitempty"`
 	WarmupMS    int64    `msg:"w,omitempty" json:"warmup_ms,omitempty"`
+	LengthCheck bool     `msg:"lc,omitempty" json:"length_check,omitempty"` // count ab's Length failures
 	Repeat      int      `msg:"rp,omitempty" json:"repeat,omitempty"`
 	Labels      []Label  `msg:"l,omitempty,limit=64" json:"labels,omitempty"`
 	Watch       []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
@@ -253,9 +254,13 @@ type RunSpec struct {
 	KeepAlive   bool     `msg:"k" json:"keepalive"`
 	TimeoutMS   int64    `msg:"to,omitempty" json:"timeout_ms,omitempty"`
 	WarmupMS    int64    `msg:"w,omitempty" json:"warmup_ms,omitempty"`
-	Repeat      int      `msg:"rp,omitempty" json:"repeat,omitempty"`
-	IntervalMS  int64    `msg:"i,omitempty" json:"interval_ms,omitempty"` // sampling interval
-	Watch       []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+	// NoLengthCheck says ab's Length failures were not counted. It is
+	// negative so that results recorded before the check became opt-in,
+	// which all counted them, keep saying so.
+	NoLengthCheck bool     `msg:"nl,omitempty" json:"no_length_check,omitempty"`
+	Repeat        int      `msg:"rp,omitempty" json:"repeat,omitempty"`
+	IntervalMS    int64    `msg:"i,omitempty" json:"interval_ms,omitempty"` // sampling interval
+	Watch         []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
 }
 
 // Fingerprint is what makes two results comparable, or not.
@@ -301,6 +306,27 @@ type Run struct {
 
 	Timeline []Second `msg:"tl,omitempty,limit=86400" json:"timeline,omitempty"`
 	System   *System  `msg:"sy,omitempty" json:"system,omitempty"`
+
+	// Drained is what became of the requests in flight when a timed
+	// window closed; they are in no figure above. WarmupRequests counts
+	// the requests of the warm-up, also in no figure. Both are absent from
+	// results recorded before they were split off (when the drain was
+	// counted in the window and the warm-up's bytes and connections too).
+	Drained        *DrainedCounts `msg:"dr,omitempty" json:"drained,omitempty"`
+	WarmupRequests int64          `msg:"wr,omitempty" json:"warmup_requests,omitempty"`
+}
+
+// DrainedCounts are loadgen's Drained figures.
+type DrainedCounts struct {
+	Requests    int64         `msg:"n" json:"requests"`
+	Completed   int64         `msg:"c" json:"completed"`
+	OK          int64         `msg:"ok,omitempty" json:"ok"`
+	Errors      ErrorCounts   `msg:"e" json:"errors"`
+	Cut         int64         `msg:"x,omitempty" json:"cut"`
+	StatusCodes []StatusCount `msg:"sc,omitempty,limit=600" json:"status_codes,omitempty"`
+	Bytes       int64         `msg:"by,omitempty" json:"bytes"`
+	BodyBytes   int64         `msg:"bb,omitempty" json:"body_bytes"`
+	Connects    int64         `msg:"cn,omitempty" json:"connects"`
 }
 
 // ErrorCounts are the failed requests by class, as loadgen counts them.

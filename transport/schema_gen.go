@@ -2033,6 +2033,242 @@ func (z *DiskSummary) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z *DrainedCounts) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
+	_ = zb0001Mask
+	if z.OK == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Cut == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	if z.StatusCodes == nil {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.Bytes == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.BodyBytes == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.Connects == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "n"
+		o = append(o, 0xa1, 0x6e)
+		o = msgp.AppendInt64(o, z.Requests)
+		// string "c"
+		o = append(o, 0xa1, 0x63)
+		o = msgp.AppendInt64(o, z.Completed)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "ok"
+			o = append(o, 0xa2, 0x6f, 0x6b)
+			o = msgp.AppendInt64(o, z.OK)
+		}
+		// string "e"
+		o = append(o, 0xa1, 0x65)
+		o, err = z.Errors.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Errors")
+			return
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "x"
+			o = append(o, 0xa1, 0x78)
+			o = msgp.AppendInt64(o, z.Cut)
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "sc"
+			o = append(o, 0xa2, 0x73, 0x63)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.StatusCodes)))
+			for za0001 := range z.StatusCodes {
+				// map header, size 2
+				// string "c"
+				o = append(o, 0x82, 0xa1, 0x63)
+				o = msgp.AppendInt(o, z.StatusCodes[za0001].Code)
+				// string "n"
+				o = append(o, 0xa1, 0x6e)
+				o = msgp.AppendInt64(o, z.StatusCodes[za0001].N)
+			}
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "by"
+			o = append(o, 0xa2, 0x62, 0x79)
+			o = msgp.AppendInt64(o, z.Bytes)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "bb"
+			o = append(o, 0xa2, 0x62, 0x62)
+			o = msgp.AppendInt64(o, z.BodyBytes)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "cn"
+			o = append(o, 0xa2, 0x63, 0x6e)
+			o = msgp.AppendInt64(o, z.Connects)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *DrainedCounts) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "n":
+			z.Requests, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Requests")
+				return
+			}
+		case "c":
+			z.Completed, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Completed")
+				return
+			}
+		case "ok":
+			z.OK, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "OK")
+				return
+			}
+		case "e":
+			bts, err = z.Errors.UnmarshalMsg(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Errors")
+				return
+			}
+		case "x":
+			z.Cut, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Cut")
+				return
+			}
+		case "sc":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "StatusCodes")
+				return
+			}
+			if zb0002 > 600 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.StatusCodes) >= int(zb0002) {
+				z.StatusCodes = (z.StatusCodes)[:zb0002]
+			} else {
+				z.StatusCodes = make([]StatusCount, zb0002)
+			}
+			for za0001 := range z.StatusCodes {
+				var zb0003 uint32
+				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "StatusCodes", za0001)
+					return
+				}
+				if zb0003 > 600 {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0003 > 0 {
+					zb0003--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "StatusCodes", za0001)
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "c":
+						z.StatusCodes[za0001].Code, bts, err = msgp.ReadIntBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "StatusCodes", za0001, "Code")
+							return
+						}
+					case "n":
+						z.StatusCodes[za0001].N, bts, err = msgp.ReadInt64Bytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "StatusCodes", za0001, "N")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "StatusCodes", za0001)
+							return
+						}
+					}
+				}
+			}
+		case "by":
+			z.Bytes, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Bytes")
+				return
+			}
+		case "bb":
+			z.BodyBytes, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "BodyBytes")
+				return
+			}
+		case "cn":
+			z.Connects, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Connects")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *DrainedCounts) Msgsize() (s int) {
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 2 + z.Errors.Msgsize() + 2 + msgp.Int64Size + 3 + msgp.ArrayHeaderSize + (len(z.StatusCodes) * (5 + msgp.IntSize + msgp.Int64Size)) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
@@ -3243,8 +3479,8 @@ func (z Label) Msgsize() (s int) {
 func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(16)
-	var zb0001Mask uint16 /* 16 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.Method == "" {
 		zb0001Len--
@@ -3286,21 +3522,25 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.Repeat == 0 {
+	if z.LengthCheck == false {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
-	if z.Labels == nil {
+	if z.Repeat == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Watch == nil {
+	if z.Labels == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
-	if z.Queue == false {
+	if z.Watch == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
+	}
+	if z.Queue == false {
+		zb0001Len--
+		zb0001Mask |= 0x10000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -3373,11 +3613,16 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendInt64(o, z.WarmupMS)
 		}
 		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+			// string "lc"
+			o = append(o, 0xa2, 0x6c, 0x63)
+			o = msgp.AppendBool(o, z.LengthCheck)
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "rp"
 			o = append(o, 0xa2, 0x72, 0x70)
 			o = msgp.AppendInt(o, z.Repeat)
 		}
-		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
 			// string "l"
 			o = append(o, 0xa1, 0x6c)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Labels)))
@@ -3391,7 +3636,7 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendString(o, z.Labels[za0002].V)
 			}
 		}
-		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "wa"
 			o = append(o, 0xa2, 0x77, 0x61)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Watch)))
@@ -3399,7 +3644,7 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendString(o, z.Watch[za0003])
 			}
 		}
-		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
 			// string "q"
 			o = append(o, 0xa1, 0x71)
 			o = msgp.AppendBool(o, z.Queue)
@@ -3568,6 +3813,12 @@ func (z *LoadTestSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "WarmupMS")
 				return
 			}
+		case "lc":
+			z.LengthCheck, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "LengthCheck")
+				return
+			}
 		case "rp":
 			z.Repeat, bts, err = msgp.ReadIntBytes(bts)
 			if err != nil {
@@ -3677,7 +3928,7 @@ func (z *LoadTestSpec) Msgsize() (s int) {
 	for za0001 := range z.Headers {
 		s += 1 + 2 + msgp.StringPrefixSize + len(z.Headers[za0001].Name) + 2 + msgp.StringPrefixSize + len(z.Headers[za0001].Value)
 	}
-	s += 2 + msgp.BytesPrefixSize + len(z.Body) + 2 + msgp.IntSize + 2 + msgp.IntSize + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Float64Size + 2 + msgp.BoolSize + 3 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.IntSize + 2 + msgp.ArrayHeaderSize
+	s += 2 + msgp.BytesPrefixSize + len(z.Body) + 2 + msgp.IntSize + 2 + msgp.IntSize + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Float64Size + 2 + msgp.BoolSize + 3 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.BoolSize + 3 + msgp.IntSize + 2 + msgp.ArrayHeaderSize
 	for za0002 := range z.Labels {
 		s += 1 + 2 + msgp.StringPrefixSize + len(z.Labels[za0002].K) + 2 + msgp.StringPrefixSize + len(z.Labels[za0002].V)
 	}
@@ -6758,8 +7009,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(18)
-	var zb0001Mask uint32 /* 18 bits */
+	zb0001Len := uint32(20)
+	var zb0001Mask uint32 /* 20 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -6796,6 +7047,14 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.System == nil {
 		zb0001Len--
 		zb0001Mask |= 0x20000
+	}
+	if z.Drained == nil {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	if z.WarmupRequests == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -6901,6 +7160,24 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 					return
 				}
 			}
+		}
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "dr"
+			o = append(o, 0xa2, 0x64, 0x72)
+			if z.Drained == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Drained.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Drained")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+			// string "wr"
+			o = append(o, 0xa2, 0x77, 0x72)
+			o = msgp.AppendInt64(o, z.WarmupRequests)
 		}
 	}
 	return
@@ -7178,6 +7455,29 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "dr":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Drained = nil
+			} else {
+				if z.Drained == nil {
+					z.Drained = new(DrainedCounts)
+				}
+				bts, err = z.Drained.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Drained")
+					return
+				}
+			}
+		case "wr":
+			z.WarmupRequests, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "WarmupRequests")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7202,6 +7502,13 @@ func (z *Run) Msgsize() (s int) {
 	} else {
 		s += z.System.Msgsize()
 	}
+	s += 3
+	if z.Drained == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Drained.Msgsize()
+	}
+	s += 3 + msgp.Int64Size
 	return
 }
 
@@ -7209,8 +7516,8 @@ func (z *Run) Msgsize() (s int) {
 func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(15)
-	var zb0001Mask uint16 /* 15 bits */
+	zb0001Len := uint32(16)
+	var zb0001Mask uint16 /* 16 bits */
 	_ = zb0001Mask
 	if z.Headers == nil {
 		zb0001Len--
@@ -7244,20 +7551,24 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.Repeat == 0 {
+	if z.NoLengthCheck == false {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
-	if z.IntervalMS == 0 {
+	if z.Repeat == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Watch == nil {
+	if z.IntervalMS == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
+	if z.Watch == nil {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
 	// variable map header, size zb0001Len
-	o = append(o, 0x80|uint8(zb0001Len))
+	o = msgp.AppendMapHeader(o, zb0001Len)
 
 	// skip if no fields are to be emitted
 	if zb0001Len != 0 {
@@ -7323,16 +7634,21 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendInt64(o, z.WarmupMS)
 		}
 		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+			// string "nl"
+			o = append(o, 0xa2, 0x6e, 0x6c)
+			o = msgp.AppendBool(o, z.NoLengthCheck)
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "rp"
 			o = append(o, 0xa2, 0x72, 0x70)
 			o = msgp.AppendInt(o, z.Repeat)
 		}
-		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
 			// string "i"
 			o = append(o, 0xa1, 0x69)
 			o = msgp.AppendInt64(o, z.IntervalMS)
 		}
-		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "wa"
 			o = append(o, 0xa2, 0x77, 0x61)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Watch)))
@@ -7488,6 +7804,12 @@ func (z *RunSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "WarmupMS")
 				return
 			}
+		case "nl":
+			z.NoLengthCheck, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "NoLengthCheck")
+				return
+			}
 		case "rp":
 			z.Repeat, bts, err = msgp.ReadIntBytes(bts)
 			if err != nil {
@@ -7537,11 +7859,11 @@ func (z *RunSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *RunSpec) Msgsize() (s int) {
-	s = 1 + 2 + msgp.StringPrefixSize + len(z.URL) + 2 + msgp.StringPrefixSize + len(z.Method) + 2 + msgp.ArrayHeaderSize
+	s = 3 + 2 + msgp.StringPrefixSize + len(z.URL) + 2 + msgp.StringPrefixSize + len(z.Method) + 2 + msgp.ArrayHeaderSize
 	for za0001 := range z.Headers {
 		s += 1 + 2 + msgp.StringPrefixSize + len(z.Headers[za0001].Name) + 2 + msgp.StringPrefixSize + len(z.Headers[za0001].Value)
 	}
-	s += 3 + msgp.Int64Size + 2 + msgp.IntSize + 2 + msgp.IntSize + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Float64Size + 2 + msgp.BoolSize + 3 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.IntSize + 2 + msgp.Int64Size + 3 + msgp.ArrayHeaderSize
+	s += 3 + msgp.Int64Size + 2 + msgp.IntSize + 2 + msgp.IntSize + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Float64Size + 2 + msgp.BoolSize + 3 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.BoolSize + 3 + msgp.IntSize + 2 + msgp.Int64Size + 3 + msgp.ArrayHeaderSize
 	for za0002 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0002])
 	}
