@@ -78,6 +78,9 @@ func TestUsageErrorsExitTwoWithOneLine(t *testing.T) {
 		{"run", "http://127.0.0.1/", "http://127.0.0.2/"},
 		{"run", "--repeat", "0", "http://127.0.0.1/"},
 		{"run", "-c", "-4", "http://127.0.0.1/"},
+		{"run", "-c", "0", "http://127.0.0.1/"},
+		{"run", "--timeout", "0", "http://127.0.0.1/"},
+		{"run", "127.0.0.1:8080/"},
 		{"serve", "--addr", "nonsense"},
 		{"nosuchcommand"},
 	} {
@@ -168,6 +171,9 @@ func TestRunReportsInEveryFormat(t *testing.T) {
 	}
 }
 
+// TestRunAgainstRefusingPortFails: a port nobody listens on is one line
+// saying so and exit status 1, not a report of zeros; --format json
+// gives scripts a document with the error.
 func TestRunAgainstRefusingPortFails(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -175,9 +181,96 @@ func TestRunAgainstRefusingPortFails(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	want := "edgebench run: connection refused: " + addr + "\n"
 	r := runBinary(t, "run", "-d", "30s", "http://"+addr+"/")
-	if r.code != 1 || !strings.Contains(r.stderr, "connect") {
-		t.Errorf("exit %d stderr %q stdout %q", r.code, r.stderr, r.stdout)
+	if r.code != 1 || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d stderr %q stdout %q; want 1, %q and nothing", r.code, r.stderr, r.stdout, want)
+	}
+	r = runBinary(t, "run", "--format", "json", "http://"+addr+"/")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 1 || r.stderr != want ||
+		doc["error"] != "connection refused: "+addr || doc["url"] != "http://"+addr+"/" || len(doc) != 2 {
+		t.Errorf("json: exit %d stderr %q stdout %q (%v)", r.code, r.stderr, r.stdout, err)
+	}
+}
+
+// TestUsageHints: the hints of a usage error name the fix.
+func TestUsageHints(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"127.0.0.1:8080/", `did you mean "http://127.0.0.1:8080/"?`},
+		{"localhost/x", `did you mean "http://localhost/x"?`},
+	} {
+		if r := runBinary(t, "run", tc.arg); r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want 2 and %s", tc.arg, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestRunFlagsAsTyped: -k=false turns keep-alive off (one connection per
+// request, as the target's connection count shows); the length check is
+// opt-in, --no-length-check still accepted.
+func TestRunFlagsAsTyped(t *testing.T) {
+	url := startTarget(t) + "/bytes/100"
+	for _, tc := range []struct {
+		args      []string
+		keepalive bool
+		lengths   bool
+	}{
+		{nil, true, false},
+		{[]string{"-k=false"}, false, false},
+		{[]string{"--keepalive=false"}, false, false},
+		{[]string{"-k", "--length-check"}, true, true},
+		{[]string{"--no-length-check"}, true, false},
+	} {
+		args := append([]string{"run", "-c", "2", "-n", "50", "--no-probe", "--format", "json"}, tc.args...)
+		r := runBinary(t, append(args, url)...)
+		var doc struct {
+			KeepAlive   bool  `json:"keepalive"`
+			LengthCheck bool  `json:"length_check"`
+			Completed   int64 `json:"completed"`
+			Connects    int64 `json:"connects"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+			t.Fatalf("%v: exit %d %s %v", tc.args, r.code, r.stderr, err)
+		}
+		// With keep-alive, 2 connections at most (one loop may do all 50
+		// before the other starts); without, one per request.
+		connectsOK := doc.Connects >= 1 && doc.Connects <= 2
+		if !tc.keepalive {
+			connectsOK = doc.Connects == 50
+		}
+		if doc.KeepAlive != tc.keepalive || doc.LengthCheck != tc.lengths || doc.Completed != 50 || !connectsOK {
+			t.Errorf("%v: %+v, want keepalive %v, length check %v", tc.args, doc, tc.keepalive, tc.lengths)
+		}
+	}
+}
+
+// TestRunWindowAndDrain is issue 9's repro as typed: the window is the 3 s
+// asked, the requests in flight at its end are reported apart.
+func TestRunWindowAndDrain(t *testing.T) {
+	url := startTarget(t) + "/delay/1900"
+	r := runBinary(t, "run", "-c", "4", "-d", "3s", "--timeout", "2s", "--format", "json", url)
+	var doc struct {
+		DurationS float64 `json:"duration_s"`
+		Completed int64   `json:"completed"`
+		RPS       float64 `json:"rps"`
+		Drained   struct {
+			Requests, Completed int64
+		} `json:"drained"`
+		System struct {
+			Summary struct{ Seconds float64 } `json:"summary"`
+		} `json:"system"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+		t.Fatalf("exit %d %s %v", r.code, r.stderr, err)
+	}
+	if doc.DurationS != 3 || doc.Completed != 4 || doc.RPS != 1.33 || doc.Drained.Requests != 4 || doc.Drained.Completed != 4 {
+		t.Errorf("%+v: want a 3 s window, 4 completed at 1.33 req/s, 4 drained", doc)
+	}
+	// The machine's window is the same, without the drain (0.8 s here):
+	// what samples at its edges take is a few milliseconds.
+	if s := doc.System.Summary.Seconds; s < 2.9 || s > 3.2 {
+		t.Errorf("the probe's window is %.2f s, the run's 3 s", s)
 	}
 }
 

@@ -54,13 +54,13 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.Int64Var(&c.Requests, "n", 0, "stop after this many requests (0: no limit)")
 	fs.Var((*secondsValue)(&c.Duration), "d", "duration, e.g. 30s or 30 (default 10s unless -n is given)")
 	fs.IntVar(&c.Threads, "t", 0, "event loops, as wrk's threads (0: one per CPU)")
-	fs.BoolVar(&rf.keepAlive, "k", false, "keep-alive (the default; accepted for ab compatibility)")
-	fs.BoolVar(&rf.keepAlive, "keepalive", false, "keep-alive (the default)")
+	fs.BoolVar(&rf.keepAlive, "k", true, "keep-alive (the default; -k=false turns it off)")
+	fs.BoolVar(&rf.keepAlive, "keepalive", true, "keep-alive (the default; --keepalive=false turns it off)")
 	fs.BoolVar(&rf.noKeep, "no-keepalive", false, "a new connection per request, as ab without -k")
 	fs.Var((*headersValue)(&c.Headers), "H", "request header 'Name: value' (repeatable)")
 	fs.StringVar(&c.Method, "m", "GET", "request method")
 	body := fs.String("body", "", "request body; @FILE reads it from FILE")
-	fs.Var((*secondsValue)(&c.Timeout), "timeout", "per-request timeout")
+	fs.Var((*secondsValue)(&c.Timeout), "timeout", "idle timeout: a request fails when the server sends nothing for this long (connecting, before the first byte or between reads); a body still flowing never times out")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second over all connections (as wrk2 -R)")
 	fs.Var((*secondsValue)(&c.Warmup), "warmup", "warm-up excluded from the statistics")
 	fs.IntVar(&rf.repeat, "repeat", 1, "run N times and report the spread")
@@ -97,9 +97,16 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		return nil, fs, usagef("one URL expected, got %q", rest)
 	}
 	c.URL = rf.url
-	c.KeepAlive = !rf.noKeep
+	c.KeepAlive = rf.keepAlive && !rf.noKeep
 	if rf.noLength {
 		c.LengthCheck = false
+	}
+	// The defaults are 10 connections and 2 s: a zero was typed.
+	if c.Connections == 0 {
+		return nil, fs, usagef("-c 0: want at least 1 connection")
+	}
+	if c.Timeout == 0 {
+		return nil, fs, usagef("--timeout 0: want a timeout such as 2s (a request with no timeout could hold the run forever)")
 	}
 	c.UserAgent = "edgebench/" + version
 	if strings.HasPrefix(*body, "@") {
@@ -145,6 +152,16 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		if errors.Is(err, loadgen.ErrConfig) {
 			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+		}
+		var de *loadgen.DialError
+		if errors.As(err, &de) && rf.format == "json" {
+			// Scripts get a document saying what happened, not zeros.
+			enc := json.NewEncoder(env.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(struct {
+				URL   string `json:"url"`
+				Error string `json:"error"`
+			}{rf.url, de.Error()})
 		}
 		if err != nil {
 			return err
