@@ -346,18 +346,25 @@ func TestRefusedTargetEndsRun(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing listens there now
-	start := time.Now()
-	r, err := Run(context.Background(), Config{URL: url, Connections: 4, Duration: time.Minute, KeepAlive: true})
-	// Nothing was measured: the one thing to say is why.
-	var de *DialError
-	if r != nil || !errors.As(err, &de) || !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Fatalf("result %+v, error %v: want a *DialError (connection refused)", r, err)
-	}
-	if want := "connection refused: " + strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"); err.Error() != want {
-		t.Errorf("error %q, want %q", err, want)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("ran %v against a refusing port: it must give up", took)
+	// Stopped by the refusal, or ended before it was noticed: the same.
+	for _, cfg := range []Config{
+		{URL: url, Connections: 4, Duration: time.Minute, KeepAlive: true},
+		{URL: url, Connections: 4, Duration: 300 * time.Millisecond, KeepAlive: true},
+		{URL: url, Connections: 1, Requests: 1},
+	} {
+		start := time.Now()
+		r, err := Run(context.Background(), cfg)
+		// Nothing was measured: the one thing to say is why.
+		var de *DialError
+		if r != nil || !errors.As(err, &de) || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("result %+v, error %v: want a *DialError (connection refused)", r, err)
+		}
+		if want := "connection refused: " + strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"); err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("ran %v against a refusing port: it must give up", took)
+		}
 	}
 }
 

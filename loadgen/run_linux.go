@@ -106,13 +106,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.WindowEnd != nil && !st.windowEnded {
 		cfg.WindowEnd()
 	}
-	if st.refused {
-		var errno syscall.Errno
-		for _, w := range workers {
-			if e := w.prog.connErr.Load(); e != 0 {
-				errno = syscall.Errno(e)
-			}
+	// Not one connection, whether the refusal stopped the run or its end
+	// came first: there is nothing to report but why.
+	var connected, connFails int64
+	var errno syscall.Errno
+	for _, w := range workers {
+		connected += w.prog.connected.Load()
+		connFails += w.prog.connFails.Load()
+		if e := w.prog.connErr.Load(); e != 0 {
+			errno = syscall.Errno(e)
 		}
+	}
+	if connected == 0 && connFails > 0 && !st.interrupted {
 		if errno == 0 {
 			errno = syscall.ECONNREFUSED
 		}

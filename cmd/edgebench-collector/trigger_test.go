@@ -121,7 +121,7 @@ devices:
 		{"one rejects", []string{"--wait", "-c", "4", "-d", "1s", target.URL + "/"}, 1,
 			[]string{"lab/pi-ok: succeeded", "\nlab/pi-strict: rejected: "}},
 		{"run fails", []string{"--device", "pi-ok", "--wait", "-c", "1", "-d", "1s", "http://127.0.0.1:1/"}, 1,
-			[]string{"\nlab/pi-ok: failed: no successful response (connect "}},
+			[]string{"\nlab/pi-ok: failed: connection refused: 127.0.0.1:1\n"}},
 		{"no answer", []string{"--device", "pi-gone", "--wait", "--max-wait", "2s", "-d", "1s", target.URL + "/"}, 1,
 			[]string{"\nlab/pi-gone: no answer within 2s (--max-wait)"}},
 		{"all succeed", []string{"--device", "pi-ok", "--wait", "-c", "2", "-d", "1s", target.URL + "/"}, 0,
