@@ -171,7 +171,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 	}
 	var ok int64
 	for _, r := range results {
-		ok += r.OK
+		ok += r.AllOK()
 	}
 	if ok == 0 && ctx.Err() == nil {
 		return fmt.Errorf("no successful response (connect %d, read %d, write %d, timeout %d, status %d errors)",

@@ -129,6 +129,10 @@ func (r *Result) RPS() float64 {
 	return float64(r.Completed) / r.Duration.Seconds()
 }
 
+// AllOK counts the successful responses, the drained ones included: a run
+// without any failed, however few its window holds.
+func (r *Result) AllOK() int64 { return r.OK + r.Drained.OK }
+
 // Failed is what ab calls failed requests.
 func (r *Result) Failed() int64 { return r.Errors.Total() }
 

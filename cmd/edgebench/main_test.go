@@ -272,6 +272,12 @@ func TestRunWindowAndDrain(t *testing.T) {
 	if s := doc.System.Summary.Seconds; s < 2.9 || s > 3.2 {
 		t.Errorf("the probe's window is %.2f s, the run's 3 s", s)
 	}
+	// A window too short for any reply: the drained ones were fine, so
+	// the run did not fail.
+	r = runBinary(t, "run", "-c", "1", "-d", "200ms", "--no-probe", strings.Replace(url, "1900", "500", 1))
+	if r.code != 0 || !strings.Contains(r.stdout, "0 completed") || !strings.Contains(r.stdout, "drained     1 in flight") {
+		t.Errorf("exit %d %s\n%s", r.code, r.stderr, r.stdout)
+	}
 }
 
 func TestVersion(t *testing.T) {

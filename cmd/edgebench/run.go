@@ -181,7 +181,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	var ok int64
 	for _, r := range runs {
-		ok += r.res.OK
+		ok += r.res.AllOK()
 	}
 	last := runs[len(runs)-1].res
 	switch {
@@ -210,7 +210,7 @@ func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
 	var ok int64
 	for _, o := range runs {
 		results = append(results, o.res)
-		ok += o.res.OK
+		ok += o.res.AllOK()
 		r.Runs = append(r.Runs, transport.FromRun(o.res, o.sys))
 		if r.Fingerprint.Server == "" {
 			r.Fingerprint.Server = o.res.Server
