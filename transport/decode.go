@@ -99,7 +99,10 @@ func DecodeAck(b []byte) (*Ack, error) {
 // DecodeResult decodes a result of at most DefaultMaxPayload bytes.
 func DecodeResult(b []byte) (*Result, error) { return DecodeResultMax(b, DefaultMaxPayload) }
 
-// DecodeResultMax decodes a result of at most max bytes.
+// DecodeResultMax decodes a result of at most max bytes. Besides its shape
+// and ids, every index into its name tables, count and figure is checked
+// (see Result.check): consumers may index and sum without checks of their
+// own.
 func DecodeResultMax(b []byte, max int) (*Result, error) {
 	var m Result
 	if err := decode("result", b, max, &m, &m.V); err != nil {
@@ -114,6 +117,9 @@ func DecodeResultMax(b []byte, max int) (*Result, error) {
 	if err := ValidID(m.Device); err != nil {
 		return nil, fmt.Errorf("decode result %s: device: %w", m.ID, err)
 	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("decode result %s: %w", m.ID, err)
+	}
 	return &m, nil
 }
 
@@ -122,19 +128,19 @@ func DecodeResultMax(b []byte, max int) (*Result, error) {
 // nothing else is allowed.
 func ValidMessageID(id string) error {
 	if len(id) == 0 || len(id) > 64 {
-		return fmt.Errorf("id %q: length %d not in 1..64: %w", clip(id), len(id), ErrMalformed)
+		return fmt.Errorf("id %q: length %d not in 1..64: %w", Clip(id), len(id), ErrMalformed)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return fmt.Errorf("id %q: byte %#x not allowed: %w", clip(id), c, ErrMalformed)
+			return fmt.Errorf("id %q: byte %#x not allowed: %w", Clip(id), c, ErrMalformed)
 		}
 	}
 	return nil
 }
 
-// clip shortens a hostile string for an error message.
-func clip(s string) string {
+// Clip shortens a hostile string for an error message or a log line.
+func Clip(s string) string {
 	if len(s) > 70 {
 		return s[:64] + "..."
 	}

@@ -6,7 +6,8 @@ import (
 
 // The fuzzers feed arbitrary bytes to every decoder: none may panic, and
 // whatever decodes must encode and decode again to the same bytes' worth.
-// Seeds are real encodings (f.Add) plus the files in testdata/fuzz.
+// Seeds are real encodings (f.Add) plus the files in testdata/fuzz (for
+// results: indexes out of their tables, as hostile devices sent them).
 
 func seedHostile(f *testing.F) {
 	f.Add([]byte{0x81, 0xa2, 'r', 's', 0xdd, 0xff, 0xff, 0xff})
@@ -43,8 +44,49 @@ func FuzzDecodeResult(f *testing.F) {
 		m, err := DecodeResult(b)
 		if err == nil {
 			reencode(t, m, DecodeResult)
+			useTables(m)
 		}
 	})
+}
+
+// useTables does what consumers of a decoded result do without checks of
+// their own: index the name tables, rebuild the reports. It panics on an
+// index the decoder let through.
+func useTables(r *Result) {
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		_, _ = run.Loadgen(r.Spec)
+		sy := run.System
+		if sy == nil {
+			continue
+		}
+		_ = sy.Report()
+		for _, s := range sy.Samples {
+			for _, d := range s.Disks {
+				_ = sy.Disks[d.I]
+				_ = len(sy.Partitions) > 0 && sy.Partitions[d.I]
+			}
+			for _, n := range s.Nets {
+				_ = sy.Nets[n.I]
+			}
+			for _, p := range s.Procs {
+				_ = sy.Procs[p.I]
+			}
+			for z := range s.TempDC {
+				_ = sy.Zones[z]
+			}
+		}
+		for _, d := range sy.Summary.Disks {
+			_ = sy.Disks[d.I]
+			_ = len(sy.Partitions) > 0 && sy.Partitions[d.I]
+		}
+		for _, n := range sy.Summary.Nets {
+			_ = sy.Nets[n.I]
+		}
+		for _, p := range sy.Summary.Procs {
+			_ = sy.Procs[p.I]
+		}
+	}
 }
 
 func FuzzDecodeCommand(f *testing.F) {

@@ -39,12 +39,12 @@ func ValidID(id string) error {
 
 func validID(id string) error {
 	if len(id) == 0 || len(id) > 64 {
-		return fmt.Errorf("id %q: length %d not in 1..64: %w", clip(id), len(id), ErrTopic)
+		return fmt.Errorf("id %q: length %d not in 1..64: %w", Clip(id), len(id), ErrTopic)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("id %q: byte %q not in [a-z0-9._-]: %w", clip(id), c, ErrTopic)
+			return fmt.Errorf("id %q: byte %q not in [a-z0-9._-]: %w", Clip(id), c, ErrTopic)
 		}
 	}
 	return nil
@@ -130,15 +130,15 @@ type Addr struct {
 func (t Topics) Parse(topic string) (Addr, error) {
 	rest, ok := strings.CutPrefix(topic, t.Prefix+"/")
 	if !ok || t.Prefix == "" {
-		return Addr{}, fmt.Errorf("topic %q: not under %q: %w", clip(topic), t.Prefix, ErrTopic)
+		return Addr{}, fmt.Errorf("topic %q: not under %q: %w", Clip(topic), t.Prefix, ErrTopic)
 	}
 	parts := strings.Split(rest, "/")
 	if len(parts) != 3 {
-		return Addr{}, fmt.Errorf("topic %q: want <fleet>/<device>/<kind> after the prefix: %w", clip(topic), ErrTopic)
+		return Addr{}, fmt.Errorf("topic %q: want <fleet>/<device>/<kind> after the prefix: %w", Clip(topic), ErrTopic)
 	}
 	a := Addr{Fleet: parts[0], Device: parts[1], Kind: Kind(parts[2])}
 	if _, err := t.Topic(a.Fleet, a.Device, a.Kind); err != nil {
-		return Addr{}, fmt.Errorf("topic %q: %w", clip(topic), err)
+		return Addr{}, fmt.Errorf("topic %q: %w", Clip(topic), err)
 	}
 	return a, nil
 }

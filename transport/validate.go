@@ -1,0 +1,189 @@
+package transport
+
+import (
+	"fmt"
+	"math"
+)
+
+// check is the validation DecodeResult applies after the shape: every
+// index into a name table is in it, every count and size is at least zero,
+// every float is finite. Whatever a device sends, a decoded Result can be
+// indexed, summed and encoded as JSON by its consumers without a check of
+// their own.
+func (r *Result) check() error {
+	if err := r.Spec.check(); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	fp := &r.Fingerprint
+	if err := nonNegative(field{"fingerprint cores", int64(fp.Cores)}, field{"fingerprint mem_kb", fp.MemKB},
+		field{"fingerprint cpu_max_mhz", int64(fp.MaxFreqMHz)}); err != nil {
+		return err
+	}
+	for i := range r.Runs {
+		if err := r.Runs[i].check(); err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+	}
+	if p := r.Repeat; p != nil {
+		if p.Runs < 0 {
+			return fmt.Errorf("repeat: runs %d: %w", p.Runs, ErrMalformed)
+		}
+		for _, s := range []Spread{p.RPS, p.P50US, p.P99US} {
+			if err := finite("repeat", s.Mean, s.StdDev, s.CILow, s.CIHigh, s.Min, s.Max); err != nil {
+				return err
+			}
+		}
+		if err := finite("repeat rsd", p.RSDPct); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *RunSpec) check() error {
+	if err := nonNegative(field{"body_bytes", s.BodyBytes}, field{"connections", int64(s.Connections)}, field{"threads", int64(s.Threads)},
+		field{"requests", s.Requests}, field{"duration_ms", s.DurationMS}, field{"timeout_ms", s.TimeoutMS},
+		field{"warmup_ms", s.WarmupMS}, field{"repeat", int64(s.Repeat)}, field{"interval_ms", s.IntervalMS}); err != nil {
+		return err
+	}
+	if err := finite("rate", s.Rate); err != nil {
+		return err
+	}
+	if s.Rate < 0 {
+		return fmt.Errorf("rate %g: %w", s.Rate, ErrMalformed)
+	}
+	return nil
+}
+
+func (r *Run) check() error {
+	e := r.Errors
+	if err := nonNegative(field{"duration_us", r.DurationUS}, field{"completed", r.Completed}, field{"ok", r.OK},
+		field{"connect errors", e.Connect}, field{"read errors", e.Read}, field{"write errors", e.Write},
+		field{"timeouts", e.Timeout}, field{"status errors", e.Status}, field{"length errors", e.Length},
+		field{"bytes", r.Bytes}, field{"body_bytes", r.BodyBytes}, field{"connects", r.Connects}); err != nil {
+		return err
+	}
+	if r.DocLength < -1 {
+		return fmt.Errorf("doc_length %d: %w", r.DocLength, ErrMalformed)
+	}
+	for _, c := range r.StatusCodes {
+		if c.N < 0 {
+			return fmt.Errorf("status %d: count %d: %w", c.Code, c.N, ErrMalformed)
+		}
+	}
+	last := int32(-1)
+	for i, s := range r.Timeline {
+		if s.T < 0 || s.T <= last {
+			return fmt.Errorf("timeline second %d: t=%d, after t=%d: %w", i+1, s.T, last, ErrMalformed)
+		}
+		last = s.T
+		if err := nonNegative(field{"timeline completed", s.Completed}, field{"timeline errors", s.Errors},
+			field{"timeline p50", s.P50US}, field{"timeline p99", s.P99US}); err != nil {
+			return fmt.Errorf("timeline second %d: %w", i+1, err)
+		}
+	}
+	if r.System != nil {
+		if err := r.System.check(); err != nil {
+			return fmt.Errorf("system: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *System) check() error {
+	if err := nonNegative(field{"interval_ms", s.IntervalMS}, field{"stride", int64(s.Stride)}); err != nil {
+		return err
+	}
+	if len(s.Partitions) != 0 && len(s.Partitions) != len(s.Disks) {
+		return fmt.Errorf("%d partition flags for %d disks: %w", len(s.Partitions), len(s.Disks), ErrMalformed)
+	}
+	for i := range s.Samples {
+		if err := s.checkSample(&s.Samples[i]); err != nil {
+			return fmt.Errorf("sample %d: %w", i+1, err)
+		}
+	}
+	su := &s.Summary
+	if err := finite("summary seconds", su.Seconds); err != nil {
+		return err
+	}
+	if su.Seconds < 0 || su.Samples < 0 {
+		return fmt.Errorf("summary of %g seconds, %d samples: %w", su.Seconds, su.Samples, ErrMalformed)
+	}
+	for _, d := range su.Disks {
+		if err := index("summary disk", d.I, s.Disks); err != nil {
+			return err
+		}
+	}
+	for _, n := range su.Nets {
+		if err := index("summary interface", n.I, s.Nets); err != nil {
+			return err
+		}
+	}
+	for _, p := range su.Procs {
+		if err := index("summary process", p.I, s.Procs); err != nil {
+			return err
+		}
+		if p.Count < 0 {
+			return fmt.Errorf("summary process %d: count %d: %w", p.I, p.Count, ErrMalformed)
+		}
+	}
+	return nil
+}
+
+func (s *System) checkSample(w *SysSample) error {
+	for _, d := range w.Disks {
+		if err := index("disk", d.I, s.Disks); err != nil {
+			return err
+		}
+	}
+	for _, n := range w.Nets {
+		if err := index("interface", n.I, s.Nets); err != nil {
+			return err
+		}
+	}
+	for _, p := range w.Procs {
+		if err := index("process", p.I, s.Procs); err != nil {
+			return err
+		}
+		if p.Count < 0 {
+			return fmt.Errorf("process %d: count %d: %w", p.I, p.Count, ErrMalformed)
+		}
+	}
+	if len(w.TempDC) > len(s.Zones) {
+		return fmt.Errorf("%d temperatures for %d thermal zones: %w", len(w.TempDC), len(s.Zones), ErrMalformed)
+	}
+	return nil
+}
+
+// index checks that i indexes table.
+func index(what string, i int32, table []string) error {
+	if i < 0 || int(i) >= len(table) {
+		return fmt.Errorf("%s index %d not in 0..%d: %w", what, i, len(table)-1, ErrMalformed)
+	}
+	return nil
+}
+
+// field is a named count or size.
+type field struct {
+	name string
+	v    int64
+}
+
+// nonNegative fails on the first field below zero.
+func nonNegative(fs ...field) error {
+	for _, f := range fs {
+		if f.v < 0 {
+			return fmt.Errorf("%s %d: %w", f.name, f.v, ErrMalformed)
+		}
+	}
+	return nil
+}
+
+func finite(what string, vs ...float64) error {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s %g: %w", what, v, ErrMalformed)
+		}
+	}
+	return nil
+}
