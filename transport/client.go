@@ -93,6 +93,7 @@ type Client struct {
 	ackQueue  chan []byte
 	connected chan struct{} // a new connection; the session goroutine acts on it
 	dropped   atomic.Int64
+	panics    atomic.Int64
 
 	mu       sync.Mutex
 	subs     map[string]subscription // by filter
@@ -325,6 +326,10 @@ func (c *Client) Connected() bool { return c.online.Load() }
 // Dropped is the number of messages dropped because the handler queue was
 // full.
 func (c *Client) Dropped() int64 { return c.dropped.Load() }
+
+// Panics is the number of messages whose handler panicked (and that were
+// dropped).
+func (c *Client) Panics() int64 { return c.panics.Load() }
 
 // WaitConnected waits until the client is connected or ctx ends.
 func (c *Client) WaitConnected(ctx context.Context) error {
@@ -728,9 +733,23 @@ func (c *Client) worker() {
 		case <-c.ctx.Done():
 			return
 		case d := <-c.queue:
-			d.h(c.ctx, d.topic, d.payload)
+			c.handle(d)
 		}
 	}
+}
+
+// handle runs a message's handler. A panic in it drops that message: it is
+// logged (the 1st, 2nd, 4th, ... time) and counted, and the worker goes on.
+func (c *Client) handle(d delivery) {
+	defer func() {
+		if v := recover(); v != nil {
+			if n := c.panics.Add(1); n&(n-1) == 0 {
+				c.log.Error("message handler panicked, message dropped", zap.String("topic", d.topic),
+					zap.Int("bytes", len(d.payload)), zap.Any("panic", v), zap.Int64("panics", n), zap.Stack("stack"))
+			}
+		}
+	}()
+	d.h(c.ctx, d.topic, d.payload)
 }
 
 // session does the work of each new connection and the periodic resend.

@@ -1,0 +1,61 @@
+package transport
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// TestHandlerPanicDropsTheMessage: a handler that panics on a message
+// loses that message only; it is logged and counted, and the next
+// messages are handled (a hostile payload must not stop a collector).
+func TestHandlerPanicDropsTheMessage(t *testing.T) {
+	b := newBroker(t, false)
+	core, logs := observer.New(zapcore.InfoLevel)
+	c, err := Dial(ClientConfig{Broker: b.url(), ClientID: "panicky", RetryInterval: 100 * time.Millisecond},
+		Options{Log: zap.New(core), Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 8)
+	if err := c.Subscribe("x/#", 1, func(_ context.Context, topic string, b []byte) {
+		if string(b) == "boom" {
+			var m map[string]int
+			m["nil map"]++
+		}
+		got <- string(b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"boom", "after", "boom", "again"} {
+		if err := c.Publish(ctx, "x/y", 1, false, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"after", "again"} {
+		select {
+		case s := <-got:
+			if s != want {
+				t.Fatalf("handled %q, want %q", s, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%q never handled: the worker stopped", want)
+		}
+	}
+	if n := c.Panics(); n != 2 {
+		t.Errorf("%d panics counted, want 2", n)
+	}
+	if n := logs.FilterMessage("message handler panicked, message dropped").Len(); n != 2 {
+		t.Errorf("%d panics logged, want 2", n)
+	}
+}
