@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,6 +138,7 @@ type Collector struct {
 	wg     sync.WaitGroup
 
 	stored, duplicates, failed atomic.Int64
+	panics                     atomic.Int64 // results the store panicked on
 
 	hbMu      sync.Mutex
 	heartbeat map[transport.Addr]*transport.Heartbeat // the latest of each device since the last flush
@@ -302,12 +304,16 @@ type Stats struct {
 	Stored     int64 // new results committed
 	Duplicates int64 // results already stored (resent by their device)
 	Failed     int64 // results the store did not take; not acked, so resent
+	// Panics counts the messages dropped because handling them panicked
+	// (a bug): in a handler or in the store. The collector goes on.
+	Panics int64
 	transport.SubscriberStats
 }
 
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
-	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), SubscriberStats: c.sub.Stats()}
+	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(),
+		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
 }
 
 // Close stops the web UI, the MQTT client, the ingest, the broker and the
@@ -377,22 +383,63 @@ func (c *Collector) batcher() {
 		for _, r := range batch {
 			in = append(in, r.in)
 		}
-		fresh, err := c.store.Ingest(c.ctx, in)
-		for i, r := range batch {
-			switch {
-			case err != nil:
-				c.failed.Add(1)
-			case fresh[i]:
-				c.stored.Add(1)
-			default:
-				c.duplicates.Add(1)
+		c.commit(batch, in)
+	}
+}
+
+// commit stores a batch and answers each of its handlers. Should the store
+// panic (a bug, or data the decoder should not have let through), the
+// batch is stored again one result at a time, so that only the result it
+// panics on fails: that one is logged, counted and not acked, and the
+// ingest goes on.
+func (c *Collector) commit(batch []ingestReq, in []Incoming) {
+	fresh, err := c.ingestRecover(in)
+	var p *panicError
+	if errors.As(err, &p) {
+		if len(batch) > 1 {
+			c.log.Debug("ingest panicked: storing the batch one result at a time", zap.Int("results", len(batch)))
+			for i := range batch {
+				c.commit(batch[i:i+1], in[i:i+1])
 			}
-			r.done <- err
+			return
 		}
-		if err != nil {
-			c.log.Error("ingest batch", zap.Int("results", len(batch)), zap.Error(err))
+		if n := c.panics.Add(1); n&(n-1) == 0 { // log the 1st, 2nd, 4th, ...
+			c.log.Error("result not stored: the store panicked on it", zap.String("result_id", in[0].Result.ID),
+				zap.Any("panic", p.v), zap.Int64("panics", n), zap.ByteString("stack", p.stack))
 		}
 	}
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			c.failed.Add(1)
+		case fresh[i]:
+			c.stored.Add(1)
+		default:
+			c.duplicates.Add(1)
+		}
+		r.done <- err
+	}
+	if err != nil && p == nil {
+		c.log.Error("ingest batch", zap.Int("results", len(batch)), zap.Error(err))
+	}
+}
+
+// panicError is a panic turned into an error, with where it happened.
+type panicError struct {
+	v     any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
+
+// ingestRecover is Store.Ingest with a panic turned into a *panicError.
+func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
+		}
+	}()
+	return c.store.Ingest(c.ctx, in)
 }
 
 func (c *Collector) addr(topic string) (transport.Addr, bool) {

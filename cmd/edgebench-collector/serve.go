@@ -120,6 +120,6 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 		err = fmt.Errorf("close: still busy after 30s")
 	}
 	log.Info("collector stopped", zap.Int64("stored", stats.Stored), zap.Int64("duplicates", stats.Duplicates),
-		zap.Int64("malformed", stats.Malformed), zap.Int64("failed", stats.Failed))
+		zap.Int64("malformed", stats.Malformed), zap.Int64("failed", stats.Failed), zap.Int64("panics", stats.Panics))
 	return err
 }
