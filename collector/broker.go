@@ -11,12 +11,14 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"strings"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
 
@@ -125,16 +127,19 @@ func (a *Account) verify(pw []byte) bool {
 // aclHook authenticates clients against Accounts and confines devices to
 // their own topics (SPEC section 6): a device publishes only its status,
 // event, result and heartbeat and reads only its cmd, its fleet's _all cmd
-// and its ack. Only the collector account publishes cmd and ack.
+// and its ack. Only the collector account publishes cmd and ack. A Last
+// Will is a publish like any other: a client whose Will names a topic it
+// may not publish to is refused at CONNECT, and such a Will is never sent.
 type aclHook struct {
 	mqtt.HookBase
 	prefix    string
 	collector Account
 	devices   map[string]Account // by username
+	refused   *refusals
 }
 
-func newACLHook(a *Accounts, prefix string) *aclHook {
-	h := &aclHook{prefix: prefix, collector: a.Collector, devices: map[string]Account{}}
+func newACLHook(a *Accounts, prefix string, refused *refusals) *aclHook {
+	h := &aclHook{prefix: prefix, collector: a.Collector, devices: map[string]Account{}, refused: refused}
 	for _, d := range a.Devices {
 		h.devices[d.Username] = d
 	}
@@ -146,28 +151,61 @@ func (h *aclHook) ID() string { return "edgebench-acl" }
 
 // Provides says which hook methods are implemented.
 func (h *aclHook) Provides(b byte) bool {
-	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+	switch b {
+	case mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnWill, mqtt.OnDisconnect:
+		return true
+	}
+	return false
 }
 
 // OnConnectAuthenticate admits the collector and known devices with the
-// right password (and, for devices, their own client id).
+// right password (and, for devices, their own client id) whose Will, if
+// any, is on a topic they may publish to. Refusals are logged.
 func (h *aclHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
-	user := string(pk.Connect.Username)
-	if user == "" {
+	reason := h.login(cl, pk)
+	var fields []zap.Field
+	if reason == "" && pk.Connect.WillFlag && !h.mayPublish(cl, pk.Connect.WillTopic) {
+		reason, fields = "Last Will on a topic the account may not publish to", []zap.Field{zap.String("will_topic", transport.Clip(pk.Connect.WillTopic))}
+	}
+	if reason != "" {
+		// MQTT 3.1.1 clients read "not authorized" (mochi maps its bad
+		// user name or password to return code 5).
+		h.refused.note(cl.ID, string(pk.Connect.Username), cl.Net.Remote, reason, fields...)
 		return false
 	}
-	if user == h.collector.Username {
-		return h.collector.verify(pk.Connect.Password)
+	loggedIn(cl.Net.Conn)
+	return true
+}
+
+// login checks a CONNECT's credentials: "" when they are right, else why not.
+func (h *aclHook) login(cl *mqtt.Client, pk packets.Packet) string {
+	user := string(pk.Connect.Username)
+	switch {
+	case user == "":
+		return "no user name"
+	case user == h.collector.Username:
+		if !h.collector.verify(pk.Connect.Password) {
+			return "wrong password"
+		}
+		return ""
 	}
 	d, ok := h.devices[user]
-	if !ok || !d.verify(pk.Connect.Password) {
-		return false
+	switch {
+	case !ok:
+		return "unknown user"
+	case !d.verify(pk.Connect.Password):
+		return "wrong password"
+	case cl.ID != d.ClientID:
+		return "client id is not the device's (" + d.ClientID + ")"
 	}
-	return cl.ID == d.ClientID
+	return ""
 }
 
 // OnACLCheck allows the collector everything and a device its own topics.
 func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	if write {
+		return h.mayPublish(cl, topic)
+	}
 	user := string(cl.Properties.Username)
 	if user == h.collector.Username {
 		return true
@@ -177,19 +215,55 @@ func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		return false
 	}
 	own := h.prefix + "/" + d.Fleet + "/" + d.ID + "/"
-	if write {
-		kind, ok := strings.CutPrefix(topic, own)
-		if !ok {
-			return false
-		}
-		switch transport.Kind(kind) {
-		case transport.TopicStatus, transport.TopicEvent, transport.TopicResult, transport.TopicHeartbeat:
-			return true
-		}
-		return false
-	}
 	return topic == own+string(transport.TopicCmd) || topic == own+string(transport.TopicAck) ||
 		topic == h.prefix+"/"+d.Fleet+"/"+transport.AllDevices+"/"+string(transport.TopicCmd)
+}
+
+// mayPublish reports whether cl's account may publish to topic: the
+// collector anywhere, a device its own status, event, result and
+// heartbeat.
+func (h *aclHook) mayPublish(cl *mqtt.Client, topic string) bool {
+	user := string(cl.Properties.Username)
+	if user == h.collector.Username {
+		return true
+	}
+	d, ok := h.devices[user]
+	if !ok {
+		return false
+	}
+	kind, ok := strings.CutPrefix(topic, h.prefix+"/"+d.Fleet+"/"+d.ID+"/")
+	if !ok {
+		return false
+	}
+	switch transport.Kind(kind) {
+	case transport.TopicStatus, transport.TopicEvent, transport.TopicResult, transport.TopicHeartbeat:
+		return true
+	}
+	return false
+}
+
+// refusedWill is where a Will the ACL does not allow would go: mochi
+// publishes whatever OnWill returns, and a hook cannot cancel a Will. No
+// device may read $SYS topics, and wildcards do not match them.
+const refusedWill = "$SYS/edgebench/refused-will"
+
+// OnWill checks the ACL again as the Will is sent: one it does not allow
+// (none should get past CONNECT) is replaced by an empty, unretained
+// message on refusedWill.
+func (h *aclHook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
+	if h.mayPublish(cl, will.TopicName) {
+		return will, nil
+	}
+	h.refused.note(cl.ID, string(cl.Properties.Username), cl.Net.Remote, "Last Will on a topic the account may not publish to, not sent",
+		zap.String("will_topic", transport.Clip(will.TopicName)))
+	return mqtt.Will{TopicName: refusedWill, Flag: will.Flag}, nil
+}
+
+// OnDisconnect logs a client disconnected for a packet over the size cap.
+func (h *aclHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
+	if errors.Is(err, packets.ErrPacketTooLarge) {
+		h.refused.note(cl.ID, string(cl.Properties.Username), cl.Net.Remote, fmt.Sprintf("disconnected: a packet over the %d-byte cap", maxPacket))
+	}
 }
 
 // brokerTLS is the embedded broker's TLS configuration, nil without a
@@ -217,11 +291,11 @@ func brokerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startBroker starts the embedded mochi broker on addr with the ACL hook,
-// over TLS when tlsCfg is set. own is the address the collector's own
-// client dials: addr itself, or with TLS a plain listener on a free
-// loopback port.
-func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, log *slog.Logger) (srv *mqtt.Server, own string, err error) {
+// startBroker starts the embedded mochi broker on addr with the ACL hook
+// and the limits, over TLS when tlsCfg is set. own is the address the
+// collector's own client dials: addr itself, or with TLS a plain listener
+// on a free loopback port.
+func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, lim brokerLimits, log *zap.Logger) (*broker, error) {
 	// MQTT 3.1.1 has no flow control: what the collector has not acked
 	// yet waits in the broker, and mochi drops QoS 1 messages for a client
 	// past MaximumInflight (8,192 by default). Allow as many as packet ids
@@ -229,26 +303,51 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, lo
 	// only at each device's resend.
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumInflight = math.MaxUint16
-	srv = mqtt.New(&mqtt.Options{Logger: log, Capabilities: caps})
-	if err := srv.AddHook(newACLHook(a, prefix), nil); err != nil {
-		return nil, "", fmt.Errorf("broker: %w", err)
+	caps.MaximumPacketSize = maxPacket
+	b := &broker{refused: newRefusals(log, lim.logEvery)}
+	b.srv = mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Capabilities: caps})
+	if err := b.srv.AddHook(newACLHook(a, prefix, b.refused), nil); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
 	}
-	main := listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr, TLSConfig: tlsCfg})
-	if err := srv.AddListener(main); err != nil {
-		return nil, "", fmt.Errorf("broker listen %s: %w", addr, err)
-	}
-	own = main.Address()
-	if tlsCfg != nil {
-		local := listeners.NewTCP(listeners.Config{ID: "collector", Address: "127.0.0.1:0"})
-		if err := srv.AddListener(local); err != nil {
-			srv.Close()
-			return nil, "", fmt.Errorf("broker listen for the collector: %w", err)
+	listen := func(id, addr string, tlsCfg *tls.Config) (string, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return "", err
 		}
-		own = local.Address()
+		g := &loginGate{Listener: ln, tls: tlsCfg, lim: lim, pending: make(chan struct{}, lim.pending), refused: b.refused}
+		if err := b.srv.AddListener(listeners.NewNet(id, g)); err != nil {
+			ln.Close()
+			return "", err
+		}
+		return ln.Addr().String(), nil
 	}
-	if err := srv.Serve(); err != nil {
-		srv.Close()
-		return nil, "", fmt.Errorf("broker: %w", err)
+	var err error
+	if b.own, err = listen("tcp", addr, tlsCfg); err != nil {
+		return nil, fmt.Errorf("broker listen %s: %w", addr, err)
 	}
-	return srv, own, nil
+	if tlsCfg != nil {
+		if b.own, err = listen("collector", "127.0.0.1:0", nil); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("broker listen for the collector: %w", err)
+		}
+	}
+	if err := b.srv.Serve(); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return b, nil
+}
+
+// broker is the embedded broker.
+type broker struct {
+	srv     *mqtt.Server
+	own     string // the address the collector's own client dials
+	refused *refusals
+}
+
+// Close stops the broker and writes the last count of refusals.
+func (b *broker) Close() error {
+	err := b.srv.Close()
+	b.refused.stop()
+	return err
 }

@@ -5,8 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/transport"
@@ -60,6 +57,8 @@ type Config struct {
 	// heartbeats are dropped and counted. Default 8192.
 	QueueLen int
 	Log      *zap.Logger
+
+	limits brokerLimits // the embedded broker's; tests shorten them
 }
 
 func (c *Config) fill() error {
@@ -107,6 +106,7 @@ func (c *Config) fill() error {
 	if c.QueueLen <= 0 {
 		c.QueueLen = 8192
 	}
+	c.limits.fill()
 	if c.Log == nil {
 		c.Log = zap.NewNop()
 	}
@@ -126,7 +126,7 @@ type Collector struct {
 	cfg    Config
 	log    *zap.Logger
 	store  *Store
-	broker *mqtt.Server
+	broker *broker
 	client *transport.Client
 	sub    *transport.Subscriber
 	web    *http.Server
@@ -181,13 +181,12 @@ func (c *Collector) start() error {
 		if err != nil {
 			return err
 		}
-		srv, own, err := startBroker(cfg.Listen, tlsCfg, cfg.Accounts, cfg.Prefix,
-			slog.New(slog.NewTextHandler(io.Discard, nil)))
+		b, err := startBroker(cfg.Listen, tlsCfg, cfg.Accounts, cfg.Prefix, cfg.limits, c.log.Named("broker"))
 		if err != nil {
 			return err
 		}
-		c.broker = srv
-		broker = "tcp://" + own
+		c.broker = b
+		broker = "tcp://" + b.own
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
 	c.wg.Add(2)
