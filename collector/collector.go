@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,11 @@ type Config struct {
 	ClientID string // default edgebench-collector (plus the share group)
 
 	Web string // web UI and API address; default 127.0.0.1:8080; "-" for none
+	// WebHosts are the host names the web UI and API answer to besides IP
+	// addresses, localhost and Web's own host (the Host header of other
+	// requests is refused, against DNS rebinding): the names a browser or
+	// a proxy in front uses to reach the collector.
+	WebHosts []string
 	// APIToken, when set, is required on every /api/ request as
 	// "Authorization: Bearer TOKEN". A Web address that is not loopback
 	// needs one: the API sends commands to the whole fleet.
@@ -96,6 +102,11 @@ func (c *Config) fill() error {
 	}
 	if c.Web != "-" && c.APIToken == "" && !loopbackAddr(c.Web) {
 		return fmt.Errorf("collector: web %s is not a loopback address: set an API token", c.Web)
+	}
+	for _, h := range c.WebHosts {
+		if err := ValidWebHost(h); err != nil {
+			return fmt.Errorf("collector: %w", err)
+		}
 	}
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = 256
@@ -242,7 +253,8 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: http.NewCrossOriginProtection().Handler(mux), ReadHeaderTimeout: 10 * time.Second}
+		c.web = &http.Server{Handler: allowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(mux)),
+			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -265,6 +277,44 @@ func loopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// ValidWebHost checks a name given for Config.WebHosts: a host name
+// without scheme, port or path.
+func ValidWebHost(name string) error {
+	if name == "" || strings.ContainsAny(name, ":/[]@ ") {
+		return fmt.Errorf("web host %q: want a host name such as bench.example.org, without scheme, port or path", name)
+	}
+	return nil
+}
+
+// allowHosts passes to h the requests whose Host header is an IP address,
+// localhost, the host of the listen address or one of names, and answers
+// 421 to the others. A page whose owner points its DNS name at 127.0.0.1
+// (DNS rebinding) reaches the collector as the same origin, but with its
+// own name as Host.
+func allowHosts(listen string, names []string, h http.Handler) http.Handler {
+	ok := map[string]bool{"localhost": true}
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		ok[strings.ToLower(host)] = true
+	}
+	for _, n := range names {
+		ok[strings.TrimSuffix(strings.ToLower(n), ".")] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.TrimSuffix(strings.ToLower(host), ".")
+		if host == "" || ok[host] || net.ParseIP(strings.Trim(host, "[]")) != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		host = transport.Clip(host)
+		http.Error(w, fmt.Sprintf("misdirected request: this collector does not answer to the name %q "+
+			"(start it with --web-host %s if that name is its own)", host, host), http.StatusMisdirectedRequest)
+	})
 }
 
 // requireToken passes requests that carry "Authorization: Bearer token"

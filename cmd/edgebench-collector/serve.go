@@ -20,6 +20,7 @@ type serveConfig struct {
 	logLevel                   string
 	tokenFile, token           string
 	tlsCert, tlsKey, clientCA  string
+	webHosts                   []string
 }
 
 func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
@@ -37,6 +38,13 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
 	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
 	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
+	fs.Func("web-host", "a host name the web UI answers to besides IP addresses, localhost and --web's (repeatable): its name in the browser or behind a proxy", func(s string) error {
+		if err := collector.ValidWebHost(s); err != nil {
+			return err
+		}
+		c.webHosts = append(c.webHosts, s)
+		return nil
+	})
 	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -91,7 +99,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	}
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
-		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, APIToken: sc.token,
+		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
 		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Log: log}
 	if sc.accounts != "" {
 		a, err := collector.LoadAccounts(sc.accounts)
