@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -324,6 +325,29 @@ func TestAllowHosts(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != want {
 			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+	}
+}
+
+// TestStoreOwnerOnly: the store, its -wal and -shm files are readable by
+// their owner only: they hold what the devices sent and the commands.
+func TestStoreOwnerOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	st, err := OpenStore(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Ingest(context.Background(), []Incoming{incoming(t, fakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s: mode %o, want 600", filepath.Base(f), m)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -142,8 +143,14 @@ var migrations = []string{
 }
 
 // OpenStore opens (creating if needed) the SQLite file at path and brings
-// its schema up to date.
+// its schema up to date. A new file is readable by its owner only, and so
+// are its -wal and -shm files (SQLite gives them the database's mode).
 func OpenStore(ctx context.Context, path string) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	f.Close()
 	dsn := func(extra string) string {
 		q := url.Values{}
 		for _, p := range []string{"busy_timeout(10000)", "journal_mode(wal)", "synchronous(full)", "foreign_keys(1)"} {
