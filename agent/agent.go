@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -59,7 +60,7 @@ type Agent struct {
 	mu   sync.Mutex
 	cur  *job // the run in progress
 	seqs map[string]uint32
-	srv  *serving
+	srv  *serving // the built-in target, while it serves
 
 	wg sync.WaitGroup
 }
@@ -383,7 +384,7 @@ func (a *Agent) cancelCommand(ctx context.Context, cmd *transport.Command, rejec
 		found = true
 	}
 	a.mu.Unlock()
-	if !found && a.srv != nil && a.srv.cmdID == cs.CommandID {
+	if s := a.serving(); !found && s != nil && s.cmdID == cs.CommandID {
 		a.stopServing()
 		found = true
 	}
@@ -412,23 +413,33 @@ func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(s
 		reject(fmt.Sprintf("serve address %q: loopback only", addr))
 		return
 	}
-	d := time.Duration(ss.DurationMS) * time.Millisecond
-	if d <= 0 || d > a.cfg.Policy.MaxDuration {
-		reject(fmt.Sprintf("serve duration %v: want 1ms..%v", d, a.cfg.Policy.MaxDuration))
+	d, err := msDuration("serve duration", ss.DurationMS)
+	if err == nil && (d <= 0 || d > a.cfg.Policy.MaxDuration) {
+		err = refusef("serve duration %v: want 1ms..%v", d, a.cfg.Policy.MaxDuration)
+	}
+	if err != nil {
+		reject(err.Error())
 		return
 	}
-	if a.srv != nil {
-		reject("busy: the target is already serving for " + a.srv.cmdID)
+	if s := a.serving(); s != nil {
+		reject("busy: the target is already serving for " + s.cmdID)
 		return
 	}
-	srv, err := target.Start(addr, "edgebench/"+a.opt.Version, ss.Dir)
+	files, err := a.serveDir(ss.Dir)
+	if err != nil {
+		reject(err.Error())
+		return
+	}
+	srv, err := target.Start(addr, "edgebench/"+a.opt.Version, files)
 	if err != nil {
 		reject(err.Error())
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), d)
 	s := &serving{cmdID: cmd.ID, srv: srv, cancel: cancel, done: make(chan struct{})}
+	a.mu.Lock()
 	a.srv = s
+	a.mu.Unlock()
 	a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
 	a.event(ctx, cmd.ID, transport.StateRunning, "serving on http://"+srv.Addr()+"/", nil, "")
 	a.wg.Add(1)
@@ -437,6 +448,13 @@ func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(s
 		defer close(s.done)
 		<-sctx.Done()
 		srv.Close()
+		// Free before the final event: a serve command sent on seeing it
+		// is not refused as busy.
+		a.mu.Lock()
+		if a.srv == s {
+			a.srv = nil
+		}
+		a.mu.Unlock()
 		state := transport.StateSucceeded
 		if !errors.Is(sctx.Err(), context.DeadlineExceeded) {
 			state = transport.StateCancelled
@@ -445,14 +463,53 @@ func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(s
 	}()
 }
 
+// serveDir opens the folder a serve command asks to serve files from: a
+// path below policy.serve_root, relative to it or absolute. A path that
+// leaves the root, by ".." or by a symlink, is refused, and so is any
+// folder when no root is configured. "" is no folder: nil, nil.
+func (a *Agent) serveDir(dir string) (*os.Root, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	root := a.cfg.Policy.ServeRoot
+	if root == "" {
+		return nil, refusef("serve dir %q: this device serves no files (policy.serve_root is not set)", dir)
+	}
+	rel := dir
+	if filepath.IsAbs(dir) {
+		var err error
+		if rel, err = filepath.Rel(root, dir); err != nil {
+			rel = ".."
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, refusef("serve dir %q: not below policy.serve_root %s", dir, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("serve dir %q: policy.serve_root: %w", dir, err)
+	}
+	defer r.Close()
+	sub, err := r.OpenRoot(rel)
+	if err != nil {
+		return nil, refusef("serve dir %q: %v (below policy.serve_root %s)", dir, err, root)
+	}
+	return sub, nil
+}
+
+// serving is the built-in target's run, nil when it does not run.
+func (a *Agent) serving() *serving {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.srv
+}
+
 // stopServing stops the built-in target, if it runs, and waits for it.
 func (a *Agent) stopServing() {
-	if a.srv == nil {
-		return
+	if s := a.serving(); s != nil {
+		s.cancel()
+		<-s.done
 	}
-	a.srv.cancel()
-	<-a.srv.done
-	a.srv = nil
 }
 
 // runner executes the accepted runs one after another.

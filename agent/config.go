@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -73,6 +74,7 @@ type PolicyConfig struct {
 	MaxBodyBytes   ByteSize      `yaml:"max_body_bytes" help:"largest request body"`
 	MaxHeaders     int           `yaml:"max_headers" help:"most extra request headers"`
 	MaxHeaderBytes ByteSize      `yaml:"max_header_bytes" help:"largest total size of the extra request headers"`
+	ServeRoot      string        `yaml:"serve_root" help:"folder below which the serve command may serve files (default none: the synthetic endpoints only)"`
 }
 
 // SigningConfig names the key that command signatures are checked with.
@@ -460,6 +462,14 @@ func (p *PolicyConfig) validate() error {
 	}
 	if !(p.MaxRate > 0) {
 		return fieldErr("policy.max_rate", "must be > 0, got %v", p.MaxRate)
+	}
+	if p.ServeRoot != "" {
+		if !filepath.IsAbs(p.ServeRoot) {
+			return fieldErr("policy.serve_root", "%q must be an absolute path", p.ServeRoot)
+		}
+		if st, err := os.Stat(p.ServeRoot); err != nil || !st.IsDir() {
+			return fieldErr("policy.serve_root", "%q is not a folder", p.ServeRoot)
+		}
 	}
 	return nil
 }

@@ -214,6 +214,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bad allow entry", "policy:\n  allow:\n    - 127.0.0.1\n    - \"not a host\"\n", nil, `%s line 2: policy.allow: "not a host" is not a CIDR, an address or a host name`},
 		{"require without key", "signing:\n  require_signature: true\n", nil, `%s line 2: signing.require_signature: true, but no hmac_key_file or ed25519_public_key_file is set`},
 		{"short hmac key", "signing:\n  hmac_key_file: " + writeFile(t, "short.key", "abcd") + "\n", nil, "%s line 2: signing.hmac_key_file: hmac key "},
+		{"relative serve root", "policy:\n  serve_root: www\n", nil, `%s line 2: policy.serve_root: "www" must be an absolute path`},
+		{"missing serve root", "policy:\n  serve_root: /nonexistent/www\n", nil, `%s line 2: policy.serve_root: "/nonexistent/www" is not a folder`},
 		{"log level", "log_level: loud\n", nil, `%s line 1: log_level: must be debug, info, warn or error, got "loud"`},
 		{"heartbeat range", "heartbeat_interval: 1ms\n", nil, `%s line 1: heartbeat_interval: must be between 1s and 1h, got 1ms`},
 		{"env bad value", "", map[string]string{"EDGEBENCH_POLICY_MAX_CONNECTIONS": "x"}, `EDGEBENCH_POLICY_MAX_CONNECTIONS: policy.max_connections: cannot parse "x" as an integer`},

@@ -270,7 +270,7 @@ func e2e(t *testing.T, path string) (broker, url string, fleet *fleetSide, state
 		t.Skip("end-to-end: not in -short")
 	}
 	broker = startBroker(t)
-	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", "")
+	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -41,6 +42,19 @@ func (e *RefusedError) Error() string { return e.Reason }
 
 func refusef(format string, a ...any) error {
 	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
+}
+
+// maxMS is the most milliseconds a Duration holds.
+const maxMS = math.MaxInt64 / int64(time.Millisecond)
+
+// msDuration converts a command's milliseconds to a Duration, refusing a
+// negative count and one a Duration cannot hold (time.Duration(ms) *
+// time.Millisecond would wrap around), the same way on every architecture.
+func msDuration(name string, ms int64) (time.Duration, error) {
+	if ms < 0 || ms > maxMS {
+		return 0, refusef("%s %d ms: want 0..%d", name, ms, maxMS)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // resolveTimeout bounds one host name lookup in CheckTarget.

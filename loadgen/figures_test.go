@@ -23,7 +23,7 @@ import (
 func builtinTarget(t *testing.T) (string, *atomic.Int64) {
 	t.Helper()
 	var served atomic.Int64
-	h := target.Handler("edgebench/test", "")
+	h := target.Handler("edgebench/test", nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		served.Add(1)

@@ -5,15 +5,20 @@
 //	/bytes/N     N bytes of body (Content-Length set), streamed from a fixed buffer
 //	/delay/MS    waits MS milliseconds (at most a minute), then answers "ok"
 //	/status/N    answers with status N
-//	anything else: a file below Dir, or 404 when no Dir is set
+//	anything else: a file below the served folder, or 404 without one
+//
+// Files are read through an os.Root: a request, or a symlink in the
+// folder, that leads out of it is refused.
 package target
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,11 +31,11 @@ const (
 )
 
 // Handler returns the target's handler. serverName goes into the Server
-// header; dir, when not empty, is served as static files.
-func Handler(serverName, dir string) http.Handler {
-	var files http.Handler
-	if dir != "" {
-		files = http.FileServer(http.Dir(dir))
+// header; files, when not nil, are served as static files.
+func Handler(serverName string, files fs.FS) http.Handler {
+	var static http.Handler
+	if files != nil {
+		static = http.FileServerFS(files)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", serverName)
@@ -46,8 +51,8 @@ func Handler(serverName, dir string) http.Handler {
 				return
 			}
 			w.WriteHeader(code)
-		case files != nil:
-			files.ServeHTTP(w, r)
+		case static != nil:
+			static.ServeHTTP(w, r)
 		case r.URL.Path == "/":
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			fmt.Fprintln(w, "edgebench target: /bytes/N, /delay/MS, /status/N")
@@ -104,20 +109,40 @@ func serveDelay(w http.ResponseWriter, r *http.Request, arg string) {
 
 // Server is a running target.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
+	srv   *http.Server
+	ln    net.Listener
+	files *os.Root
+	done  chan error
 }
 
-// Start listens on addr and serves in a goroutine that Close stops.
-func Start(addr, serverName, dir string) (*Server, error) {
+// OpenDir opens dir as the folder to serve files from.
+func OpenDir(dir string) (*os.Root, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	return r, nil
+}
+
+// Start listens on addr and serves in a goroutine that Close stops. files,
+// when not nil, is the folder served as static files (see OpenDir); the
+// Server closes it.
+func Start(addr, serverName string, files *os.Root) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		if files != nil {
+			files.Close()
+		}
 		return nil, fmt.Errorf("target listen %s: %w", addr, err)
 	}
+	var fsys fs.FS
+	if files != nil {
+		fsys = files.FS()
+	}
 	s := &Server{
+		files: files,
 		srv: &http.Server{
-			Handler:           Handler(serverName, dir),
+			Handler:           Handler(serverName, fsys),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       75 * time.Second,
 			MaxHeaderBytes:    64 << 10,
@@ -141,7 +166,11 @@ func (s *Server) Close() error {
 	if err != nil {
 		s.srv.Close()
 	}
-	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+	serr := <-s.done
+	if s.files != nil {
+		s.files.Close()
+	}
+	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
 	return err

@@ -13,7 +13,11 @@ import (
 func TestTargetEndpoints(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "index.html"), []byte(strings.Repeat("x", 2159)), 0o644)
-	srv, err := Start("127.0.0.1:0", "edgebench/test", dir)
+	files, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start("127.0.0.1:0", "edgebench/test", files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +64,7 @@ func TestTargetEndpoints(t *testing.T) {
 }
 
 func TestTargetWithoutDir(t *testing.T) {
-	srv, err := Start("127.0.0.1:0", "edgebench/test", "")
+	srv, err := Start("127.0.0.1:0", "edgebench/test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +76,47 @@ func TestTargetWithoutDir(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("without --dir: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestTargetFilesStayInTheirFolder: a symlink in the served folder that
+// leads out of it, or a path with "..", serves nothing (http.Dir followed
+// the symlink and served /etc/passwd).
+func TestTargetFilesStayInTheirFolder(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "site")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok"), 0o644)
+	os.WriteFile(filepath.Join(parent, "secret"), []byte("secret"), 0o600)
+	if err := os.Symlink("/etc", filepath.Join(dir, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("../secret", filepath.Join(dir, "up"))
+	os.Symlink("ok.txt", filepath.Join(dir, "alias.txt"))
+	files, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start("127.0.0.1:0", "edgebench/test", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + srv.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, p := range []string{"/etc/passwd", "/etc/", "/up", "/../secret", "/%2e%2e/secret", "/..%2fsecret"} {
+		if code, body := get(p); code == 200 {
+			t.Errorf("%s: 200, %d bytes", p, len(body))
+		}
+	}
+	if code, body := get("/alias.txt"); code != 200 || body != "ok" {
+		t.Errorf("a symlink inside the folder: %d %q", code, body)
 	}
 }

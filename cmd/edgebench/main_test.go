@@ -59,7 +59,11 @@ func runBinary(t *testing.T, args ...string) ran {
 
 func startTarget(t *testing.T) string {
 	t.Helper()
-	srv, err := target.Start("127.0.0.1:0", "edgebench/test", t.TempDir())
+	files, err := target.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
 	if err != nil {
 		t.Fatal(err)
 	}

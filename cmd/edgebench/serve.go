@@ -22,12 +22,17 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
 	if _, _, err := net.SplitHostPort(*addr); err != nil {
 		return usagef("--addr %q: %v", *addr, err)
 	}
+	var files *os.Root
 	if *dir != "" {
 		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
 			return usagef("--dir %q: not a folder", *dir)
 		}
+		var err error
+		if files, err = target.OpenDir(*dir); err != nil {
+			return err
+		}
 	}
-	srv, err := target.Start(*addr, "edgebench/"+version, *dir)
+	srv, err := target.Start(*addr, "edgebench/"+version, files)
 	if err != nil {
 		return err
 	}
