@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -339,7 +340,11 @@ func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func
 			reject("loadtest without a spec")
 			return
 		}
-		t, err := a.policy.Check(ctx, loadSpecOf(lt), a.opt.Resolver)
+		spec, err := loadSpecOf(lt)
+		var t *Target
+		if err == nil {
+			t, err = a.policy.Check(ctx, spec, a.opt.Resolver)
+		}
 		if err != nil {
 			reject(err.Error())
 			return
@@ -351,8 +356,15 @@ func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func
 			reject("probe needs a duration")
 			return
 		}
-		if d := time.Duration(ps.DurationMS) * time.Millisecond; d > a.cfg.Policy.MaxDuration {
-			reject(fmt.Sprintf("duration %v over cap %v", d, a.cfg.Policy.MaxDuration))
+		d, err := msDuration("duration", ps.DurationMS)
+		if err == nil && d > a.cfg.Policy.MaxDuration {
+			err = refusef("duration %v over cap %v", d, a.cfg.Policy.MaxDuration)
+		}
+		if i, ierr := msDuration("interval", ps.IntervalMS); err == nil && (ierr != nil || i > d) {
+			err = cmp.Or(ierr, refusef("interval %v over the duration %v", i, d))
+		}
+		if err != nil {
+			reject(err.Error())
 			return
 		}
 	}
@@ -609,26 +621,37 @@ func DeviceInfo(root, version string, labels map[string]string) (*transport.Devi
 	return di, info.BootID
 }
 
-// loadSpecOf is what the policy checks of a loadtest spec.
-func loadSpecOf(lt *transport.LoadTestSpec) LoadSpec {
+// loadSpecOf is what the policy checks of a loadtest spec. Milliseconds
+// that a Duration cannot hold are refused here.
+func loadSpecOf(lt *transport.LoadTestSpec) (LoadSpec, error) {
+	d, err := msDuration("duration", lt.DurationMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
+	timeout, err := msDuration("timeout", lt.TimeoutMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
+	warmup, err := msDuration("warmup", lt.WarmupMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
 	s := LoadSpec{URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections,
-		Duration: time.Duration(lt.DurationMS) * time.Millisecond, Rate: lt.Rate, Requests: lt.Requests,
-		Timeout: time.Duration(lt.TimeoutMS) * time.Millisecond, Warmup: time.Duration(lt.WarmupMS) * time.Millisecond,
-		Repeat: lt.Repeat}
+		Duration: d, Rate: lt.Rate, Requests: lt.Requests, Timeout: timeout, Warmup: warmup, Repeat: lt.Repeat}
 	for _, h := range lt.Headers {
 		s.Headers = append(s.Headers, h.Name+": "+h.Value)
 	}
-	return s
+	return s, nil
 }
 
-// loadConfigOf is the load generator's configuration of a checked spec,
-// dialling only the addresses the policy checked.
+// loadConfigOf is the load generator's configuration of a spec the policy
+// checked, dialling only the addresses it checked.
 func loadConfigOf(lt *transport.LoadTestSpec, t *Target, version string) loadgen.Config {
+	s, _ := loadSpecOf(lt) // checked before the command was accepted
 	c := loadgen.Config{
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
-		Requests: lt.Requests, Duration: time.Duration(lt.DurationMS) * time.Millisecond, Rate: lt.Rate,
-		KeepAlive: lt.KeepAlive, Timeout: time.Duration(lt.TimeoutMS) * time.Millisecond,
-		Warmup: time.Duration(lt.WarmupMS) * time.Millisecond, LengthCheck: lt.LengthCheck, UserAgent: "edgebench/" + version,
+		Requests: lt.Requests, Duration: s.Duration, Rate: lt.Rate, KeepAlive: lt.KeepAlive, Timeout: s.Timeout,
+		Warmup: s.Warmup, LengthCheck: lt.LengthCheck, UserAgent: "edgebench/" + version,
 	}
 	for _, h := range lt.Headers {
 		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
 )
 
 // Policy is what this device lets a remote command do, whatever the command
@@ -301,6 +303,9 @@ func (p *Policy) CheckLoad(s LoadSpec) error {
 	}
 	if s.Rate > c.MaxRate || s.Rate != s.Rate {
 		return refusef("rate %v over cap %v", s.Rate, c.MaxRate)
+	}
+	if s.Rate > 0 && s.Rate < loadgen.MinRate {
+		return refusef("rate %v under the lowest open-loop rate %v", s.Rate, loadgen.MinRate)
 	}
 	if s.Repeat > c.MaxRepeat {
 		return refusef("repeat %d over cap %d", s.Repeat, c.MaxRepeat)

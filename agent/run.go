@@ -201,7 +201,7 @@ func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time
 // probeOnly records the machine without load for the asked duration.
 func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) error {
 	ps := j.cmd.Spec.Probe
-	interval := time.Duration(max(ps.IntervalMS, 100)) * time.Millisecond
+	interval := time.Duration(max(ps.IntervalMS, 100)) * time.Millisecond // checked: at most the duration
 	if ps.IntervalMS == 0 {
 		interval = time.Second
 	}

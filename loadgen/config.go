@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -91,6 +92,9 @@ type Target struct {
 const (
 	MaxConnections = 100_000
 	MaxBodyBytes   = 64 << 20
+	// MinRate is the lowest open-loop rate, requests/s: below it the time
+	// between one connection's requests overflows.
+	MinRate = 1e-3
 )
 
 // ErrConfig wraps every configuration error.
@@ -169,8 +173,8 @@ func (c Config) withDefaults() (Config, Target, error) {
 		return c, t, configErr("requests %d: want >= 0", c.Requests)
 	case c.Duration < 0:
 		return c, t, configErr("duration %v: want >= 0", c.Duration)
-	case c.Rate < 0:
-		return c, t, configErr("rate %v: want >= 0", c.Rate)
+	case !(c.Rate == 0 || c.Rate >= MinRate && c.Rate <= math.MaxFloat64):
+		return c, t, configErr("rate %v: want 0 (closed loop) or a finite rate of at least %v requests/s", c.Rate, MinRate)
 	case c.Timeout < 0:
 		return c, t, configErr("timeout %v: want >= 0", c.Timeout)
 	case c.Warmup < 0:
