@@ -139,9 +139,10 @@ func (a *Agent) Status(seq uint64) *transport.Status {
 }
 
 // incoming is a command payload as it arrived: decoded, or the error and
-// whatever id could be read from it.
+// whatever id could be read from it, with the topic it came on.
 type incoming struct {
 	cmd         *transport.Command
+	to          transport.Addr // the topic's fleet and device (or "_all"); a signature must be for them
 	id          string
 	err         error
 	interrupted *Inflight // not a command: report this interrupted run
@@ -152,6 +153,7 @@ type incoming struct {
 // full the command is dropped and logged.
 func (a *Agent) HandlePayload(_ context.Context, topic string, b []byte) {
 	in := incoming{}
+	in.to, _ = transport.Topics{Prefix: a.cfg.TopicPrefix}.Parse(topic) // on an odd topic, no signature verifies
 	in.cmd, in.err = transport.DecodeCommand(b)
 	if in.err != nil {
 		in.id = commandID(b)
@@ -279,7 +281,7 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 		a.event(ctx, cmd.ID, transport.StateRejected, reason, nil, "")
 	}
 	if a.verifier != nil || a.signReq {
-		msg, err := cmd.SigningBytes()
+		msg, err := cmd.SigningBytes(in.to.Fleet, in.to.Device)
 		if err == nil {
 			err = CheckSignature(a.verifier, a.signReq, msg, cmd.Sig)
 		}

@@ -475,7 +475,7 @@ func TestAgentSignedCommands(t *testing.T) {
 	}
 	wrong, _ := NewHMACSigner(bytes.Repeat([]byte{0x11}, 32))
 	sign := func(s Signer, c *transport.Command) *transport.Command {
-		msg, err := c.SigningBytes()
+		msg, err := c.SigningBytes("lab", "pi1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,5 +501,63 @@ func TestAgentSignedCommands(t *testing.T) {
 	fleet.waitFor(20*time.Second, "the signed run", func() bool { return fleet.terminal(good.ID) != nil })
 	if ev := fleet.terminal(good.ID); ev.State != transport.StateSucceeded {
 		t.Errorf("signed command: %s %q", ev.State, ev.Reason)
+	}
+}
+
+// TestAgentSignatureBoundToItsTarget: a command signed for another device,
+// another fleet, or for one device and sent to the fleet's _all topic is
+// refused; signed for where it is sent, the device's topic or _all with a
+// selector, it runs.
+func TestAgentSignatureBoundToItsTarget(t *testing.T) {
+	broker, url, fleet, state := e2e(t, "/bytes/64")
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	keyFile := filepath.Join(state, "hmac.key")
+	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
+	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	signer, err := NewHMACSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signFor := func(fl, dev string, c *transport.Command) *transport.Command {
+		msg, err := c.SigningBytes(fl, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Sig = signer.Sign(msg)
+		return c
+	}
+	for _, c := range []struct {
+		what    string
+		cmd     *transport.Command
+		sendTo  string
+		succeed bool
+	}{
+		{"signed for lab/pi-s, sent to lab/pi1", signFor("lab", "pi-s", loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
+		{"signed for lab2/pi1, sent to lab/pi1", signFor("lab2", "pi1", loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
+		{"signed for lab/_all, sent to lab/pi1", signFor("lab", transport.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
+		{"signed for lab/pi1, sent to lab/_all", signFor("lab", "pi1", loadCmd(url, 300*time.Millisecond, 2)), transport.AllDevices, false},
+		{"signed for lab/pi1, sent to lab/pi1", signFor("lab", "pi1", loadCmd(url, 300*time.Millisecond, 2)), "pi1", true},
+		{"signed for lab/_all, sent to lab/_all", signFor("lab", transport.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), transport.AllDevices, true},
+	} {
+		fleet.send(c.sendTo, c.cmd)
+		fleet.waitFor(20*time.Second, c.what, func() bool { return fleet.terminal(c.cmd.ID) != nil })
+		ev := fleet.terminal(c.cmd.ID)
+		switch {
+		case c.succeed && ev.State != transport.StateSucceeded:
+			t.Errorf("%s: %s %q, want succeeded", c.what, ev.State, ev.Reason)
+		case !c.succeed && (ev.State != transport.StateRejected || ev.Reason != ErrBadSignature.Error()):
+			t.Errorf("%s: %s %q, want rejected for a bad signature", c.what, ev.State, ev.Reason)
+		}
+	}
+	// The selector is signed too: changed on the way, it no longer verifies.
+	sel := loadCmd(url, 300*time.Millisecond, 2)
+	sel.Select = []transport.Label{{K: "server", V: "nginx"}}
+	signFor("lab", transport.AllDevices, sel)
+	sel.Select = []transport.Label{{K: "server", V: "builtin"}}
+	fleet.send(transport.AllDevices, sel)
+	fleet.waitFor(20*time.Second, "the re-selected command", func() bool { return fleet.terminal(sel.ID) != nil })
+	if ev := fleet.terminal(sel.ID); ev.State != transport.StateRejected {
+		t.Errorf("a selector changed after signing: %s %q", ev.State, ev.Reason)
 	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	// needs one: the API sends commands to the whole fleet.
 	APIToken string
 
+	// Signer, when set, signs every command for the topic it is sent on
+	// (see transport.Command.SigningBytes); devices with the matching key
+	// refuse unsigned commands.
+	Signer Signer
+
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
 	// QueueLen is how many received messages may wait for a handler.
@@ -128,6 +133,12 @@ func (c *Config) fill() error {
 		}
 	}
 	return nil
+}
+
+// Signer signs a command's signing bytes: an Ed25519 private key or an
+// HMAC-SHA256 key (the agent package's signers).
+type Signer interface {
+	Sign(msg []byte) []byte
 }
 
 // Collector receives what the fleet publishes into a Store, sends

@@ -102,13 +102,17 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	now := time.Now().UTC()
 	cmd := &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
 		Kind: transport.KindLoadTest, Spec: transport.CommandSpec{LoadTest: &req.Spec}}
-	raw, err := cmd.MarshalMsg(nil)
-	if err != nil {
-		return nil, fmt.Errorf("trigger: encode: %w", err)
-	}
 	out := &Triggered{CommandID: cmd.ID}
 	topics := transport.Topics{Prefix: c.cfg.Prefix}
 	for _, t := range targets {
+		cmd, err := c.sign(cmd, t.fleet, t.device)
+		if err != nil {
+			return nil, fmt.Errorf("trigger: %w", err)
+		}
+		raw, err := cmd.MarshalMsg(nil)
+		if err != nil {
+			return nil, fmt.Errorf("trigger: encode: %w", err)
+		}
 		if err := c.store.AddCommand(ctx, t.fleet, t.device, cmd, raw); err != nil {
 			return nil, fmt.Errorf("trigger: %w", err)
 		}
@@ -125,6 +129,21 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	sort.Strings(out.Devices)
 	c.log.Info("command sent", zap.String("cmd_id", cmd.ID), zap.Strings("topics", out.Topics), zap.Int("devices", len(out.Devices)))
 	return out, nil
+}
+
+// sign returns cmd signed for the cmd topic of fleet and device, or cmd
+// itself without a Signer.
+func (c *Collector) sign(cmd *transport.Command, fleet, device string) (*transport.Command, error) {
+	if c.cfg.Signer == nil {
+		return cmd, nil
+	}
+	msg, err := cmd.SigningBytes(fleet, device)
+	if err != nil {
+		return nil, err
+	}
+	signed := *cmd
+	signed.Sig = c.cfg.Signer.Sign(msg)
+	return &signed, nil
 }
 
 // matches reports whether every k=v of sel holds for d.

@@ -300,13 +300,25 @@ func objectHeader(b []byte) (skip, kids uint64, err error) {
 	return 0, 0, fmt.Errorf("%w: invalid prefix %#x", ErrMalformed, c)
 }
 
-// SigningBytes is the canonical encoding a command's signature covers: the
-// command's msgpack with Sig cleared. Commands carry lists, not maps, so
-// the same command always encodes to the same bytes.
-func (c *Command) SigningBytes() ([]byte, error) {
+// signingDomain starts the bytes a command's signature covers, so that a
+// signature of anything else never verifies as one.
+const signingDomain = "edgebench command 2"
+
+// SigningBytes is what a command's signature covers: the command sent to
+// fleet and device (a device id, or "_all" for the fleet's broadcast, whose
+// selector is in the command), as a msgpack array of a domain string, the
+// fleet, the device and the command's msgpack with Sig cleared. Commands
+// carry lists, not maps, so the same command always encodes to the same
+// bytes. A command signed for one device or fleet does not verify on
+// another's topic.
+func (c *Command) SigningBytes(fleet, device string) ([]byte, error) {
 	cc := *c
 	cc.Sig = nil
-	b, err := cc.MarshalMsg(nil)
+	b := msgp.AppendArrayHeader(make([]byte, 0, cc.Msgsize()+len(signingDomain)+len(fleet)+len(device)+16), 4)
+	b = msgp.AppendString(b, signingDomain)
+	b = msgp.AppendString(b, fleet)
+	b = msgp.AppendString(b, device)
+	b, err := cc.MarshalMsg(b)
 	if err != nil {
 		return nil, fmt.Errorf("command %s signing bytes: %w", c.ID, err)
 	}

@@ -99,7 +99,7 @@ func FuzzDecodeCommand(f *testing.F) {
 		m, err := DecodeCommand(b)
 		if err == nil {
 			reencode(t, m, DecodeCommand)
-			if _, err := m.SigningBytes(); err != nil {
+			if _, err := m.SigningBytes("lab", AllDevices); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -150,7 +150,7 @@ func TestElementLimit(t *testing.T) {
 
 func TestSigningBytes(t *testing.T) {
 	c := testCommand()
-	a, err := c.SigningBytes()
+	a, err := c.SigningBytes("lab", "pi-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,19 +162,31 @@ func TestSigningBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := d.SigningBytes()
+	b, _ := d.SigningBytes("lab", "pi-1")
 	if !bytes.Equal(a, b) {
 		t.Error("signing bytes differ after a round trip")
 	}
 	unsigned := *c
 	unsigned.Sig = nil
-	if !bytes.Equal(a, mustMarshal(t, &unsigned)) {
-		t.Error("signing bytes are not the unsigned encoding")
+	if !bytes.HasSuffix(a, mustMarshal(t, &unsigned)) {
+		t.Error("signing bytes do not end with the unsigned encoding")
+	}
+	// The target is covered: another device, another fleet, the fleet's
+	// broadcast, or the same strings split differently.
+	for _, target := range [][2]string{{"lab", "pi-2"}, {"lab2", "pi-1"}, {"lab", AllDevices}, {"labp", "i-1"}, {"", "labpi-1"}} {
+		if b, _ := d.SigningBytes(target[0], target[1]); bytes.Equal(a, b) {
+			t.Errorf("signing bytes for %s/%s equal those for lab/pi-1", target[0], target[1])
+		}
 	}
 	d.Spec.LoadTest.Connections++
-	b, _ = d.SigningBytes()
+	b, _ = d.SigningBytes("lab", "pi-1")
 	if bytes.Equal(a, b) {
 		t.Error("signing bytes do not cover the spec")
+	}
+	d.Spec.LoadTest.Connections--
+	d.Select = append(d.Select, Label{K: "server", V: "nginx"})
+	if b, _ = d.SigningBytes("lab", "pi-1"); bytes.Equal(a, b) {
+		t.Error("signing bytes do not cover the selector")
 	}
 }
 

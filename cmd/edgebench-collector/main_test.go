@@ -29,6 +29,7 @@ func TestUsageErrors(t *testing.T) {
 		{"serve", "--bogus"},
 		{"serve"}, // no accounts, no broker
 		{"serve", "--share", "g", "--accounts", "x"},
+		{"serve", "--accounts", "x", "--sign-hmac-key-file", "a", "--sign-ed25519-key-file", "b"},
 		{"trigger", "http://127.0.0.1/"},
 		{"trigger", "--device", "pi-1", "ftp://x/"},
 		{"trigger", "--device", "pi-1", "--select", "a=b", "http://127.0.0.1/"},

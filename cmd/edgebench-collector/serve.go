@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/collector"
 )
 
@@ -21,6 +22,7 @@ type serveConfig struct {
 	tokenFile, token           string
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
+	signHMAC, signEd25519      string
 }
 
 func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
@@ -46,6 +48,8 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 		return nil
 	})
 	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
+	fs.StringVar(&c.signEd25519, "sign-ed25519-key-file", "", "sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key")
+	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	rest, err := fs.parse(args)
@@ -69,6 +73,9 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	}
 	if c.share != "" && c.broker == "" {
 		return nil, usagef("--share needs --broker")
+	}
+	if c.signHMAC != "" && c.signEd25519 != "" {
+		return nil, usagef("--sign-hmac-key-file and --sign-ed25519-key-file exclude each other: keep the one the devices check")
 	}
 	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
 		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
@@ -101,6 +108,9 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
 		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Log: log}
+	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
+		return err
+	}
 	if sc.accounts != "" {
 		a, err := collector.LoadAccounts(sc.accounts)
 		if err != nil {
@@ -130,4 +140,24 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	log.Info("collector stopped", zap.Int64("stored", stats.Stored), zap.Int64("duplicates", stats.Duplicates),
 		zap.Int64("malformed", stats.Malformed), zap.Int64("failed", stats.Failed), zap.Int64("panics", stats.Panics))
 	return err
+}
+
+// loadSigner reads the key commands are signed with: an HMAC key or an
+// Ed25519 private key, nil without either.
+func loadSigner(hmacFile, ed25519File string) (collector.Signer, error) {
+	switch {
+	case hmacFile != "":
+		key, err := agent.LoadHMACKey(hmacFile)
+		if err != nil {
+			return nil, err
+		}
+		return agent.NewHMACSigner(key)
+	case ed25519File != "":
+		priv, err := agent.LoadEd25519PrivateKey(ed25519File)
+		if err != nil {
+			return nil, err
+		}
+		return agent.NewEd25519Signer(priv)
+	}
+	return nil, nil
 }
