@@ -260,7 +260,8 @@ func (a *Agent) takeInflight() *Inflight {
 func (a *Agent) command(ctx context.Context, in incoming) {
 	if in.interrupted != nil {
 		a.log.Warn("a run was interrupted by a restart", zap.String("cmd", in.interrupted.CommandID))
-		a.event(ctx, in.interrupted.CommandID, transport.StateFailed, InterruptedReason, nil, "")
+		a.send(ctx, &transport.Event{V: transport.SchemaVersion, CommandID: in.interrupted.CommandID, Seq: transport.SeqInterrupted,
+			State: transport.StateFailed, Reason: InterruptedReason, At: a.opt.Now().UTC()})
 		return
 	}
 	if in.err != nil {
@@ -555,10 +556,14 @@ func (a *Agent) event(ctx context.Context, cmdID string, st transport.EventState
 		delete(a.seqs, cmdID)
 	}
 	a.mu.Unlock()
-	ev := &transport.Event{V: transport.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
-		Progress: p, ResultID: resultID, At: a.opt.Now().UTC()}
+	a.send(ctx, &transport.Event{V: transport.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
+		Progress: p, ResultID: resultID, At: a.opt.Now().UTC()})
+}
+
+// send publishes an event.
+func (a *Agent) send(ctx context.Context, ev *transport.Event) {
 	if err := a.link.PublishEvent(ctx, ev); err != nil {
-		a.log.Warn("publish event", zap.String("cmd", cmdID), zap.String("state", string(st)), zap.Error(err))
+		a.log.Warn("publish event", zap.String("cmd", ev.CommandID), zap.String("state", string(ev.State)), zap.Error(err))
 	}
 }
 

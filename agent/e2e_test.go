@@ -445,8 +445,8 @@ func TestAgentKilledMidRun(t *testing.T) {
 
 	startAgent(t, broker, state)
 	fleet.waitFor(20*time.Second, "the killed run reported failed", func() bool { return fleet.terminal(long.ID) != nil })
-	if ev := fleet.terminal(long.ID); ev.State != transport.StateFailed || ev.Reason != InterruptedReason {
-		t.Errorf("after the restart: %s %q", ev.State, ev.Reason)
+	if ev := fleet.terminal(long.ID); ev.State != transport.StateFailed || ev.Reason != InterruptedReason || ev.Seq != transport.SeqInterrupted {
+		t.Errorf("after the restart: %s %q seq %d", ev.State, ev.Reason, ev.Seq)
 	}
 	next := loadCmd(url, 500*time.Millisecond, 2)
 	fleet.send("pi1", next)

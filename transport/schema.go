@@ -190,7 +190,7 @@ const (
 
 // Event is a command's state change on <prefix>/<fleet>/<device>/event.
 // Seq counts a command's events from 1, so a collector can order them and
-// spot gaps.
+// spot gaps; the report of a run that a crash cut short is SeqInterrupted.
 type Event struct {
 	V         int        `msg:"v" json:"v"`
 	CommandID string     `msg:"c" json:"cmd_id"`
@@ -201,6 +201,12 @@ type Event struct {
 	ResultID  string     `msg:"rid,omitempty" json:"result_id,omitempty"`
 	At        time.Time  `msg:"t" json:"at"`
 }
+
+// SeqInterrupted is the Seq of the event a restarted device sends for the
+// run its crash cut short: it cannot know how many events the run sent
+// before, so it takes the last number, which no other event reaches and
+// which sorts after them all.
+const SeqInterrupted uint32 = 1<<32 - 1
 
 // Progress is how far a running test has got.
 type Progress struct {

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/target"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// These tests run the fleet as a user does: the collector binary and real
+// `edgebench agent` processes, over the embedded broker on loopback.
+
+var (
+	fleetBuild     sync.Once
+	fleetBins      [2]string // collector, agent
+	fleetBuildFail error
+)
+
+// fleetBinaries builds edgebench-collector and edgebench once.
+func fleetBinaries(t *testing.T) (collectorBin, agentBin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end with processes: not in -short")
+	}
+	fleetBuild.Do(func() {
+		dir, err := os.MkdirTemp("", "edgebench-fleet-")
+		if err != nil {
+			fleetBuildFail = err
+			return
+		}
+		fleetBins = [2]string{filepath.Join(dir, "edgebench-collector"), filepath.Join(dir, "edgebench")}
+		for i, pkg := range []string{".", "../edgebench"} {
+			if out, err := exec.Command("go", "build", "-o", fleetBins[i], pkg).CombinedOutput(); err != nil {
+				fleetBuildFail = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if fleetBuildFail != nil {
+		t.Fatal(fleetBuildFail)
+	}
+	return fleetBins[0], fleetBins[1]
+}
+
+// proc is a process a test started; it is killed when the test ends.
+type proc struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startProc(t *testing.T, name string, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, p.out.String())
+		}
+	})
+	return p
+}
+
+// kill ends the process with SIGKILL and waits for it.
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// testFleet is a collector process with its accounts, keys and folders.
+type testFleet struct {
+	t         *testing.T
+	dir       string
+	listen    string // the embedded broker
+	web       string
+	db        string
+	accounts  string
+	signKey   string // the collector's Ed25519 private key (PEM)
+	verifyKey string // its public key, for the agents (hex)
+	collector *proc
+}
+
+const testCollectorPassword = "c0llect"
+
+// newTestFleet writes the accounts (devices pi-1, pi-2 of fleet lab, with
+// passwords one and two) and an Ed25519 key pair, and starts the
+// collector process.
+func newTestFleet(t *testing.T) *testFleet {
+	t.Helper()
+	fleetBinaries(t)
+	f := &testFleet{t: t, dir: t.TempDir(), listen: freeAddr(t), web: freeAddr(t)}
+	f.db = filepath.Join(f.dir, "edgebench.db")
+	f.accounts = filepath.Join(f.dir, "accounts.yaml")
+	os.WriteFile(f.accounts, []byte(`collector: {username: collector, password: `+testCollectorPassword+`}
+devices:
+  - {fleet: lab, id: pi-1, password: one}
+  - {fleet: lab, id: pi-2, password: two}
+`), 0o600)
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.signKey = filepath.Join(f.dir, "collector.key")
+	os.WriteFile(f.signKey, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	f.verifyKey = filepath.Join(f.dir, "collector.pub")
+	os.WriteFile(f.verifyKey, []byte(hex.EncodeToString(pub)+"\n"), 0o644)
+	f.startCollector()
+	return f
+}
+
+func (f *testFleet) startCollector() {
+	f.t.Helper()
+	colBin, _ := fleetBinaries(f.t)
+	f.collector = startProc(f.t, "collector", nil, colBin, "serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
+		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug")
+	until(f.t, "the collector's web API", func() bool {
+		resp, err := http.Get("http://" + f.web + "/api/devices")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+}
+
+// startAgent starts `edgebench agent` as device id of fleet lab, with its
+// own state folder (kept across restarts of the same device).
+func (f *testFleet) startAgent(id, password string, env ...string) *proc {
+	f.t.Helper()
+	_, agentBin := fleetBinaries(f.t)
+	state := filepath.Join(f.dir, "agent-"+id)
+	os.MkdirAll(state, 0o755)
+	env = append([]string{
+		"EDGEBENCH_BROKER_URL=tcp://" + f.listen, "EDGEBENCH_FLEET=lab", "EDGEBENCH_DEVICE_ID=" + id,
+		"EDGEBENCH_BROKER_USERNAME=" + id, "EDGEBENCH_BROKER_PASSWORD=" + password,
+		"EDGEBENCH_STATE_DIR=" + state, "EDGEBENCH_SPOOL_DIR=" + filepath.Join(state, "spool"),
+		"EDGEBENCH_SIGNING_ED25519_PUBLIC_KEY_FILE=" + f.verifyKey, "EDGEBENCH_HEARTBEAT_INTERVAL=1s",
+		"EDGEBENCH_LOG_LEVEL=debug",
+	}, env...)
+	conf := filepath.Join(state, "agent.yaml")
+	os.WriteFile(conf, nil, 0o644) // everything from the environment
+	return startProc(f.t, "agent "+id, env, agentBin, "agent", "--config", conf)
+}
+
+// devices lists the devices the collector knows.
+func (f *testFleet) devices() []collector.Device {
+	f.t.Helper()
+	resp, err := http.Get("http://" + f.web + "/api/devices")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var devs []collector.Device
+	json.NewDecoder(resp.Body).Decode(&devs)
+	return devs
+}
+
+func (f *testFleet) waitOnline(id string) {
+	f.t.Helper()
+	until(f.t, id+" online", func() bool {
+		for _, d := range f.devices() {
+			if d.ID == id && d.Online {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// commandStatus is the collector's view of a command.
+func (f *testFleet) commandStatus(id string) collector.CommandStatus {
+	f.t.Helper()
+	var st collector.CommandStatus
+	resp, err := http.Get("http://" + f.web + "/api/commands/" + id)
+	if err != nil {
+		return st
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&st)
+	return st
+}
+
+// trigger runs `edgebench-collector trigger` with args and returns the
+// process (its output is in p.out).
+func (f *testFleet) trigger(args ...string) *proc {
+	f.t.Helper()
+	colBin, _ := fleetBinaries(f.t)
+	return startProc(f.t, "trigger", nil, colBin, append([]string{"trigger", "--server", "http://" + f.web}, args...)...)
+}
+
+// httpTarget is the built-in target on loopback, for the agents to load.
+func httpTarget(t *testing.T) string {
+	t.Helper()
+	srv, err := target.Start("127.0.0.1:0", "edgebench/fleet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + srv.Addr()
+}
+
+// commandID reads the command id from trigger's first line.
+func commandID(t *testing.T, p *proc) string {
+	t.Helper()
+	var id string
+	until(t, "trigger's first line", func() bool {
+		line, _, _ := strings.Cut(p.out.String(), "\n")
+		if rest, ok := strings.CutPrefix(line, "command "); ok {
+			id, _, _ = strings.Cut(rest, " ")
+			return true
+		}
+		return false
+	})
+	return id
+}
+
+// TestTriggerWaitEndsWhenTheAgentIsKilled: kill -9 of the agent in the
+// middle of a run, then a restart: the restarted agent's "failed:
+// interrupted" event reaches the store (it was dropped as a duplicate of
+// the run's first event), and `trigger --wait` ends with it instead of
+// waiting for --max-wait. The command is signed by the collector and
+// checked by the agent on the way.
+func TestTriggerWaitEndsWhenTheAgentIsKilled(t *testing.T) {
+	f := newTestFleet(t)
+	url := httpTarget(t)
+	agent := f.startAgent("pi-1", "one")
+	f.waitOnline("pi-1")
+	trig := f.trigger("--device", "pi-1", "--fleet", "lab", "-c", "2", "-d", "30s", "--wait", "--max-wait", "90s", url+"/bytes/64")
+	id := commandID(t, trig)
+	until(t, "the run to start", func() bool {
+		for _, e := range f.commandStatus(id).Events {
+			if e.State == transport.StateRunning {
+				return true
+			}
+		}
+		return false
+	})
+	agent.kill()
+	f.startAgent("pi-1", "one")
+	select {
+	case <-trig.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("trigger --wait still waiting a minute after the restart:\n%s", trig.out.String())
+	}
+	out := trig.out.String()
+	if !strings.Contains(out, "lab/pi-1: failed (interrupted") {
+		t.Errorf("trigger --wait did not report the interrupted run:\n%s", out)
+	}
+	evs := f.commandStatus(id).Events
+	if last := evs[len(evs)-1]; last.State != transport.StateFailed || last.Seq != transport.SeqInterrupted {
+		t.Errorf("last event %+v, want failed with seq %d", last, transport.SeqInterrupted)
+	}
+	t.Log("\n" + out)
+}
