@@ -217,7 +217,15 @@ func loadCmd(url string, d time.Duration, conns int) *transport.Command {
 type agentProc struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
+	lw     *lockedWriter
 	done   chan error
+}
+
+// output is what the agent has written to stderr so far.
+func (p *agentProc) output() string {
+	p.lw.mu.Lock()
+	defer p.lw.mu.Unlock()
+	return p.stderr.String()
 }
 
 func startAgent(t *testing.T, broker, stateDir string, extraEnv ...string) *agentProc {
@@ -230,7 +238,8 @@ func startAgent(t *testing.T, broker, stateDir string, extraEnv ...string) *agen
 		"EDGEBENCH_LABELS=server=builtin", "EDGEBENCH_HEARTBEAT_INTERVAL=1s", "EDGEBENCH_POLICY_MAX_CONNECTIONS=64")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	p := &agentProc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	p.lw = &lockedWriter{w: p.stderr}
+	cmd.Stderr = p.lw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

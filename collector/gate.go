@@ -20,7 +20,7 @@ const (
 	// the decoders' cap with room for the topic and headers. A client
 	// that announces a larger one is disconnected before anything is
 	// allocated for it.
-	maxPacket = transport.DefaultMaxPayload + 8<<10
+	maxPacket = transport.MaxPacketSize // the devices' clients have the same
 	// maxConnect is the largest CONNECT: client id, user name, password
 	// and Will. A device's is under 1 KiB.
 	maxConnect = 16 << 10

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
 	"go.uber.org/zap"
 )
 
@@ -102,6 +104,14 @@ type Client struct {
 	outbox   [][]byte // events not yet sent, oldest first; at most outboxCap
 	lostEvts int64    // events dropped from a full outbox
 
+	tls     *tls.Config  // nil for a plain tcp:// broker
+	skipped atomic.Int64 // packets over MaxPacketSize skipped
+
+	failMu   sync.Mutex
+	failures int    // connection attempts failed since the last connect
+	failWhy  string // the last one's reason
+	failErr  error  // the last one's error, nil once connected
+
 	seq     atomic.Uint64 // conn_seq of the latest connection attempt
 	willBuf []byte        // backs the Last Will payload paho holds; rewritten in place per attempt
 	willLen int
@@ -119,6 +129,16 @@ type delivery struct {
 	topic   string
 	payload []byte
 }
+
+// DeviceClientID is the MQTT client id of a device's agent, the default
+// of ClientConfig.ClientID.
+func DeviceClientID(fleet, device string) string { return "edgebench-" + fleet + "-" + device }
+
+// RunClientID is the client id `edgebench run --publish` connects with as
+// the device: not the agent's, whose session it would take over, and with
+// a "/" no id holds, so it is no other device's either. The collector's
+// broker lets a device's account use both.
+func RunClientID(fleet, device string) string { return DeviceClientID(fleet, device) + "/run" }
 
 // Dial checks cfg, builds the paho client and starts connecting in the
 // background: it returns at once, also when the broker is down (paho keeps
@@ -148,7 +168,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		cfg: cfg, opts: opts, log: opts.Log.With(zap.String("client_id", cfg.ClientID)),
+		cfg: cfg, opts: opts, log: opts.Log.With(zap.String("client_id", cfg.ClientID)), tls: tlsCfg,
 		topics:    Topics{Prefix: cfg.Prefix},
 		queue:     make(chan delivery, opts.QueueLen),
 		ackQueue:  make(chan []byte, 64),
@@ -182,12 +202,12 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
 		SetConnectionAttemptHandler(c.onAttempt).
+		SetConnectionNotificationHandler(c.onNotification).
+		SetCustomOpenConnectionFn(c.dial).
+		SetProtocolVersion(4). // no silent fallback to 3.1, whose refusal would hide the first one's reason
 		SetDefaultPublishHandler(func(_ mqtt.Client, m mqtt.Message) {
 			c.log.Debug("message without a route", zap.String("topic", m.Topic()))
 		})
-	if tlsCfg != nil {
-		mo.SetTLSConfig(tlsCfg)
-	}
 	if opts.Birth != nil {
 		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, TopicStatus)
 		if err != nil {
@@ -267,7 +287,7 @@ func (cfg *ClientConfig) fill() error {
 		if cfg.Device == "" {
 			return fmt.Errorf("mqtt client: a client id is needed without a device id")
 		}
-		cfg.ClientID = "edgebench-" + cfg.Fleet + "-" + cfg.Device
+		cfg.ClientID = DeviceClientID(cfg.Fleet, cfg.Device)
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 30 * time.Second
@@ -832,6 +852,12 @@ func (c *Client) onAttempt(_ *url.URL, t *tls.Config) *tls.Config {
 }
 
 func (c *Client) onConnect(mqtt.Client) {
+	c.failMu.Lock()
+	if c.failures > 0 {
+		c.log.Info("connected after failed attempts", zap.String("broker", c.cfg.Broker), zap.Int("attempts", c.failures))
+	}
+	c.failures, c.failWhy, c.failErr = 0, "", nil
+	c.failMu.Unlock()
 	// What was sent on earlier connections is sent again by the replay
 	// that follows; what this one sends from now on is not.
 	c.mu.Lock()
@@ -845,6 +871,70 @@ func (c *Client) onConnect(mqtt.Client) {
 		// conn_seq current when it runs.
 	}
 }
+
+// onNotification logs each failed connection attempt with the broker's
+// address and reason: the first, each change of reason, then the 2nd, 4th,
+// 8th... of a run of the same, so that a device left with a wrong password
+// says why it never shows up without filling its log.
+func (c *Client) onNotification(_ mqtt.Client, n mqtt.ConnectionNotification) {
+	f, ok := n.(mqtt.ConnectionNotificationFailed)
+	if !ok {
+		return
+	}
+	err := connectError(c.cfg.Broker, f.Reason)
+	why := strings.TrimPrefix(err.Error(), "broker "+c.cfg.Broker+": ")
+	c.failMu.Lock()
+	c.failures++
+	count, changed := c.failures, why != c.failWhy
+	c.failWhy, c.failErr = why, err
+	c.failMu.Unlock()
+	if changed || count&(count-1) == 0 {
+		c.log.Warn("cannot connect to the broker; retrying", zap.String("broker", c.cfg.Broker), zap.String("reason", why),
+			zap.Int("attempts", count))
+	}
+}
+
+// connectError says why an attempt to connect to broker failed, in a
+// user's words; a refused login wraps ErrLoginRefused.
+func connectError(broker string, err error) error {
+	var why string
+	switch {
+	case errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword):
+		return fmt.Errorf("broker %s: %w: bad user name or password", broker, ErrLoginRefused)
+	case errors.Is(err, packets.ErrorRefusedNotAuthorised):
+		return fmt.Errorf("broker %s: %w: not authorised", broker, ErrLoginRefused)
+	case errors.Is(err, packets.ErrorRefusedIDRejected):
+		return fmt.Errorf("broker %s: %w: client id rejected", broker, ErrLoginRefused)
+	case errors.Is(err, packets.ErrorRefusedServerUnavailable):
+		why = "the broker is unavailable"
+	case errors.Is(err, packets.ErrorRefusedBadProtocolVersion):
+		why = "the broker does not speak MQTT 3.1.1"
+	case errors.Is(err, packets.ErrorNetworkError):
+		why = "not reachable: " + strings.TrimPrefix(err.Error(), packets.ErrorNetworkError.Error()+" : ")
+	default:
+		why = err.Error()
+	}
+	return fmt.Errorf("broker %s: %s", broker, why)
+}
+
+// ConnectError is why the last attempt to connect failed, nil once
+// connected; a refused login wraps ErrLoginRefused.
+func (c *Client) ConnectError() error {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.failErr
+}
+
+// skippedPacket counts and logs a packet over MaxPacketSize that was
+// skipped unread.
+func (c *Client) skippedPacket(size int) {
+	n := c.skipped.Add(1)
+	c.log.Warn("message over the size cap skipped", zap.Int("bytes", size), zap.Int("cap", MaxPacketSize), zap.Int64("skipped", n))
+}
+
+// Skipped is the number of messages skipped because they were over
+// MaxPacketSize.
+func (c *Client) Skipped() int64 { return c.skipped.Load() }
 
 func (c *Client) onLost(_ mqtt.Client, err error) {
 	c.online.Store(false)
