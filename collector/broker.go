@@ -38,8 +38,9 @@ import (
 //
 // A device's username defaults to its id and its MQTT client id must be
 // the transport default, edgebench-<fleet>-<id>, unless client_id says
-// otherwise: a client id names a persistent session, and taking over
-// another device's session would hand over its subscriptions.
+// otherwise, or edgebench-<fleet>-<id>/run (`edgebench run --publish`): a
+// client id names a persistent session, and taking over another device's
+// session would hand over its subscriptions.
 type Accounts struct {
 	Collector Account   `yaml:"collector"`
 	Devices   []Account `yaml:"devices"`
@@ -195,7 +196,7 @@ func (h *aclHook) login(cl *mqtt.Client, pk packets.Packet) string {
 		return "unknown user"
 	case !d.verify(pk.Connect.Password):
 		return "wrong password"
-	case cl.ID != d.ClientID:
+	case cl.ID != d.ClientID && cl.ID != transport.RunClientID(d.Fleet, d.ID): // the agent, or `edgebench run --publish`
 		return "client id is not the device's (" + d.ClientID + ")"
 	}
 	return ""

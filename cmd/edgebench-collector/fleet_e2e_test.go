@@ -299,3 +299,45 @@ func TestTriggerWaitEndsWhenTheAgentIsKilled(t *testing.T) {
 	}
 	t.Log("\n" + out)
 }
+
+// TestRunPublishWithTheAccountsFile: `edgebench run --publish` logs in
+// with the device's account of the accounts file (it was refused: its
+// client id was not the device's), and a wrong password is reported as
+// the broker refusing the login, not as the network. The agent says the
+// same in its log.
+func TestRunPublishWithTheAccountsFile(t *testing.T) {
+	f := newTestFleet(t)
+	_, agentBin := fleetBinaries(t)
+	url := httpTarget(t)
+	conf := filepath.Join(f.dir, "empty.yaml")
+	os.WriteFile(conf, nil, 0o644)
+	publish := func(password string) (string, int) {
+		cmd := exec.Command(agentBin, "run", "-n", "50", "-c", "2", "--publish", "--broker", "tcp://"+f.listen,
+			"--fleet", "lab", "--device", "pi-1", "--username", "pi-1", "--password", password,
+			"--spool", filepath.Join(f.dir, "spool"), "--agent-config", conf, "--publish-timeout", "5s", url+"/bytes/10")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stderr.String(), code
+	}
+	if out, code := publish("one"); code != 0 || !strings.Contains(out, "acknowledged by the collector") {
+		t.Errorf("run --publish with the device's account: exit %d\n%s", code, out)
+	}
+	out, code := publish("wrong")
+	if code == 0 || !strings.Contains(out, "the broker refused the login") || strings.Contains(out, "not reachable") {
+		t.Errorf("run --publish with a wrong password: exit %d, want the refused login said\n%s", code, out)
+	}
+	agent := f.startAgent("pi-2", "wrong")
+	until(t, "the agent's warning", func() bool {
+		return strings.Contains(agent.out.String(), "cannot connect to the broker; retrying")
+	})
+	if out := agent.out.String(); !strings.Contains(out, "the broker refused the login") || !strings.Contains(out, f.listen) {
+		t.Errorf("the agent's log does not say the login was refused, and where:\n%s", out)
+	}
+}

@@ -175,8 +175,9 @@ func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *tran
 		CAFile: pf.ca, CertFile: pf.cert, KeyFile: pf.key,
 		Prefix: pf.prefix, Fleet: pf.fleet, Device: pf.device,
 		// Not the agent's client id: a second session under it would
-		// push the agent off the broker.
-		ClientID:       "edgebench-run-" + pf.fleet + "-" + pf.device,
+		// push the agent off the broker. The collector's broker admits
+		// this one for the device's account.
+		ClientID:       transport.RunClientID(pf.fleet, pf.device),
 		ConnectTimeout: min(pf.timeout, 10*time.Second),
 		RetryInterval:  time.Second,
 		MaxRetryWait:   2 * time.Second,
@@ -203,6 +204,9 @@ func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *tran
 	why := "the collector did not acknowledge it"
 	if !c.Connected() {
 		why = "the broker " + pf.broker + " was not reachable"
+		if cerr := c.ConnectError(); cerr != nil {
+			why = cerr.Error() // "broker URL: the broker refused the login: not authorised", "broker URL: not reachable: ..."
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		why = "interrupted"
