@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tinylib/msgp/msgp"
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
@@ -156,39 +155,13 @@ func (a *Agent) HandlePayload(_ context.Context, topic string, b []byte) {
 	in.to, _ = transport.Topics{Prefix: a.cfg.TopicPrefix}.Parse(topic) // on an odd topic, no signature verifies
 	in.cmd, in.err = transport.DecodeCommand(b)
 	if in.err != nil {
-		in.id = commandID(b)
+		in.id = transport.PeekID(b)
 	}
 	select {
 	case a.cmds <- in:
 	default:
 		a.log.Warn("command dropped: the agent is flooded", zap.String("topic", topic))
 	}
-}
-
-// commandID reads the id of a command that does not decode, so that its
-// rejection can name it; "" when there is none to read.
-func commandID(b []byte) string {
-	n, rest, err := msgp.ReadMapHeaderBytes(b)
-	if err != nil || n > 64 {
-		return ""
-	}
-	for range n {
-		var key []byte
-		if key, rest, err = msgp.ReadMapKeyZC(rest); err != nil {
-			return ""
-		}
-		if string(key) == "id" {
-			id, _, err := msgp.ReadStringBytes(rest)
-			if err != nil || transport.ValidMessageID(id) != nil {
-				return ""
-			}
-			return id
-		}
-		if rest, err = msgp.Skip(rest); err != nil {
-			return ""
-		}
-	}
-	return ""
 }
 
 // Run handles commands and heartbeats until ctx ends, then cancels the run

@@ -99,7 +99,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	subs     map[string]subscription // by filter
-	waiters  map[string][]chan struct{}
+	waiters  map[string][]chan error // closed by the ack; a rejection is sent first
 	lastSent map[string]time.Time
 	outbox   [][]byte // events not yet sent, oldest first; at most outboxCap
 	lostEvts int64    // events dropped from a full outbox
@@ -174,7 +174,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		ackQueue:  make(chan []byte, 64),
 		connected: make(chan struct{}, 1),
 		subs:      map[string]subscription{},
-		waiters:   map[string][]chan struct{}{},
+		waiters:   map[string][]chan error{},
 		lastSent:  map[string]time.Time{},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -537,8 +537,13 @@ func (c *Client) EventsKept() (waiting int, dropped int64) {
 }
 
 // PublishHeartbeat sends a heartbeat (QoS 0) on the device's heartbeat
-// topic.
+// topic, with the spool's counts (results waiting, results set aside as
+// rejected) when the client has one.
 func (c *Client) PublishHeartbeat(ctx context.Context, h *Heartbeat) error {
+	if c.opts.Spool != nil {
+		st := c.opts.Spool.Stats()
+		h.Spooled, h.Rejected = st.Count, st.Rejected
+	}
 	return c.publishOwn(ctx, TopicHeartbeat, 0, h)
 }
 
@@ -637,13 +642,25 @@ func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 	return nil
 }
 
+// RejectedError is a result the collector refused for good; the device
+// moved it to its spool's rejected/ folder.
+type RejectedError struct {
+	ResultID string
+	Reason   string
+}
+
+func (e *RejectedError) Error() string {
+	return "result " + e.ResultID + " rejected by the collector: " + e.Reason
+}
+
 // WaitAck waits until the collector has acknowledged result id (it is no
-// longer spooled) or ctx ends.
+// longer spooled) or ctx ends. A result the collector refused for good is
+// a *RejectedError.
 func (c *Client) WaitAck(ctx context.Context, id string) error {
 	if c.opts.Spool == nil {
 		return errors.New("wait ack: the client has no spool")
 	}
-	ch := make(chan struct{})
+	ch := make(chan error, 1)
 	c.mu.Lock()
 	c.waiters[id] = append(c.waiters[id], ch)
 	c.mu.Unlock()
@@ -667,8 +684,8 @@ func (c *Client) WaitAck(ctx context.Context, id string) error {
 		return nil
 	}
 	select {
-	case <-ch:
-		return nil
+	case err := <-ch:
+		return err
 	case <-ctx.Done():
 		return fmt.Errorf("wait ack %s: %w", id, ctx.Err())
 	case <-c.ctx.Done():
@@ -710,6 +727,12 @@ func (c *Client) replay(interval time.Duration) {
 			c.log.Warn("spooled result unreadable, set aside", zap.String("result_id", id), zap.Error(err))
 			continue
 		}
+		if !sent {
+			if why := c.unsendable(b); why != "" {
+				c.reject(&RejectedError{ResultID: id, Reason: why})
+				continue
+			}
+		}
 		if err := c.sendResult(c.ctx, id, b); err != nil {
 			c.log.Info("replay interrupted", zap.String("result_id", id), zap.Error(err))
 			return
@@ -717,7 +740,25 @@ func (c *Client) replay(interval time.Duration) {
 	}
 }
 
-// acker removes acknowledged results from the spool.
+// unsendable says why a spooled result can never be delivered by this
+// client, "" when it can: it does not decode (a newer schema aside, which
+// a newer collector may take), or it is another fleet's or device's, left
+// by a changed device_id.
+func (c *Client) unsendable(b []byte) string {
+	r, err := DecodeResultMax(b, c.cfg.MaxPayload)
+	switch {
+	case errors.Is(err, ErrVersion):
+		return ""
+	case err != nil:
+		return err.Error()
+	case r.Fleet != c.cfg.Fleet || r.Device != c.cfg.Device:
+		return fmt.Sprintf("result of %s/%s, this device is %s/%s", r.Fleet, r.Device, c.cfg.Fleet, c.cfg.Device)
+	}
+	return ""
+}
+
+// acker removes acknowledged results from the spool, and moves rejected
+// ones to rejected/.
 func (c *Client) acker() {
 	defer c.wg.Done()
 	for {
@@ -730,20 +771,44 @@ func (c *Client) acker() {
 				c.log.Warn("ack dropped", zap.Error(err))
 				continue
 			}
+			if a.Rejected != "" {
+				c.reject(&RejectedError{ResultID: a.ResultID, Reason: a.Rejected})
+				continue
+			}
 			if err := c.opts.Spool.Remove(a.ResultID); err != nil {
 				c.log.Error("spool remove", zap.String("result_id", a.ResultID), zap.Error(err))
 				continue
 			}
-			c.mu.Lock()
-			delete(c.lastSent, a.ResultID)
-			for _, w := range c.waiters[a.ResultID] {
-				close(w)
-			}
-			delete(c.waiters, a.ResultID)
-			c.mu.Unlock()
+			c.done(a.ResultID, nil)
 			c.log.Debug("result acknowledged", zap.String("result_id", a.ResultID))
 		}
 	}
+}
+
+// reject moves a result that can never be delivered to the spool's
+// rejected/ folder and ends its waits with rej.
+func (c *Client) reject(rej *RejectedError) {
+	c.log.Warn("result set aside in the spool's rejected/ folder, never to be sent", zap.String("result_id", rej.ResultID),
+		zap.String("reason", rej.Reason), zap.Int64("rejected", c.opts.Spool.Stats().Rejected+1))
+	if err := c.opts.Spool.Reject(rej.ResultID); err != nil {
+		c.log.Error("spool reject", zap.String("result_id", rej.ResultID), zap.Error(err))
+		return
+	}
+	c.done(rej.ResultID, rej)
+}
+
+// done ends the waits for result id, which has left the spool, with err.
+func (c *Client) done(id string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.lastSent, id)
+	for _, w := range c.waiters[id] {
+		if err != nil {
+			w <- err
+		}
+		close(w)
+	}
+	delete(c.waiters, id)
 }
 
 func (c *Client) worker() {

@@ -75,7 +75,8 @@ type Heartbeat struct {
 	Busy      bool      `msg:"bz,omitempty" json:"busy,omitempty"`
 	CommandID string    `msg:"cid,omitempty" json:"cmd_id,omitempty"` // the command running, if any
 	UptimeS   int64     `msg:"up,omitempty" json:"uptime_s,omitempty"`
-	Spooled   int       `msg:"sp,omitempty" json:"spooled,omitempty"` // results waiting for an ack
+	Spooled   int       `msg:"sp,omitempty" json:"spooled,omitempty"`  // results waiting for an ack
+	Rejected  int64     `msg:"rj,omitempty" json:"rejected,omitempty"` // results set aside since the agent started: refused by the collector, or unsendable
 	CPUBusy   *int32    `msg:"cpu,omitempty" json:"cpu_busy_bp,omitempty"`
 	Load1     *int32    `msg:"ld,omitempty" json:"load1_x100,omitempty"`
 	MemUsedKB *int64    `msg:"mu,omitempty" json:"mem_used_kb,omitempty"`
@@ -218,10 +219,14 @@ type Progress struct {
 
 // Ack is the collector's receipt for a result, on the device's ack topic,
 // sent once its store has committed the result. Only then does the device
-// delete the result from its spool.
+// delete the result from its spool. An ack with Rejected set says the
+// collector refuses the result for good (it does not decode, or it is not
+// the sender's): the device moves it out of the spool, to rejected/, and
+// never sends it again. A device that predates Rejected deletes it.
 type Ack struct {
 	V        int    `msg:"v" json:"v"`
 	ResultID string `msg:"id" json:"result_id"`
+	Rejected string `msg:"rj,omitempty" json:"rejected,omitempty"` // why, when the result is refused for good
 }
 
 // Result is one finished command on <prefix>/<fleet>/<device>/result: the

@@ -17,13 +17,31 @@ const (
 // MarshalMsg implements msgp.Marshaler
 func (z Ack) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 2
-	// string "v"
-	o = append(o, 0x82, 0xa1, 0x76)
-	o = msgp.AppendInt(o, z.V)
-	// string "id"
-	o = append(o, 0xa2, 0x69, 0x64)
-	o = msgp.AppendString(o, z.ResultID)
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Rejected == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "v"
+		o = append(o, 0xa1, 0x76)
+		o = msgp.AppendInt(o, z.V)
+		// string "id"
+		o = append(o, 0xa2, 0x69, 0x64)
+		o = msgp.AppendString(o, z.ResultID)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "rj"
+			o = append(o, 0xa2, 0x72, 0x6a)
+			o = msgp.AppendString(o, z.Rejected)
+		}
+	}
 	return
 }
 
@@ -61,6 +79,12 @@ func (z *Ack) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "ResultID")
 				return
 			}
+		case "rj":
+			z.Rejected, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Rejected")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -75,7 +99,7 @@ func (z *Ack) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z Ack) Msgsize() (s int) {
-	s = 1 + 2 + msgp.IntSize + 3 + msgp.StringPrefixSize + len(z.ResultID)
+	s = 1 + 2 + msgp.IntSize + 3 + msgp.StringPrefixSize + len(z.ResultID) + 3 + msgp.StringPrefixSize + len(z.Rejected)
 	return
 }
 
@@ -3029,8 +3053,8 @@ func (z Header) Msgsize() (s int) {
 func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(13)
-	var zb0001Mask uint16 /* 13 bits */
+	zb0001Len := uint32(14)
+	var zb0001Mask uint16 /* 14 bits */
 	_ = zb0001Mask
 	if z.Busy == false {
 		zb0001Len--
@@ -3048,33 +3072,37 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x20
 	}
-	if z.CPUBusy == nil {
+	if z.Rejected == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x40
 	}
-	if z.Load1 == nil {
+	if z.CPUBusy == nil {
 		zb0001Len--
 		zb0001Mask |= 0x80
 	}
-	if z.MemUsedKB == nil {
+	if z.Load1 == nil {
 		zb0001Len--
 		zb0001Mask |= 0x100
 	}
-	if z.MemAvail == nil {
+	if z.MemUsedKB == nil {
 		zb0001Len--
 		zb0001Mask |= 0x200
 	}
-	if z.TempDC == nil {
+	if z.MemAvail == nil {
 		zb0001Len--
 		zb0001Mask |= 0x400
 	}
-	if z.FreqMHz == nil {
+	if z.TempDC == nil {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.Throttled == nil {
+	if z.FreqMHz == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000
+	}
+	if z.Throttled == nil {
+		zb0001Len--
+		zb0001Mask |= 0x2000
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -3108,6 +3136,11 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendInt(o, z.Spooled)
 		}
 		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "rj"
+			o = append(o, 0xa2, 0x72, 0x6a)
+			o = msgp.AppendInt64(o, z.Rejected)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
 			// string "cpu"
 			o = append(o, 0xa3, 0x63, 0x70, 0x75)
 			if z.CPUBusy == nil {
@@ -3116,7 +3149,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.CPUBusy)
 			}
 		}
-		if (zb0001Mask & 0x80) == 0 { // if not omitted
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
 			// string "ld"
 			o = append(o, 0xa2, 0x6c, 0x64)
 			if z.Load1 == nil {
@@ -3125,7 +3158,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.Load1)
 			}
 		}
-		if (zb0001Mask & 0x100) == 0 { // if not omitted
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
 			// string "mu"
 			o = append(o, 0xa2, 0x6d, 0x75)
 			if z.MemUsedKB == nil {
@@ -3134,7 +3167,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt64(o, *z.MemUsedKB)
 			}
 		}
-		if (zb0001Mask & 0x200) == 0 { // if not omitted
+		if (zb0001Mask & 0x400) == 0 { // if not omitted
 			// string "ma"
 			o = append(o, 0xa2, 0x6d, 0x61)
 			if z.MemAvail == nil {
@@ -3143,7 +3176,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt64(o, *z.MemAvail)
 			}
 		}
-		if (zb0001Mask & 0x400) == 0 { // if not omitted
+		if (zb0001Mask & 0x800) == 0 { // if not omitted
 			// string "tc"
 			o = append(o, 0xa2, 0x74, 0x63)
 			if z.TempDC == nil {
@@ -3152,7 +3185,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.TempDC)
 			}
 		}
-		if (zb0001Mask & 0x800) == 0 { // if not omitted
+		if (zb0001Mask & 0x1000) == 0 { // if not omitted
 			// string "fq"
 			o = append(o, 0xa2, 0x66, 0x71)
 			if z.FreqMHz == nil {
@@ -3161,7 +3194,7 @@ func (z *Heartbeat) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.FreqMHz)
 			}
 		}
-		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "th"
 			o = append(o, 0xa2, 0x74, 0x68)
 			if z.Throttled == nil {
@@ -3230,6 +3263,12 @@ func (z *Heartbeat) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.Spooled, bts, err = msgp.ReadIntBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Spooled")
+				return
+			}
+		case "rj":
+			z.Rejected, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Rejected")
 				return
 			}
 		case "cpu":
@@ -3365,7 +3404,7 @@ func (z *Heartbeat) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Heartbeat) Msgsize() (s int) {
-	s = 1 + 2 + msgp.IntSize + 2 + msgp.TimeSize + 3 + msgp.BoolSize + 4 + msgp.StringPrefixSize + len(z.CommandID) + 3 + msgp.Int64Size + 3 + msgp.IntSize + 4
+	s = 1 + 2 + msgp.IntSize + 2 + msgp.TimeSize + 3 + msgp.BoolSize + 4 + msgp.StringPrefixSize + len(z.CommandID) + 3 + msgp.Int64Size + 3 + msgp.IntSize + 3 + msgp.Int64Size + 4
 	if z.CPUBusy == nil {
 		s += msgp.NilSize
 	} else {

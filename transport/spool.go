@@ -19,7 +19,7 @@ import (
 const (
 	DefaultSpoolCount = 1000
 	DefaultSpoolBytes = 64 << 20
-	maxTornKept       = 16
+	maxTornKept       = 16 // files kept in torn/ and in rejected/
 )
 
 // ErrSpoolFull is returned by Put when the spool is at its bounds: the
@@ -37,10 +37,11 @@ type SpoolLimits struct {
 
 // SpoolStats describe a spool at one instant.
 type SpoolStats struct {
-	Count   int   // entries waiting for an ack
-	Bytes   int64 // their payload bytes
-	Refused int64 // Puts refused because the spool was full, since open
-	Torn    int64 // damaged or half-written files set aside, since open
+	Count    int   // entries waiting for an ack
+	Bytes    int64 // their payload bytes
+	Refused  int64 // Puts refused because the spool was full, since open
+	Torn     int64 // damaged or half-written files set aside, since open
+	Rejected int64 // entries moved to rejected/ by Reject, since open
 }
 
 // Spool is a directory of payloads waiting for the collector's ack. Each
@@ -49,18 +50,21 @@ type SpoolStats struct {
 // a temporary file, fsyncs it, renames it into place and fsyncs the
 // directory, so an entry is either whole or absent after a crash; a file
 // that is damaged anyway, or a temporary file left by a killed writer, is
-// moved to torn/ and never sent. Safe for concurrent use; several
+// moved to torn/ and never sent; an entry that can never be delivered is
+// moved to rejected/ (Reject). Each keeps its newest few files, for a look.
+// Safe for concurrent use; several
 // processes may share a directory (ids are unique and removal idempotent).
 type Spool struct {
 	dir string
 	lim SpoolLimits
 
-	mu      sync.Mutex
-	sizes   map[string]int64
-	writing map[string]bool // reserved by a Put whose file is not in place yet
-	bytes   int64
-	refused int64
-	torn    int64
+	mu       sync.Mutex
+	sizes    map[string]int64
+	writing  map[string]bool // reserved by a Put whose file is not in place yet
+	bytes    int64
+	refused  int64
+	torn     int64
+	rejected int64
 }
 
 const (
@@ -270,11 +274,31 @@ func (s *Spool) Remove(id string) error {
 	return nil
 }
 
+// Reject moves the entry for id out of the spool into rejected/, where
+// the newest few are kept: the collector refused it for good, or it cannot
+// be sent at all. An id that is not spooled is not an error.
+func (s *Spool) Reject(id string) error {
+	if err := ValidMessageID(id); err != nil {
+		return fmt.Errorf("spool reject: %w", err)
+	}
+	moved, err := s.moveAside("rejected", id+spoolExt)
+	if err != nil {
+		return err
+	}
+	s.forget(id)
+	if moved {
+		s.mu.Lock()
+		s.rejected++
+		s.mu.Unlock()
+	}
+	return nil
+}
+
 // Stats returns the spool's counts.
 func (s *Spool) Stats() SpoolStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SpoolStats{Count: len(s.sizes), Bytes: s.bytes, Refused: s.refused, Torn: s.torn}
+	return SpoolStats{Count: len(s.sizes), Bytes: s.bytes, Refused: s.refused, Torn: s.torn, Rejected: s.rejected}
 }
 
 func (s *Spool) forget(id string) {
@@ -286,22 +310,31 @@ func (s *Spool) forget(id string) {
 	s.mu.Unlock()
 }
 
-// setAside moves a damaged file into torn/, keeping the newest few there.
+// setAside moves a damaged file into torn/.
 func (s *Spool) setAside(name string) error {
-	torn := filepath.Join(s.dir, "torn")
-	if err := os.MkdirAll(torn, 0o750); err != nil {
-		return fmt.Errorf("spool set aside %s: %w", name, err)
+	moved, err := s.moveAside("torn", name)
+	if moved {
+		s.mu.Lock()
+		s.torn++
+		s.mu.Unlock()
 	}
-	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(torn, name)); err != nil {
+	return err
+}
+
+// moveAside moves file name of the spool into the folder sub, keeping the
+// newest few there; it reports whether there was a file to move.
+func (s *Spool) moveAside(sub, name string) (bool, error) {
+	aside := filepath.Join(s.dir, sub)
+	if err := os.MkdirAll(aside, 0o750); err != nil {
+		return false, fmt.Errorf("spool set aside %s: %w", name, err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(aside, name)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // another process got there first
+			return false, nil // another process got there first
 		}
-		return fmt.Errorf("spool set aside %s: %w", name, err)
+		return false, fmt.Errorf("spool set aside %s: %w", name, err)
 	}
-	s.mu.Lock()
-	s.torn++
-	s.mu.Unlock()
-	if ents, err := os.ReadDir(torn); err == nil && len(ents) > maxTornKept {
+	if ents, err := os.ReadDir(aside); err == nil && len(ents) > maxTornKept {
 		type aged struct {
 			name string
 			mod  int64
@@ -314,10 +347,10 @@ func (s *Spool) setAside(name string) error {
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i].mod < all[j].mod })
 		for _, a := range all[:max(0, len(all)-maxTornKept)] {
-			os.Remove(filepath.Join(torn, a.name))
+			os.Remove(filepath.Join(aside, a.name))
 		}
 	}
-	return syncDir(s.dir)
+	return true, syncDir(s.dir)
 }
 
 // unframe checks a spool file and returns its payload.

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
+	"github.com/tinylib/msgp/msgp"
 	"go.uber.org/zap"
 )
 
 // ResultHandler stores one result. from is the topic's fleet and device,
 // which the broker's ACL vouches for (the result's own Fleet and Device
-// match it). A nil return means committed: only then is the ack sent. The
-// same result may arrive more than once; storing must be idempotent by ID.
+// match it). A nil return means committed: only then is the ack sent. An
+// error wrapping ErrRejected refuses the result for good: it is acked as
+// rejected, and the device sets it aside. Any other error leaves it
+// unacked, for the device to send again. The same result may arrive more
+// than once; storing must be idempotent by ID.
 // raw is the payload as it came, which the handler may keep: storing it,
 // not r re-encoded, keeps the fields a newer sender added.
 type ResultHandler func(ctx context.Context, from Addr, r *Result, raw []byte) error
@@ -24,12 +29,17 @@ type SubscriberConfig struct {
 	Handler ResultHandler
 }
 
+// ErrRejected, wrapped in a ResultHandler's error, refuses a result for
+// good.
+var ErrRejected = errors.New("result rejected")
+
 // SubscriberStats count what a Subscriber has seen.
 type SubscriberStats struct {
 	Received  int64 // result messages
 	Acked     int64 // stored and acknowledged
 	Malformed int64 // undecodable or inconsistent with their topic, dropped
 	Failed    int64 // the handler returned an error; not acked, the device sends again
+	Rejected  int64 // acked as rejected: malformed with a readable id, or refused by the handler
 }
 
 // Subscriber is the collector's side of result delivery: it decodes each
@@ -40,7 +50,7 @@ type Subscriber struct {
 	c   *Client
 	cfg SubscriberConfig
 
-	received, acked, malformed, failed atomic.Int64
+	received, acked, malformed, failed, rejected atomic.Int64
 }
 
 // NewSubscriber subscribes c to the results of cfg.Fleet (on every
@@ -65,7 +75,8 @@ func NewSubscriber(c *Client, cfg SubscriberConfig) (*Subscriber, error) {
 
 // Stats returns the subscriber's counts.
 func (s *Subscriber) Stats() SubscriberStats {
-	return SubscriberStats{Received: s.received.Load(), Acked: s.acked.Load(), Malformed: s.malformed.Load(), Failed: s.failed.Load()}
+	return SubscriberStats{Received: s.received.Load(), Acked: s.acked.Load(), Malformed: s.malformed.Load(), Failed: s.failed.Load(),
+		Rejected: s.rejected.Load()}
 }
 
 func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
@@ -81,28 +92,75 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 	if err != nil {
 		s.malformed.Add(1)
 		log.Warn("result dropped", zap.Int("bytes", len(b)), zap.Error(err))
+		// A newer schema may be stored by a newer collector: not refused.
+		if id := PeekID(b); id != "" && !errors.Is(err, ErrVersion) {
+			s.ack(ctx, from, id, err.Error())
+		}
 		return
 	}
 	if r.Fleet != from.Fleet || r.Device != from.Device {
 		s.malformed.Add(1)
 		log.Warn("result dropped: sender is not the result's device",
 			zap.String("result_id", r.ID), zap.String("fleet", r.Fleet), zap.String("device", r.Device))
+		s.ack(ctx, from, r.ID, fmt.Sprintf("result of %s/%s sent by %s/%s", r.Fleet, r.Device, from.Fleet, from.Device))
 		return
 	}
 	if err := s.cfg.Handler(ctx, from, r, b); err != nil {
+		if errors.Is(err, ErrRejected) {
+			log.Warn("result rejected", zap.String("result_id", r.ID), zap.Error(err))
+			s.ack(ctx, from, r.ID, strings.TrimSuffix(err.Error(), ": "+ErrRejected.Error()))
+			return
+		}
 		s.failed.Add(1)
 		log.Warn("result not stored, not acked", zap.String("result_id", r.ID), zap.Error(err))
 		return
 	}
-	ack, _ := (&Ack{V: SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
+	s.ack(ctx, from, r.ID, "")
+}
+
+// ack acknowledges result id to the device that sent it: as stored, or as
+// rejected for the given reason.
+func (s *Subscriber) ack(ctx context.Context, from Addr, id, rejected string) {
+	ack, _ := (&Ack{V: SchemaVersion, ResultID: id, Rejected: rejected}).MarshalMsg(nil)
 	ackTopic, err := s.c.topics.Topic(from.Fleet, from.Device, TopicAck)
 	if err == nil {
 		err = s.c.Publish(ctx, ackTopic, 1, false, ack)
 	}
 	if err != nil {
 		// The device sends the result again; the store is idempotent.
-		log.Warn("ack not sent", zap.String("result_id", r.ID), zap.Error(err))
+		s.c.log.Warn("ack not sent", zap.String("result_id", id), zap.Error(err))
 		return
 	}
-	s.acked.Add(1)
+	if rejected != "" {
+		s.rejected.Add(1)
+	} else {
+		s.acked.Add(1)
+	}
+}
+
+// PeekID reads the "id" of a msgpack map that may not decode as a whole
+// (a command or a result), so that its refusal can name it; "" when there
+// is no valid id to read.
+func PeekID(b []byte) string {
+	n, rest, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil || n > 64 {
+		return ""
+	}
+	for range n {
+		var key []byte
+		if key, rest, err = msgp.ReadMapKeyZC(rest); err != nil {
+			return ""
+		}
+		if string(key) == "id" {
+			id, _, err := msgp.ReadStringBytes(rest)
+			if err != nil || ValidMessageID(id) != nil {
+				return ""
+			}
+			return id
+		}
+		if rest, err = msgp.Skip(rest); err != nil {
+			return ""
+		}
+	}
+	return ""
 }

@@ -341,3 +341,42 @@ func TestRunPublishWithTheAccountsFile(t *testing.T) {
 		t.Errorf("the agent's log does not say the login was refused, and where:\n%s", out)
 	}
 }
+
+// TestChangedDeviceIDLeavesNoPoison: a device renamed from pi-1 to pi-2
+// keeps its spool, with a result of pi-1 in it, and an entry whose bytes
+// do not decode. The agent moves both to rejected/ on its first replay,
+// instead of sending them every minute forever, and its heartbeat counts
+// them.
+func TestChangedDeviceIDLeavesNoPoison(t *testing.T) {
+	f := newTestFleet(t)
+	spoolDir := filepath.Join(f.dir, "agent-pi-2", "spool")
+	sp, err := transport.OpenSpool(spoolDir, transport.SpoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), Fleet: "lab", Device: "pi-1", CreatedAt: time.Now().UTC(),
+		Outcome: transport.StateSucceeded, Runs: []transport.Run{{StartedAt: time.Now().UTC(), DocLength: -1}}}
+	raw, _ := old.MarshalMsg(nil)
+	garbage := transport.NewID()
+	if err := sp.Put(old.ID, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Put(garbage, []byte{0x81, 0xa2, 'i', 'd', 0xc1}); err != nil {
+		t.Fatal(err)
+	}
+	agent := f.startAgent("pi-2", "two")
+	until(t, "pi-2's heartbeat to count 2 rejected results", func() bool {
+		for _, d := range f.devices() {
+			if d.ID == "pi-2" && d.Heartbeat != nil && d.Heartbeat.Rejected == 2 && d.Heartbeat.Spooled == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	if m, _ := filepath.Glob(filepath.Join(spoolDir, "rejected", "*.msg")); len(m) != 2 {
+		t.Errorf("rejected/ holds %v, want the 2 entries", m)
+	}
+	if out := agent.out.String(); !strings.Contains(out, "result of lab/pi-1, this device is lab/pi-2") {
+		t.Errorf("the agent does not say why it set pi-1's result aside:\n%s", out)
+	}
+}

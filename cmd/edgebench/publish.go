@@ -201,6 +201,9 @@ func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *tran
 		}
 		return nil
 	}
+	if rej := (*transport.RejectedError)(nil); errors.As(err, &rej) {
+		return fmt.Errorf("%v: set aside in %s", rej, filepath.Join(pf.spool, "rejected"))
+	}
 	why := "the collector did not acknowledge it"
 	if !c.Connected() {
 		why = "the broker " + pf.broker + " was not reachable"

@@ -1,0 +1,97 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestPoisonEntriesLeaveTheSpool: a spooled entry that is whole but does
+// not decode, and a result of another device (what a changed device_id
+// leaves behind), were sent again every minute forever. They move to
+// rejected/ at the first replay, are counted, and are not sent; the good
+// entry is delivered.
+func TestPoisonEntriesLeaveTheSpool(t *testing.T) {
+	dir := t.TempDir()
+	sp, err := OpenSpool(dir, SpoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage, old, good := NewID(), smallResult(), smallResult()
+	old.Fleet, old.Device = "lab", "pi4-old"
+	good.Fleet, good.Device = "lab", "pi4-07"
+	for id, b := range map[string][]byte{garbage: {0x81, 0xa2, 'i', 'd', 0xc1}, old.ID: mustMarshal(t, old), good.ID: mustMarshal(t, good)} {
+		if err := sp.Put(id, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBroker(t, false)
+	st := newStore()
+	_, sub := collector(t, b.url(), st, "")
+	dev, sp2 := device(t, b.url(), dir, Options{ResendInterval: 100 * time.Millisecond})
+	if err := dev.WaitAck(ctx10(t), good.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the spool to empty", func() bool { return sp2.Stats().Count == 0 })
+	time.Sleep(300 * time.Millisecond) // three resend intervals: nothing more goes out
+	if s := sub.Stats(); s.Received != 1 {
+		t.Errorf("the collector received %d results, want the good one only", s.Received)
+	}
+	if s := sp2.Stats(); s.Rejected != 2 {
+		t.Errorf("spool stats %+v, want 2 rejected", s)
+	}
+	for _, id := range []string{garbage, old.ID} {
+		if _, err := os.Stat(filepath.Join(dir, "rejected", id+".msg")); err != nil {
+			t.Errorf("entry not in rejected/: %v", err)
+		}
+	}
+}
+
+// TestCollectorRejectsForGood: a result the collector refuses for good (a
+// handler error wrapping ErrRejected, or a payload it cannot decode) is
+// acked as rejected: the device moves it to rejected/ and WaitAck says
+// why, instead of sending it again every minute.
+func TestCollectorRejectsForGood(t *testing.T) {
+	b := newBroker(t, false)
+	st := newStore()
+	bad := smallResult()
+	st.fail = func(r *Result) error {
+		if r.ID == bad.ID {
+			return fmt.Errorf("run 0 refers to disk 7 of 1: %w", ErrRejected)
+		}
+		return nil
+	}
+	_, sub := collector(t, b.url(), st, "")
+	dir := t.TempDir()
+	dev, sp := device(t, b.url(), dir, Options{ResendInterval: 100 * time.Millisecond})
+	if err := dev.WaitConnected(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.PublishResult(ctx10(t), bad); err != nil {
+		t.Fatal(err)
+	}
+	err := dev.WaitAck(ctx10(t), bad.ID)
+	var rej *RejectedError
+	if !errors.As(err, &rej) || rej.Reason != "run 0 refers to disk 7 of 1" {
+		t.Fatalf("WaitAck: %v, want the rejection and its reason", err)
+	}
+	if s := sp.Stats(); s.Count != 0 || s.Rejected != 1 {
+		t.Errorf("spool stats %+v, want the entry rejected", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rejected", bad.ID+".msg")); err != nil {
+		t.Errorf("entry not in rejected/: %v", err)
+	}
+	// Undecodable bytes whose id can be read are acked as rejected too.
+	topic, _ := dev.Topics().Topic("lab", "pi4-07", TopicResult)
+	junk := NewID()
+	if err := dev.Publish(ctx10(t), topic, 1, false, append([]byte{0x82, 0xa2, 'i', 'd', 0xda, 0, 26}, append([]byte(junk), 0xa1, 'v', 0xc1)...)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the junk rejected", func() bool { return sub.Stats().Rejected == 2 })
+	if s := sub.Stats(); s.Acked != 0 || s.Malformed != 1 {
+		t.Errorf("subscriber stats %+v", s)
+	}
+}
