@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -78,9 +79,14 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 	pubCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
 	if perr := a.link.PublishResult(pubCtx, res); perr != nil {
-		log.Error("result not spooled", zap.Error(perr))
-		a.event(pubCtx, cmd.ID, transport.StateFailed, "result not stored: "+perr.Error(), nil, "")
-		return
+		if !errors.Is(perr, transport.ErrKeptInMemory) {
+			log.Error("result not spooled", zap.Error(perr))
+			a.event(pubCtx, cmd.ID, transport.StateFailed, "result not stored: "+perr.Error(), nil, "")
+			return
+		}
+		// Published all the same: the run's outcome stands, and says
+		// that its result is not on disk.
+		reason = strings.TrimPrefix(reason+"; "+perr.Error(), "; ")
 	}
 	log.Info("run ended", zap.String("outcome", string(state)), zap.String("reason", reason))
 	a.event(pubCtx, cmd.ID, state, reason, nil, j.resultID)

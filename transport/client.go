@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,8 +102,9 @@ type Client struct {
 	subs     map[string]subscription // by filter
 	waiters  map[string][]chan error // closed by the ack; a rejection is sent first
 	lastSent map[string]time.Time
-	outbox   [][]byte // events not yet sent, oldest first; at most outboxCap
-	lostEvts int64    // events dropped from a full outbox
+	outbox   [][]byte          // events not yet sent, oldest first; at most outboxCap
+	lostEvts int64             // events dropped from a full outbox
+	kept     map[string][]byte // results the spool refused, held until acked; at most keptCap
 
 	tls     *tls.Config  // nil for a plain tcp:// broker
 	skipped atomic.Int64 // packets over MaxPacketSize skipped
@@ -601,7 +603,9 @@ func (c *Client) SubscribeCommands(h func(ctx context.Context, cmd *Command)) er
 // PublishResult spools r and then, if connected, publishes it at QoS 1. It
 // returns once r is on disk: a publish that fails is retried on the next
 // connect and every ResendInterval until the collector's ack removes it
-// (see WaitAck). Empty ID, V, Fleet and Device are filled in.
+// (see WaitAck). When the spool refuses r (a full disk), r is kept in
+// memory instead, published and resent all the same, and the error wraps
+// ErrKeptInMemory. Empty ID, V, Fleet and Device are filled in.
 func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 	if c.opts.Spool == nil {
 		return errors.New("publish result: the client has no spool")
@@ -631,15 +635,78 @@ func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 	if len(b) > c.cfg.MaxPayload {
 		return fmt.Errorf("publish result %s: %d bytes, cap %d: %w", r.ID, len(b), c.cfg.MaxPayload, ErrTooLarge)
 	}
+	var spoolErr error
 	if err := c.opts.Spool.Put(r.ID, b); err != nil {
-		return fmt.Errorf("publish result: %w", err)
+		if !c.keep(r.ID, b) {
+			return fmt.Errorf("publish result: %w (and %d results are kept in memory already)", err, keptCap)
+		}
+		spoolErr = fmt.Errorf("result %s not spooled, %w: %w", r.ID, ErrKeptInMemory, err)
+		c.log.Error("result not spooled; kept in memory until the collector acknowledges it, lost if the process ends first",
+			zap.String("result_id", r.ID), zap.Error(err))
 	}
 	if c.online.Load() {
 		if err := c.sendResult(ctx, r.ID, b); err != nil {
-			c.log.Info("result spooled, publish deferred", zap.String("result_id", r.ID), zap.Error(err))
+			c.log.Info("result kept, publish deferred", zap.String("result_id", r.ID), zap.Error(err))
 		}
 	}
-	return nil
+	return spoolErr
+}
+
+// ErrKeptInMemory is wrapped in PublishResult's error when the spool
+// could not take a result (a full disk, a full spool): the result is
+// published all the same and kept in memory, resent like a spooled one,
+// until the collector acknowledges it; it is lost if the process ends
+// first.
+var ErrKeptInMemory = errors.New("kept in memory until acknowledged")
+
+// keptCap bounds the results kept in memory when the spool refuses them.
+const keptCap = 16
+
+// keep holds a result the spool refused in memory, unless keptCap are
+// held already.
+func (c *Client) keep(id string, b []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.kept) >= keptCap {
+		return false
+	}
+	if c.kept == nil {
+		c.kept = map[string][]byte{}
+	}
+	c.kept[id] = b
+	return true
+}
+
+// held reports whether result id waits for its ack, spooled or kept.
+func (c *Client) held(id string) bool {
+	c.mu.Lock()
+	_, ok := c.kept[id]
+	c.mu.Unlock()
+	return ok || c.opts.Spool.Has(id)
+}
+
+// pending lists the results waiting for an ack, spooled or kept, oldest
+// first (ULIDs sort by time).
+func (c *Client) pending() []string {
+	ids := c.opts.Spool.List()
+	c.mu.Lock()
+	for id := range c.kept {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// payload is the bytes of a result waiting for its ack.
+func (c *Client) payload(id string) ([]byte, error) {
+	c.mu.Lock()
+	b, ok := c.kept[id]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	return c.opts.Spool.Get(id)
 }
 
 // RejectedError is a result the collector refused for good; the device
@@ -680,7 +747,7 @@ func (c *Client) WaitAck(ctx context.Context, id string) error {
 		}
 		c.mu.Unlock()
 	}()
-	if !c.opts.Spool.Has(id) {
+	if !c.held(id) {
 		return nil
 	}
 	select {
@@ -708,11 +775,10 @@ func (c *Client) sendResult(ctx context.Context, id string, b []byte) error {
 // (not sent on this connection when interval is 0), oldest first, while
 // connected.
 func (c *Client) replay(interval time.Duration) {
-	sp := c.opts.Spool
-	if sp == nil {
+	if c.opts.Spool == nil {
 		return
 	}
-	for _, id := range sp.List() {
+	for _, id := range c.pending() {
 		if c.ctx.Err() != nil || !c.online.Load() {
 			return
 		}
@@ -722,7 +788,7 @@ func (c *Client) replay(interval time.Duration) {
 		if sent && (interval == 0 || time.Since(last) < interval) {
 			continue
 		}
-		b, err := sp.Get(id)
+		b, err := c.payload(id)
 		if err != nil {
 			c.log.Warn("spooled result unreadable, set aside", zap.String("result_id", id), zap.Error(err))
 			continue
@@ -797,11 +863,13 @@ func (c *Client) reject(rej *RejectedError) {
 	c.done(rej.ResultID, rej)
 }
 
-// done ends the waits for result id, which has left the spool, with err.
+// done ends the waits for result id, which has left the spool (or
+// memory), with err.
 func (c *Client) done(id string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.lastSent, id)
+	delete(c.kept, id)
 	for _, w := range c.waiters[id] {
 		if err != nil {
 			w <- err

@@ -95,3 +95,43 @@ func TestCollectorRejectsForGood(t *testing.T) {
 		t.Errorf("subscriber stats %+v", s)
 	}
 }
+
+// TestSpoolRefusalKeepsTheResultInMemory: a spool that refuses a result
+// (full here; a full disk in TestFullDiskStillDeliversTheResult) no longer
+// loses it: the result is kept in memory, sent when the broker comes up,
+// and dropped from memory by its ack.
+func TestSpoolRefusalKeepsTheResultInMemory(t *testing.T) {
+	b := newBroker(t, true)
+	st := newStore()
+	dir := t.TempDir()
+	sp, err := OpenSpool(dir, SpoolLimits{MaxCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := smallResult(), smallResult()
+	first.Fleet, first.Device = "lab", "pi4-07"
+	if err := sp.Put(first.ID, mustMarshal(t, first)); err != nil {
+		t.Fatal(err)
+	}
+	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{Spool: sp})
+	err = dev.PublishResult(ctx10(t), second)
+	if !errors.Is(err, ErrKeptInMemory) || !errors.Is(err, ErrSpoolFull) {
+		t.Fatalf("PublishResult on a full spool: %v, want ErrKeptInMemory and the spool's error", err)
+	}
+	b.start()
+	collector(t, b.url(), st, "")
+	for _, r := range []*Result{first, second} {
+		if err := dev.WaitAck(ctx10(t), r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stored, _ := st.count(); stored != 2 {
+		t.Errorf("%d results stored, want both", stored)
+	}
+	dev.mu.Lock()
+	kept := len(dev.kept)
+	dev.mu.Unlock()
+	if kept != 0 || sp.Stats().Count != 0 {
+		t.Errorf("%d kept in memory and %d spooled after the acks", kept, sp.Stats().Count)
+	}
+}

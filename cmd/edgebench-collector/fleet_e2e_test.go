@@ -380,3 +380,60 @@ func TestChangedDeviceIDLeavesNoPoison(t *testing.T) {
 		t.Errorf("the agent does not say why it set pi-1's result aside:\n%s", out)
 	}
 }
+
+// fullDisk returns the command prefix that runs a program with dir on a
+// tmpfs of its own that is full: a user and mount namespace (unshare -rm)
+// mounts it and fills it before the program starts. Without unshare, or
+// where namespaces are not allowed, the test is skipped (failed in CI).
+func fullDisk(t *testing.T, dir string) []string {
+	t.Helper()
+	unshare, err := exec.LookPath("unshare")
+	if err == nil {
+		err = exec.Command(unshare, "-rm", "sh", "-c", "mount -t tmpfs -o size=16k tmpfs "+dir).Run()
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("unshare -rm with a tmpfs mount: %v: CI must allow user namespaces (util-linux's unshare)", err)
+		}
+		t.Skipf("!!! unshare -rm with a tmpfs mount failed (%v): SKIPPING the full-disk test", err)
+	}
+	return []string{unshare, "-rm", "sh", "-c", `mount -t tmpfs -o size=16k tmpfs "$0" && (cat /dev/zero > "$0/fill") 2>/dev/null; exec "$@"`, dir}
+}
+
+// TestFullDiskStillDeliversTheResult: the agent's spool is on a full disk.
+// Its result is published anyway and kept in memory until the collector
+// acknowledges it (it was discarded: "failed: result not stored"), and the
+// final event says the spool failed.
+func TestFullDiskStillDeliversTheResult(t *testing.T) {
+	f := newTestFleet(t)
+	_, agentBin := fleetBinaries(t)
+	url := httpTarget(t)
+	state := filepath.Join(f.dir, "agent-pi-1")
+	spool := filepath.Join(state, "spool")
+	os.MkdirAll(spool, 0o755)
+	conf := filepath.Join(state, "agent.yaml")
+	os.WriteFile(conf, nil, 0o644)
+	wrap := fullDisk(t, spool)
+	env := []string{"EDGEBENCH_BROKER_URL=tcp://" + f.listen, "EDGEBENCH_FLEET=lab", "EDGEBENCH_DEVICE_ID=pi-1",
+		"EDGEBENCH_BROKER_USERNAME=pi-1", "EDGEBENCH_BROKER_PASSWORD=one", "EDGEBENCH_STATE_DIR=" + state,
+		"EDGEBENCH_SPOOL_DIR=" + spool, "EDGEBENCH_SIGNING_ED25519_PUBLIC_KEY_FILE=" + f.verifyKey}
+	agent := startProc(t, "agent pi-1", env, wrap[0], append(wrap[1:], agentBin, "agent", "--config", conf)...)
+	f.waitOnline("pi-1")
+	trig := f.trigger("--device", "pi-1", "--fleet", "lab", "-c", "2", "-d", "1s", "--wait", "--max-wait", "60s", url+"/bytes/64")
+	id := commandID(t, trig)
+	select {
+	case <-trig.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("trigger --wait did not end:\n%s", trig.out.String())
+	}
+	st := f.commandStatus(id)
+	last := st.Events[len(st.Events)-1]
+	if last.State != transport.StateSucceeded || !strings.Contains(last.Reason, "no space left on device") || len(st.Results) != 1 {
+		t.Errorf("last event %s %q, %d results stored; want succeeded, the spool's failure said, the result stored\n%s",
+			last.State, last.Reason, len(st.Results), trig.out.String())
+	}
+	if out := agent.out.String(); !strings.Contains(out, "kept in memory") {
+		t.Errorf("the agent's log does not say the result was kept in memory:\n%s", out)
+	}
+	t.Log("\n" + trig.out.String())
+}
