@@ -127,10 +127,11 @@ func (a *Account) verify(pw []byte) bool {
 
 // aclHook authenticates clients against Accounts and confines devices to
 // their own topics (SPEC section 6): a device publishes only its status,
-// event, result and heartbeat and reads only its cmd, its fleet's _all cmd
-// and its ack. Only the collector account publishes cmd and ack. A Last
-// Will is a publish like any other: a client whose Will names a topic it
-// may not publish to is refused at CONNECT, and such a Will is never sent.
+// event, result and heartbeat and reads only its cmd, its fleet's _all cmd,
+// its ack and the collector's status. Only the collector account publishes
+// cmd, ack and the collector's status. A Last Will is a publish like any
+// other: a client whose Will names a topic it may not publish to is
+// refused at CONNECT, and such a Will is never sent.
 type aclHook struct {
 	mqtt.HookBase
 	prefix    string
@@ -217,7 +218,8 @@ func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	}
 	own := h.prefix + "/" + d.Fleet + "/" + d.ID + "/"
 	return topic == own+string(transport.TopicCmd) || topic == own+string(transport.TopicAck) ||
-		topic == h.prefix+"/"+d.Fleet+"/"+transport.AllDevices+"/"+string(transport.TopicCmd)
+		topic == h.prefix+"/"+d.Fleet+"/"+transport.AllDevices+"/"+string(transport.TopicCmd) ||
+		topic == transport.Topics{Prefix: h.prefix}.CollectorStatus()
 }
 
 // mayPublish reports whether cl's account may publish to topic: the

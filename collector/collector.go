@@ -218,7 +218,8 @@ func (c *Collector) start() error {
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
 		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second,
-	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen})
+	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen,
+		AnnounceCollector: true}) // devices resend what they hold once it has resubscribed
 	if err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}

@@ -254,10 +254,11 @@ func smallResult() *Result {
 		Runs: []Run{{Completed: 10, OK: 10, Timeline: []Second{{T: 0, Completed: 10}}}}}
 }
 
-// collector dials a collector client with a result subscriber.
+// collector dials a collector client with a result subscriber, which
+// announces itself to the devices as the collector's does.
 func collector(t testing.TB, broker string, st *store, group string) (*Client, *Subscriber) {
 	t.Helper()
-	c := dial(t, fastConfig(broker, "", "", "collector-"+NewID()), Options{Workers: 2})
+	c := dial(t, fastConfig(broker, "", "", "collector-"+NewID()), Options{Workers: 2, AnnounceCollector: true})
 	sub, err := NewSubscriber(c, SubscriberConfig{Group: group, Handler: st.handle})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,15 @@ type Options struct {
 	// OnConnect is called after every connect, once subscriptions are
 	// restored and the birth is published, on the client's own goroutine.
 	OnConnect func()
+
+	// AnnounceCollector makes the client a collector's: after every
+	// connect, once its subscriptions are restored, it publishes the
+	// retained collector status (Topics.CollectorStatus). A client with a
+	// Spool watches that status and, each time a collector announces a
+	// new connection, sends every result it holds again: what it sent
+	// while the collector was not subscribed (after a broker restart
+	// without persistence) was lost.
+	AnnounceCollector bool
 
 	QueueLen int // messages waiting for the handlers; default 64; beyond it QoS 1 messages wait (and so their PUBACKs), QoS 0 ones are dropped and counted
 	Workers  int // goroutines running handlers; default 1
@@ -114,11 +124,16 @@ type Client struct {
 	failWhy  string // the last one's reason
 	failErr  error  // the last one's error, nil once connected
 
-	seq     atomic.Uint64 // conn_seq of the latest connection attempt
-	willBuf []byte        // backs the Last Will payload paho holds; rewritten in place per attempt
-	willLen int
-	online  atomic.Bool
-	flushMu sync.Mutex // one event flush at a time
+	instance      string        // names this client in its collector status
+	collectorSeen string        // the last collector status seen: its instance and conn_seq
+	collectorUp   chan struct{} // a new collector status: resend what is held
+
+	seq      atomic.Uint64 // conn_seq of the latest connection attempt
+	willBuf  []byte        // backs the Last Will payload paho holds; rewritten in place per attempt
+	willLen  int
+	online   atomic.Bool
+	restored atomic.Bool // online, and this connection's subscriptions are back
+	flushMu  sync.Mutex  // one event flush at a time
 }
 
 type subscription struct {
@@ -171,13 +186,15 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 	}
 	c := &Client{
 		cfg: cfg, opts: opts, log: opts.Log.With(zap.String("client_id", cfg.ClientID)), tls: tlsCfg,
-		topics:    Topics{Prefix: cfg.Prefix},
-		queue:     make(chan delivery, opts.QueueLen),
-		ackQueue:  make(chan []byte, 64),
-		connected: make(chan struct{}, 1),
-		subs:      map[string]subscription{},
-		waiters:   map[string][]chan error{},
-		lastSent:  map[string]time.Time{},
+		topics:      Topics{Prefix: cfg.Prefix},
+		queue:       make(chan delivery, opts.QueueLen),
+		ackQueue:    make(chan []byte, 64),
+		connected:   make(chan struct{}, 1),
+		collectorUp: make(chan struct{}, 1),
+		instance:    NewID(),
+		subs:        map[string]subscription{},
+		waiters:     map[string][]chan error{},
+		lastSent:    map[string]time.Time{},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	// conn_seq grows across connections and restarts: it starts at the
@@ -231,6 +248,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("mqtt client: %w", err)
 		}
 		c.subs[topic] = subscription{qos: 1}
+		c.subs[c.topics.CollectorStatus()] = subscription{qos: 1} // routed to onCollectorStatus
 		c.wg.Add(1)
 		go c.acker()
 	}
@@ -353,11 +371,13 @@ func (c *Client) Dropped() int64 { return c.dropped.Load() }
 // dropped).
 func (c *Client) Panics() int64 { return c.panics.Load() }
 
-// WaitConnected waits until the client is connected or ctx ends.
+// WaitConnected waits until the client is connected, with its
+// subscriptions restored (and, for a collector's, its status announced),
+// or ctx ends.
 func (c *Client) WaitConnected(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for !c.online.Load() {
+	for !c.restored.Load() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("connect to %s: %w", c.cfg.Broker, ctx.Err())
@@ -408,9 +428,13 @@ func (c *Client) route(filter string) mqtt.MessageHandler {
 		// window holds the rest back. A QoS 0 message that finds the queue
 		// full is dropped and counted.
 		var ok bool
-		if sub.h == nil { // the spool's ack topic
+		switch {
+		case filter == c.topics.CollectorStatus() && sub.h == nil:
+			c.onCollectorStatus(m.Payload(), m.Retained())
+			return
+		case sub.h == nil: // the spool's ack topic
 			ok = enqueue(c.ctx, c.ackQueue, m.Payload(), m.Qos() > 0)
-		} else {
+		default:
 			ok = enqueue(c.ctx, c.queue, delivery{h: sub.h, topic: m.Topic(), payload: m.Payload()}, m.Qos() > 0)
 		}
 		if !ok {
@@ -644,7 +668,7 @@ func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 		c.log.Error("result not spooled; kept in memory until the collector acknowledges it, lost if the process ends first",
 			zap.String("result_id", r.ID), zap.Error(err))
 	}
-	if c.online.Load() {
+	if c.restored.Load() {
 		if err := c.sendResult(ctx, r.ID, b); err != nil {
 			c.log.Info("result kept, publish deferred", zap.String("result_id", r.ID), zap.Error(err))
 		}
@@ -920,6 +944,42 @@ func (c *Client) session() {
 			if c.online.Load() {
 				c.replay(c.opts.ResendInterval)
 			}
+		case <-c.collectorUp:
+			if c.online.Load() {
+				c.mu.Lock()
+				clear(c.lastSent)
+				c.mu.Unlock()
+				if n := len(c.pending()); n > 0 {
+					c.log.Info("a collector is online: sending the results held again", zap.Int("results", n))
+				}
+				c.replay(0)
+			}
+		}
+	}
+}
+
+// onCollectorStatus has the session send every held result again when a
+// collector announces a connection not seen before, while this client is
+// subscribed. A retained copy that comes with the client's own subscribe
+// (retained set) is of a collector subscribed before this client's
+// connect, which the connect's own replay reaches: it is only noted.
+func (c *Client) onCollectorStatus(b []byte, retained bool) {
+	if len(b) == 0 { // a cleared retained message
+		return
+	}
+	st, err := DecodeStatus(b)
+	if err != nil || st.State != StatusOnline {
+		return
+	}
+	seen := st.BootID + "/" + strconv.FormatUint(st.ConnSeq, 10)
+	c.mu.Lock()
+	fresh := seen != c.collectorSeen
+	c.collectorSeen = seen
+	c.mu.Unlock()
+	if fresh && !retained {
+		select {
+		case c.collectorUp <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -944,6 +1004,19 @@ func (c *Client) restore(seq uint64) {
 			c.log.Warn("birth", zap.Error(err))
 		}
 	}
+	if c.opts.AnnounceCollector {
+		st := Status{V: SchemaVersion, State: StatusOnline, BootID: c.instance, ConnSeq: seq, At: time.Now().UTC()}
+		if b, err := st.MarshalMsg(nil); err == nil {
+			if err := c.Publish(c.ctx, c.topics.CollectorStatus(), 1, true, b); err != nil {
+				c.log.Warn("collector status", zap.Error(err))
+			}
+		}
+	}
+	// From now on PublishResult sends at once: after the subscription to
+	// the collector status, whose retained copy, if any, is of a
+	// collector already subscribed to results. What it spooled before is
+	// sent by the replay below.
+	c.restored.Store(c.online.Load())
 	c.flushEvents()
 	c.log.Info("connected", zap.String("broker", c.cfg.Broker), zap.Uint64("conn_seq", seq))
 	if c.opts.OnConnect != nil {
@@ -996,6 +1069,7 @@ func (c *Client) onConnect(mqtt.Client) {
 	c.mu.Lock()
 	clear(c.lastSent)
 	c.mu.Unlock()
+	c.restored.Store(false)
 	c.online.Store(true)
 	select {
 	case c.connected <- struct{}{}:
@@ -1071,6 +1145,7 @@ func (c *Client) Skipped() int64 { return c.skipped.Load() }
 
 func (c *Client) onLost(_ mqtt.Client, err error) {
 	c.online.Store(false)
+	c.restored.Store(false)
 	c.log.Warn("connection lost", zap.String("broker", c.cfg.Broker), zap.Error(err))
 }
 
@@ -1092,6 +1167,7 @@ func (c *Client) Close() error {
 	}
 	c.pc.Disconnect(250)
 	c.online.Store(false)
+	c.restored.Store(false)
 	return nil
 }
 

@@ -89,6 +89,13 @@ func (t Topics) Topic(fleet, device string, k Kind) (string, error) {
 	return t.Prefix + "/" + fleet + "/" + device + "/" + string(k), nil
 }
 
+// CollectorStatus is the topic of the collector's retained "online"
+// status, <prefix>/collector/status: published by the collector each time
+// it has (re)subscribed, read by every device, which then sends the
+// results it holds again. It has two levels after the prefix, so no
+// <fleet>/<device>/<kind> topic or filter is it.
+func (t Topics) CollectorStatus() string { return t.Prefix + "/collector/status" }
+
 // Filter is a subscription filter for one kind across devices: fleet and
 // device may each be "+" for all. With a share group it is prefixed with
 // $share/<group>/ so that several subscribers split the messages.

@@ -33,7 +33,7 @@ var (
 )
 
 // fleetBinaries builds edgebench-collector and edgebench once.
-func fleetBinaries(t *testing.T) (collectorBin, agentBin string) {
+func fleetBinaries(t testing.TB) (collectorBin, agentBin string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end with processes: not in -short")
@@ -83,7 +83,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startProc(t *testing.T, name string, env []string, bin string, args ...string) *proc {
+func startProc(t testing.TB, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
@@ -112,7 +112,7 @@ func (p *proc) kill() {
 
 // testFleet is a collector process with its accounts, keys and folders.
 type testFleet struct {
-	t         *testing.T
+	t         testing.TB
 	dir       string
 	listen    string // the embedded broker
 	web       string
@@ -236,7 +236,7 @@ func (f *testFleet) trigger(args ...string) *proc {
 }
 
 // httpTarget is the built-in target on loopback, for the agents to load.
-func httpTarget(t *testing.T) string {
+func httpTarget(t testing.TB) string {
 	t.Helper()
 	srv, err := target.Start("127.0.0.1:0", "edgebench/fleet", nil)
 	if err != nil {
@@ -247,7 +247,7 @@ func httpTarget(t *testing.T) string {
 }
 
 // commandID reads the command id from trigger's first line.
-func commandID(t *testing.T, p *proc) string {
+func commandID(t testing.TB, p *proc) string {
 	t.Helper()
 	var id string
 	until(t, "trigger's first line", func() bool {

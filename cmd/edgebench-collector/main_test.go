@@ -49,7 +49,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +59,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func until(t *testing.T, what string, cond func() bool) {
+func until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
