@@ -160,5 +160,10 @@ func TestWatchdogInterval(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if binPath != "" {
+			os.RemoveAll(filepath.Dir(binPath)) // the agent binary the end-to-end tests built
+		}
+		os.Exit(code)
+	}))
 }

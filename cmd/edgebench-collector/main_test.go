@@ -19,7 +19,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if fleetBins[0] != "" {
+			os.RemoveAll(filepath.Dir(fleetBins[0])) // the binaries the fleet tests built
+		}
+		os.Exit(code)
+	}))
 }
 
 func TestUsageErrors(t *testing.T) {
