@@ -8,6 +8,7 @@ require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/shirou/gopsutil/v4 v4.26.10
+	github.com/spf13/pflag v1.1.0
 	github.com/tinylib/msgp v1.6.5
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
@@ -76,7 +77,6 @@ require (
 	github.com/skeema/knownhosts v1.3.1 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/ulikunitz/xz v0.5.15 // indirect
