@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/edgebench/edgebench/internal/cli"
 )
 
 // Config is the agent's configuration: a YAML file, then EDGEBENCH_*
@@ -707,9 +709,9 @@ var byteSizeType = reflect.TypeFor[ByteSize]()
 func setField(v reflect.Value, raw string, replace bool) error {
 	switch {
 	case v.Type() == durationType:
-		d, err := time.ParseDuration(strings.TrimSpace(raw))
+		d, err := cli.ParseDuration(raw)
 		if err != nil {
-			return fmt.Errorf("cannot parse %q as a duration (e.g. 30s, 5m)", raw)
+			return fmt.Errorf("cannot parse %q as a duration (e.g. 30s, 5m, or 30 for seconds)", raw)
 		}
 		v.SetInt(int64(d))
 	case v.Type() == byteSizeType:
@@ -790,7 +792,7 @@ func BindConfigFlags(fs *flag.FlagSet) *ConfigFlags {
 	cf := &ConfigFlags{}
 	def := DefaultConfig()
 	for _, f := range configFields(def) {
-		fs.Var(&configFlag{cf: cf, key: f.key, def: valueText(f.v), isBool: f.v.Kind() == reflect.Pointer}, f.flagName(), f.help)
+		fs.Var(&configFlag{cf: cf, key: f.key, def: valueText(f.v), typ: typeWord(f.v)}, f.flagName(), f.help)
 	}
 	return cf
 }
@@ -806,10 +808,10 @@ func (cf *ConfigFlags) Keys() []string {
 }
 
 type configFlag struct {
-	cf     *ConfigFlags
-	key    string
-	def    string
-	isBool bool
+	cf  *ConfigFlags
+	key string
+	def string
+	typ string // what the usage calls the value; "bool" for a boolean
 }
 
 func (f *configFlag) String() string {
@@ -833,7 +835,30 @@ func (f *configFlag) Set(s string) error {
 	return nil
 }
 
-func (f *configFlag) IsBoolFlag() bool { return f.isBool }
+func (f *configFlag) IsBoolFlag() bool { return f.typ == "bool" }
+
+// Type names the value in a usage (spf13/pflag's Value).
+func (f *configFlag) Type() string { return f.typ }
+
+func typeWord(v reflect.Value) string {
+	switch {
+	case v.Type() == durationType:
+		return "duration"
+	case v.Type() == byteSizeType:
+		return "size"
+	case v.Kind() == reflect.Pointer:
+		return "bool"
+	case v.Kind() == reflect.Slice:
+		return "list"
+	case v.Kind() == reflect.Map:
+		return "k=v,..."
+	case v.Kind() == reflect.Float64:
+		return "float"
+	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
+		return "int"
+	}
+	return "string"
+}
 
 func valueText(v reflect.Value) string {
 	switch {

@@ -171,6 +171,25 @@ func TestBadFlagValueFailsParse(t *testing.T) {
 	}
 }
 
+// TestDurationsTakeBareSeconds: a duration flag or variable takes a bare
+// number of seconds, as every duration flag of edgebench does.
+func TestDurationsTakeBareSeconds(t *testing.T) {
+	l := testLoader()
+	l.getenv = envMap(map[string]string{"EDGEBENCH_HEARTBEAT_INTERVAL": "20"})
+	c, err := l.load("", nil)
+	if err != nil || c.Heartbeat != 20*time.Second {
+		t.Fatalf("env 20: %v, %v", c.Heartbeat, err)
+	}
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	cf := BindConfigFlags(fs)
+	if err := fs.Parse([]string{"-heartbeat-interval", "45", "-policy-max-duration", "90"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = l.load("", cf); err != nil || c.Heartbeat != 45*time.Second || c.Policy.MaxDuration != 90*time.Second {
+		t.Fatalf("flags 45 and 90: %v, %v, %v", c.Heartbeat, c.Policy.MaxDuration, err)
+	}
+}
+
 func TestBoolFlag(t *testing.T) {
 	key := writeFile(t, "hmac.key", strings.Repeat("ab", 32)+"\n")
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
