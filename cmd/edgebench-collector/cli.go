@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -30,12 +31,12 @@ func openDB(ctx context.Context, path string) (*collector.Store, error) {
 type filterFlags struct {
 	db     string
 	f      collector.Filter
-	labels kvValue
+	labels cli.Pairs
 	since  time.Duration
 }
 
-func addFilterFlags(fs *flagSet, ff *filterFlags) {
-	ff.labels = kvValue{}
+func addFilterFlags(fs *cli.FlagSet, ff *filterFlags) {
+	ff.labels = cli.Pairs{}
 	fs.StringVar(&ff.db, "db", "edgebench.db", "SQLite file")
 	fs.StringVar(&ff.f.Fleet, "fleet", "", "only this fleet")
 	fs.StringVar(&ff.f.Device, "device", "", "only this device")
@@ -54,22 +55,11 @@ func (ff *filterFlags) filter() collector.Filter {
 	return f
 }
 
-func noArgs(rest []string) error {
-	if len(rest) > 0 {
-		return usagef("unexpected argument %q", rest[0])
-	}
-	return nil
-}
-
-func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("devices", "edgebench-collector devices [flags]", env.stderr)
+func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("devices", "edgebench-collector devices [flags]", env.Stderr)
 	db := fs.String("db", "edgebench.db", "SQLite file")
 	asJSON := fs.Bool("json", false, "JSON instead of a table")
-	rest, err := fs.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	s, err := openDB(ctx, *db)
@@ -82,12 +72,12 @@ func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
+		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(devs)
 	}
 	collector.MakePrintable(devs)
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLEET\tDEVICE\tSTATE\tBOARD\tOS\tLABELS\tLAST SEEN\tLAST RUN")
 	for _, d := range devs {
 		board, osName := "-", "-"
@@ -100,16 +90,12 @@ func cmdDevices(ctx context.Context, env *cliEnv, args []string) error {
 	return tw.Flush()
 }
 
-func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("runs", "edgebench-collector runs [flags]", env.stderr)
+func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("runs", "edgebench-collector runs [flags]", env.Stderr)
 	var ff filterFlags
 	addFilterFlags(fs, &ff)
 	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
-	rest, err := fs.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	s, err := openDB(ctx, ff.db)
@@ -122,7 +108,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	collector.MakePrintable(rows)
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
 	for _, r := range rows {
 		flags := ""
@@ -143,22 +129,22 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 	return tw.Flush()
 }
 
-func cmdShow(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("show", "edgebench-collector show RUN [flags] (RUN: an id, a unique prefix of one, or last)", env.stderr)
+func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("show", "edgebench-collector show RUN [flags] (RUN: an id, a unique prefix of one, or last)", env.Stderr)
 	db := fs.String("db", "edgebench.db", "SQLite file")
 	format := fs.String("format", "edgebench", "report: edgebench, ab, wrk or json")
 	idx := fs.Int("run", -1, "only this repetition (from 0); default all")
-	rest, err := fs.parse(args)
+	rest, err := fs.Parse(args)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 1 {
-		return usagef("want one RUN: edgebench-collector show RUN")
+		return cli.Usagef("want one RUN: edgebench-collector show RUN")
 	}
 	switch *format {
 	case "edgebench", "ab", "wrk", "json":
 	default:
-		return usagef("--format %q: want edgebench, ab, wrk or json", *format)
+		return cli.Usagef("--format %q: want edgebench, ab, wrk or json", *format)
 	}
 	s, err := openDB(ctx, *db)
 	if err != nil {
@@ -174,9 +160,9 @@ func cmdShow(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *idx >= len(res.Runs) {
-		return usagef("--run %d: result %s has runs 0 to %d", *idx, id, len(res.Runs)-1)
+		return cli.Usagef("--run %d: result %s has runs 0 to %d", *idx, id, len(res.Runs)-1)
 	}
-	return writeShow(env.stdout, res, *format, *idx)
+	return writeShow(env.Stdout, res, *format, *idx)
 }
 
 // writeShow writes a result's report: its spec, the device, then per run
@@ -237,28 +223,24 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 	return nil
 }
 
-func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("compare", "edgebench-collector compare --by device|LABEL|FIELD [flags]", env.stderr)
+func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("compare", "edgebench-collector compare --by device|LABEL|FIELD [flags]", env.Stderr)
 	var ff filterFlags
 	addFilterFlags(fs, &ff)
 	by := fs.String("by", "device", "group by device, a run label (server, build ...) or a system-info field (board, os, kernel, arch, cpu_governor ...)")
 	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(collector.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
 	format := fs.String("format", "text", "text or json")
-	rest, err := fs.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
-		return usagef("--format %q: want text or json", *format)
+		return cli.Usagef("--format %q: want text or json", *format)
 	}
 	metrics := strings.Split(*metric, ",")
 	for _, m := range metrics {
 		if _, ok := collector.MetricByName(m); !ok {
-			return usagef("--metric %q: want %s", m, strings.Join(collector.MetricNames(), ", "))
+			return cli.Usagef("--metric %q: want %s", m, strings.Join(collector.MetricNames(), ", "))
 		}
 	}
 	s, err := openDB(ctx, ff.db)
@@ -269,40 +251,36 @@ func cmdCompare(ctx context.Context, env *cliEnv, args []string) error {
 	c, err := s.Compare(ctx, collector.CompareOptions{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
 	var qe *collector.QueryError
 	if errors.As(err, &qe) {
-		return usagef("%s", qe.Msg)
+		return cli.Usagef("%s", qe.Msg)
 	}
 	if err != nil {
 		return err
 	}
 	if *format == "json" {
-		return c.WriteJSON(env.stdout)
+		return c.WriteJSON(env.Stdout)
 	}
-	return c.WriteText(env.stdout)
+	return c.WriteText(env.Stdout)
 }
 
-func cmdExport(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("export", "edgebench-collector export --format csv|json|benchfmt [flags]", env.stderr)
+func cmdExport(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("export", "edgebench-collector export --format csv|json|benchfmt [flags]", env.Stderr)
 	var ff filterFlags
 	addFilterFlags(fs, &ff)
 	format := fs.String("format", "csv", "csv, json or benchfmt (Go benchmark lines for benchstat)")
-	rest, err := fs.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	switch *format {
 	case "csv", "json", "benchfmt":
 	default:
-		return usagef("--format %q: want csv, json or benchfmt", *format)
+		return cli.Usagef("--format %q: want csv, json or benchfmt", *format)
 	}
 	s, err := openDB(ctx, ff.db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return s.Export(ctx, env.stdout, *format, ff.filter())
+	return s.Export(ctx, env.Stdout, *format, ff.filter())
 }
 
 func orDash(s string) string {

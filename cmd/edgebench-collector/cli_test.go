@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -63,7 +64,7 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 		{"compare", "--by", "board"},
 	} {
 		var out, errb bytes.Buffer
-		code := realMain(ctx, &cliEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, append(args, "--db", db))
+		code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, append(args, "--db", db))
 		if code != 0 {
 			t.Errorf("%v: exit %d: %s", args, code, errb.String())
 			continue
@@ -112,7 +113,7 @@ func TestCompareUsageMistakes(t *testing.T) {
 		"compare --metric rps,rps":         {`metric "rps" given twice`},
 	} {
 		var out, errb bytes.Buffer
-		code := realMain(ctx, &cliEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, append(strings.Fields(args), "--db", db))
+		code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, append(strings.Fields(args), "--db", db))
 		if code != 2 || out.Len() > 0 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out.String(), errb.String())
 		}

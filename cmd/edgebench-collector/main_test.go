@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -44,7 +45,7 @@ func TestUsageErrors(t *testing.T) {
 		{"show", "a", "--format", "yaml"},
 	} {
 		var out, errb bytes.Buffer
-		code := realMain(context.Background(), &cliEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, args)
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, args)
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errb.String())
 		}
@@ -94,10 +95,7 @@ func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string
 // as processes, with devices on real MQTT connections to it.
 func TestServeAndCommands(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "edgebench-collector")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCollector(t)
 	listen, web := freeAddr(t), freeAddr(t)
 	accounts := filepath.Join(dir, "accounts.yaml")
 	os.WriteFile(accounts, []byte(`collector: {username: collector, password: c0llect}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/cli"
 )
 
 // serveConfig is what `serve` was asked to do.
@@ -25,18 +26,18 @@ type serveConfig struct {
 	signHMAC, signEd25519      string
 }
 
-func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
+func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	c := &serveConfig{}
-	fs := newFlagSet("serve", "edgebench-collector serve [flags]", env.stderr)
+	fs := cli.NewFlagSet("serve", "edgebench-collector serve [flags]", env.Stderr)
 	fs.StringVar(&c.db, "db", "edgebench.db", "SQLite file")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
-	fs.StringVar(&c.accounts, "accounts", env.getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
+	fs.StringVar(&c.accounts, "accounts", env.Getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "its key (PEM)")
 	fs.StringVar(&c.clientCA, "tls-client-ca", "", "CA (PEM) whose client certificates the embedded broker requires")
 	fs.StringVar(&c.broker, "broker", "", "external broker URL (tcp://host:1883, mqtts://...) instead of the embedded one")
 	fs.StringVar(&c.username, "username", "", "login at the external broker")
-	fs.StringVar(&c.password, "password", env.getenv("EDGEBENCH_COLLECTOR_PASSWORD"), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
+	fs.StringVar(&c.password, "password", env.Getenv("EDGEBENCH_COLLECTOR_PASSWORD"), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
 	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
 	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
 	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
@@ -52,41 +53,39 @@ func parseServe(args []string, env *cliEnv) (*serveConfig, error) {
 	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
-	rest, err := fs.parse(args)
+	if err := fs.ParseNoArgs(args); err != nil {
+		return nil, err
+	}
+	if c.broker == "" && c.accounts == "" {
+		return nil, cli.Usagef("the embedded broker needs --accounts FILE (or --broker URL for an external one)")
+	}
+	if c.broker != "" && c.accounts != "" {
+		return nil, cli.Usagef("--accounts is for the embedded broker; an external broker has its own")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") || (c.clientCA != "" && c.tlsCert == "") {
+		return nil, cli.Usagef("--tls-cert and --tls-key go together (and --tls-client-ca with them)")
+	}
+	if c.tlsCert != "" && c.broker != "" {
+		return nil, cli.Usagef("--tls-cert is for the embedded broker; an external broker has its own")
+	}
+	if c.share != "" && c.broker == "" {
+		return nil, cli.Usagef("--share needs --broker")
+	}
+	if c.signHMAC != "" && c.signEd25519 != "" {
+		return nil, cli.Usagef("--sign-hmac-key-file and --sign-ed25519-key-file exclude each other: keep the one the devices check")
+	}
+	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
+		return nil, cli.Usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
+	}
+	token, err := apiToken(c.tokenFile, env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	if len(rest) > 0 {
-		return nil, usagef("unexpected argument %q", rest[0])
-	}
-	if c.broker == "" && c.accounts == "" {
-		return nil, usagef("the embedded broker needs --accounts FILE (or --broker URL for an external one)")
-	}
-	if c.broker != "" && c.accounts != "" {
-		return nil, usagef("--accounts is for the embedded broker; an external broker has its own")
-	}
-	if (c.tlsCert == "") != (c.tlsKey == "") || (c.clientCA != "" && c.tlsCert == "") {
-		return nil, usagef("--tls-cert and --tls-key go together (and --tls-client-ca with them)")
-	}
-	if c.tlsCert != "" && c.broker != "" {
-		return nil, usagef("--tls-cert is for the embedded broker; an external broker has its own")
-	}
-	if c.share != "" && c.broker == "" {
-		return nil, usagef("--share needs --broker")
-	}
-	if c.signHMAC != "" && c.signEd25519 != "" {
-		return nil, usagef("--sign-hmac-key-file and --sign-ed25519-key-file exclude each other: keep the one the devices check")
-	}
-	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
-		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
-	}
-	if c.token, err = apiToken(c.tokenFile, env.getenv); err != nil {
-		return nil, err
-	}
+	c.token = token
 	return c, nil
 }
 
-func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
+func cmdServe(ctx context.Context, env *cli.Env, args []string) error {
 	cfg, err := parseServe(args, env)
 	if err != nil {
 		return err

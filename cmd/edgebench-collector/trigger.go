@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,10 +12,13 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -28,28 +31,37 @@ type triggerConfig struct {
 	maxWait time.Duration
 }
 
-func parseTrigger(args []string, env *cliEnv) (*triggerConfig, error) {
+func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	tc := &triggerConfig{}
-	fs := newFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] URL [loadtest flags]", env.stderr)
+	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] URL [loadtest flags]", env.Stderr)
 	fs.StringVar(&tc.server, "server", "http://127.0.0.1:8080", "the running collector's web address")
 	tokenFile := fs.String("api-token-file", "", "file holding the collector API's token (or EDGEBENCH_API_TOKEN)")
 	r := &tc.req
-	sel := kvValue{}
-	labels := kvValue{}
-	var headers listValue
+	sel := cli.Pairs{}
+	labels := cli.Pairs{}
 	fs.StringVar(&r.Device, "device", "", "this device")
 	fs.StringVar(&r.Fleet, "fleet", "", "every device of this fleet (or, with --device/--select, the fleet they are in)")
 	fs.Var(sel, "select", "devices whose label or system-info field k is v (repeatable: all must match)")
 	sp := &r.Spec
-	fs.IntVar(&sp.Connections, "c", 10, "connections")
-	fs.Int64Var(&sp.Requests, "n", 0, "requests (0: no limit)")
-	d := fs.Duration("d", 10*time.Second, "duration")
-	fs.IntVar(&sp.Threads, "t", 0, "threads (accepted for wrk compatibility)")
-	fs.Bool("k", true, "keep-alive (the default)")
-	fs.Bool("keepalive", true, "keep-alive (the default)")
-	noKeep := fs.Bool("no-keepalive", false, "a new connection per request")
-	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
-	fs.StringVar(&sp.Method, "m", "GET", "method")
+	fs.IntVarP(&sp.Connections, "connections", "c", 10, "connections")
+	fs.Int64VarP(&sp.Requests, "requests", "n", 0, "requests (0: no limit)")
+	d := fs.DurationP("duration", "d", 10*time.Second, "duration, e.g. 30s, 2m or 30")
+	fs.IntVarP(&sp.Threads, "threads", "t", 0, "event loops, as wrk's threads (0: one per CPU)")
+	fs.BoolVarP(&sp.KeepAlive, "keepalive", "k", true, "keep-alive, the default as in wrk (-k=false: off)")
+	fs.BoolFunc("no-keepalive", "a new connection per request, as ab without -k", func(s string) error {
+		off, err := strconv.ParseBool(s)
+		sp.KeepAlive = !off
+		return err
+	})
+	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(s string) error {
+		h, err := loadgen.ParseHeader(s)
+		if err != nil {
+			return errors.New("want 'Name: value'")
+		}
+		sp.Headers = append(sp.Headers, transport.Header{Name: h.Name, Value: h.Value})
+		return nil
+	})
+	fs.StringVarP(&sp.Method, "method", "m", "GET", "method")
 	body := fs.String("body", "", "request body; @FILE reads FILE")
 	timeout := fs.Duration("timeout", 2*time.Second, "per-request timeout")
 	fs.Float64Var(&sp.Rate, "rate", 0, "open loop: requests/s")
@@ -60,48 +72,40 @@ func parseTrigger(args []string, env *cliEnv) (*triggerConfig, error) {
 	fs.DurationVar(&r.TTL, "ttl", 10*time.Minute, "the command expires after this long")
 	fs.BoolVar(&tc.wait, "wait", false, "show each device's progress and print the comparison when all are done")
 	fs.DurationVar(&tc.maxWait, "max-wait", time.Hour, "give up waiting after this long")
-	rest, err := fs.parse(args)
+	rest, err := fs.Parse(args)
 	if err != nil {
 		return nil, err
 	}
 	if len(rest) != 1 {
-		return nil, usagef("want one URL: edgebench-collector trigger [select] URL [flags]")
+		return nil, cli.Usagef("want one URL: edgebench-collector trigger [select] URL [flags]")
 	}
-	if tc.token, err = apiToken(*tokenFile, env.getenv); err != nil {
+	if tc.token, err = apiToken(*tokenFile, env.Getenv); err != nil {
 		return nil, err
 	}
 	sp.URL = rest[0]
 	if u, err := url.Parse(sp.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, usagef("URL %q: want http://host[:port]/path", sp.URL)
+		return nil, cli.Usagef("URL %q: want http://host[:port]/path", sp.URL)
 	}
 	if r.Device == "" && r.Fleet == "" && len(sel) == 0 {
-		return nil, usagef("say which devices: --device ID, --fleet F or --select k=v")
+		return nil, cli.Usagef("say which devices: --device ID, --fleet F or --select k=v")
 	}
 	if r.Device != "" && len(sel) > 0 {
-		return nil, usagef("--device and --select exclude each other")
+		return nil, cli.Usagef("--device and --select exclude each other")
 	}
 	if len(sel) > 0 {
 		r.Select = sel
 	}
 	if sp.Connections < 1 || sp.Repeat < 1 || *d < 0 || *timeout <= 0 {
-		return nil, usagef("-c, --repeat and --timeout must be positive")
+		return nil, cli.Usagef("-c, --repeat and --timeout must be positive")
 	}
 	sp.DurationMS, sp.TimeoutMS, sp.WarmupMS = d.Milliseconds(), timeout.Milliseconds(), warmup.Milliseconds()
-	if sp.Requests > 0 && !flagGiven(fs, "d") {
+	if sp.Requests > 0 && !fs.Changed("duration") {
 		sp.DurationMS = 0
-	}
-	sp.KeepAlive = !*noKeep
-	for _, h := range headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return nil, usagef("-H %q: want 'Name: value'", h)
-		}
-		sp.Headers = append(sp.Headers, transport.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	if strings.HasPrefix(*body, "@") {
 		b, err := os.ReadFile((*body)[1:])
 		if err != nil {
-			return nil, usagef("--body: %v", err)
+			return nil, cli.Usagef("--body: %v", err)
 		}
 		sp.Body = b
 	} else if *body != "" {
@@ -113,23 +117,12 @@ func parseTrigger(args []string, env *cliEnv) (*triggerConfig, error) {
 	return tc, nil
 }
 
-// flagGiven reports whether flag name was given.
-func flagGiven(fs *flagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			set = true
-		}
-	})
-	return set
-}
-
-func cmdTrigger(ctx context.Context, env *cliEnv, args []string) error {
+func cmdTrigger(ctx context.Context, env *cli.Env, args []string) error {
 	tc, err := parseTrigger(args, env)
 	if err != nil {
 		return err
 	}
-	return runTrigger(ctx, env.stdout, tc)
+	return runTrigger(ctx, env.Stdout, tc)
 }
 
 // runTrigger asks the running collector to send the command and, with

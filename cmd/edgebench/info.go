@@ -7,21 +7,19 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/probe"
 )
 
-func cmdInfo(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("info", "edgebench info [--format text|json] [--root DIR]", env.stderr)
+func cmdInfo(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("info", "edgebench info [--format text|json] [--root DIR]", env.Stderr)
 	format := fs.String("format", "text", "text or json")
 	root := fs.String("root", "/", "read proc/, sys/ and etc/ below this folder")
-	if err := fs.parse(args); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
 	if *format != "text" && *format != "json" {
-		return usagef("--format %q: want text or json", *format)
+		return cli.Usagef("--format %q: want text or json", *format)
 	}
 	in, err := probe.SystemInfo(*root)
 	if err != nil {
@@ -32,7 +30,7 @@ func cmdInfo(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(env.stdout, "%s\n", b)
+		_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
 		return err
 	}
 	dash := func(s string) string {
@@ -46,7 +44,7 @@ func cmdInfo(ctx context.Context, env *cliEnv, args []string) error {
 		cpu += ", max " + strconv.Itoa(in.MaxFreqMHz) + " MHz"
 	}
 	arch := dash(in.Arch) + " (binary " + in.GoArch + ")"
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	for _, row := range [][2]string{
 		{"board", dash(in.Board)},
 		{"cpu", cpu},

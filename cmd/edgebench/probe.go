@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/probe"
 )
 
@@ -23,55 +25,44 @@ type probeFlags struct {
 	watches  []probe.Watch
 }
 
-// watchesValue collects repeated --watch NAME|PID flags.
-type watchesValue []probe.Watch
-
-func (w *watchesValue) String() string {
-	var s []string
-	for _, x := range *w {
-		s = append(s, x.String())
-	}
-	return strings.Join(s, ",")
-}
-
-func (w *watchesValue) Set(s string) error {
-	if s == "" {
-		return fmt.Errorf("empty process name")
-	}
-	*w = append(*w, probe.ParseWatch(s))
-	return nil
+// watchFlag defines the repeatable --watch NAME|PID flag on fs.
+func watchFlag(fs *cli.FlagSet, watches *[]probe.Watch, usage string) {
+	fs.Func("watch", usage, func(s string) error {
+		if s == "" {
+			return errors.New("want a process name or PID")
+		}
+		*watches = append(*watches, probe.ParseWatch(s))
+		return nil
+	})
 }
 
 // headerEvery is how often the table repeats its header, as dstat does.
 const headerEvery = 20
 
-func cmdProbe(ctx context.Context, env *cliEnv, args []string) error {
+func cmdProbe(ctx context.Context, env *cli.Env, args []string) error {
 	pf := probeFlags{}
-	fs := newFlagSet("probe", "edgebench probe [--interval 1s] [--count N] [--once] [--format table|csv|json] [--watch NAME|PID] [--root DIR]", env.stderr)
+	fs := cli.NewFlagSet("probe", "edgebench probe [--interval 1s] [--count N] [--once] [--format table|csv|json] [--watch NAME|PID] [--root DIR]", env.Stderr)
 	fs.DurationVar(&pf.interval, "interval", time.Second, "time between lines")
 	fs.IntVar(&pf.count, "count", 0, "stop after N lines (0: until interrupted)")
 	fs.StringVar(&pf.root, "root", "/", "read proc/ and sys/ below this folder")
 	fs.StringVar(&pf.format, "format", "table", "table, csv or json (one sample per line)")
 	fs.BoolVar(&pf.once, "once", false, "print one line (one interval) and exit")
-	fs.Var((*watchesValue)(&pf.watches), "watch", "process name or PID to report (repeatable)")
-	if err := fs.parse(args); err != nil {
+	watchFlag(fs, &pf.watches, "process `NAME|PID` to report (repeatable)")
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	switch {
 	case pf.interval < 10*time.Millisecond:
-		return usagef("--interval %v: want at least 10ms", pf.interval)
+		return cli.Usagef("--interval %v: want at least 10ms", pf.interval)
 	case pf.count < 0:
-		return usagef("--count %d: want 0 or more", pf.count)
+		return cli.Usagef("--count %d: want 0 or more", pf.count)
 	case pf.format != "table" && pf.format != "csv" && pf.format != "json":
-		return usagef("--format %q: want table, csv or json", pf.format)
+		return cli.Usagef("--format %q: want table, csv or json", pf.format)
 	}
 	if pf.once {
 		pf.count = 1
 	}
-	return runProbe(ctx, env.stdout, pf)
+	return runProbe(ctx, env.Stdout, pf)
 }
 
 func runProbe(ctx context.Context, stdout io.Writer, pf probeFlags) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/agent"
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -35,7 +35,7 @@ type publishFlags struct {
 
 // addPublishFlags registers the publish flags on fs; getenv supplies the
 // EDGEBENCH_* defaults shown in the usage.
-func addPublishFlags(fs *flag.FlagSet, getenv func(string) string) *publishFlags {
+func addPublishFlags(fs *cli.FlagSet, getenv func(string) string) *publishFlags {
 	pf := &publishFlags{}
 	env := func(names ...string) string {
 		for _, n := range names {
@@ -92,7 +92,7 @@ func (pf *publishFlags) resolve() error {
 			fill(&pf.cert, cfg.Broker.CertFile)
 			fill(&pf.key, cfg.Broker.KeyFile)
 		case explicit:
-			return usagef("--agent-config: %v", err)
+			return cli.Usagef("--agent-config: %v", err)
 		}
 	}
 	fill(&pf.broker, "tcp://127.0.0.1:1883")
@@ -101,18 +101,18 @@ func (pf *publishFlags) resolve() error {
 	if pf.device == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return usagef("--device not set and the hostname is unknown: %v", err)
+			return cli.Usagef("--device not set and the hostname is unknown: %v", err)
 		}
 		pf.device = strings.ToLower(h)
 	}
 	if err := transport.ValidID(pf.fleet); err != nil {
-		return usagef("--fleet: %v", err)
+		return cli.Usagef("--fleet: %v", err)
 	}
 	if err := transport.ValidID(pf.device); err != nil {
-		return usagef("--device: %v (set --device or EDGEBENCH_DEVICE)", err)
+		return cli.Usagef("--device: %v (set --device or EDGEBENCH_DEVICE)", err)
 	}
 	if pf.timeout <= 0 {
-		return usagef("--publish-timeout must be > 0, got %v", pf.timeout)
+		return cli.Usagef("--publish-timeout must be > 0, got %v", pf.timeout)
 	}
 	if pf.spool == "" {
 		dir, err := defaultSpoolDir()
@@ -162,7 +162,7 @@ func writableDir(dir string) bool {
 // to --publish-timeout for the collector's ack. It says on stderr what
 // became of the result; a result not acknowledged in time stays spooled
 // (with any older ones, which go out too) and is an error.
-func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *transport.Result) error {
+func publishResult(ctx context.Context, env *cli.Env, pf *publishFlags, res *transport.Result) error {
 	if err := pf.resolve(); err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *tran
 	}
 	c, err := transport.Dial(cfg, transport.Options{Spool: sp})
 	if err != nil {
-		return usagef("publish: %v", err)
+		return cli.Usagef("publish: %v", err)
 	}
 	defer c.Close()
 	res.Fleet, res.Device = pf.fleet, pf.device
@@ -195,9 +195,9 @@ func publishResult(ctx context.Context, env *cliEnv, pf *publishFlags, res *tran
 	defer cancel()
 	err = c.WaitAck(wctx, res.ID)
 	if err == nil {
-		fmt.Fprintf(env.stderr, "published: result %s acknowledged by the collector (%s/%s via %s)\n", res.ID, pf.fleet, pf.device, pf.broker)
+		fmt.Fprintf(env.Stderr, "published: result %s acknowledged by the collector (%s/%s via %s)\n", res.ID, pf.fleet, pf.device, pf.broker)
 		if n := sp.Stats().Count; n > 0 {
-			fmt.Fprintf(env.stderr, "published: %d older results still in the spool %s\n", n, pf.spool)
+			fmt.Fprintf(env.Stderr, "published: %d older results still in the spool %s\n", n, pf.spool)
 		}
 		return nil
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/transport"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
@@ -22,10 +22,9 @@ import (
 func TestPublishFlagsPrecedence(t *testing.T) {
 	env := map[string]string{"EDGEBENCH_BROKER": "tcp://env:1883", "EDGEBENCH_FLEET": "envfleet",
 		"EDGEBENCH_PASSWORD": "s3cret", "EDGEBENCH_SPOOL": t.TempDir()}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := cli.NewFlagSet("run", "run", io.Discard)
 	pf := addPublishFlags(fs, func(k string) string { return env[k] })
-	if err := fs.Parse([]string{"--publish", "--fleet", "lab", "--device", "pi4-07", "--agent-config", writeAgentConfig(t)}); err != nil {
+	if err := fs.ParseNoArgs([]string{"--publish", "--fleet", "lab", "--device", "pi4-07", "--agent-config", writeAgentConfig(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := pf.resolve(); err != nil {
@@ -36,15 +35,14 @@ func TestPublishFlagsPrecedence(t *testing.T) {
 		t.Errorf("resolved %+v", pf)
 	}
 	var usage bytes.Buffer
-	fs.SetOutput(&usage)
-	fs.PrintDefaults()
+	fs.PrintUsage(&usage)
 	if strings.Contains(usage.String(), "s3cret") {
 		t.Error("the usage shows the password")
 	}
 
-	fs = flag.NewFlagSet("run", flag.ContinueOnError)
+	fs = cli.NewFlagSet("run", "run", io.Discard)
 	pf = addPublishFlags(fs, func(string) string { return "" })
-	fs.Parse([]string{"--device", "Not_Valid"})
+	fs.ParseNoArgs([]string{"--device", "Not_Valid"})
 	if err := pf.resolve(); err == nil || !strings.Contains(err.Error(), "--device") {
 		t.Errorf("bad device id: %v", err)
 	}
@@ -78,9 +76,9 @@ func startBroker(t *testing.T, addr string) {
 }
 
 func testPublishFlags(t *testing.T, broker, spool string, timeout time.Duration) *publishFlags {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := cli.NewFlagSet("run", "run", io.Discard)
 	pf := addPublishFlags(fs, func(string) string { return "" })
-	if err := fs.Parse([]string{"--publish", "--broker", broker, "--fleet", "lab", "--device", "pi4-07",
+	if err := fs.ParseNoArgs([]string{"--publish", "--broker", broker, "--fleet", "lab", "--device", "pi4-07",
 		"--spool", spool, "--publish-timeout", timeout.String(), "--agent-config", writeAgentConfig(t)}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +98,7 @@ func TestPublishResult(t *testing.T) {
 	addr := freeAddr(t)
 	spool := t.TempDir()
 	var stderr bytes.Buffer
-	env := &cliEnv{stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: &stderr, Getenv: func(string) string { return "" }}
 	first := testWireResult()
 	err := publishResult(context.Background(), env, testPublishFlags(t, "tcp://"+addr, spool, 300*time.Millisecond), first)
 	if err == nil || !strings.Contains(err.Error(), "stays in the spool") || !strings.Contains(err.Error(), "not reachable") {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/agent"
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
@@ -20,15 +21,12 @@ import (
 // runFlags is what `edgebench run` accepts, in ab's and wrk's words where
 // they overlap.
 type runFlags struct {
-	cfg       loadgen.Config
-	url       string
-	format    string
-	repeat    int
-	labels    map[string]string
-	quiet     bool
-	keepAlive bool
-	noKeep    bool
-	noLength  bool
+	cfg    loadgen.Config
+	url    string
+	format string
+	repeat int
+	labels map[string]string
+	quiet  bool
 
 	noProbe       bool
 	probeInterval time.Duration
@@ -45,74 +43,77 @@ type runOutcome struct {
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
-// the flags (wrk puts it last, ab too, people put it first).
-func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) (*runFlags, *flagSet, error) {
+// the flags (wrk puts it last, ab too, people put it first). The flags are
+// ab's and wrk's where they overlap, with wrk's long names.
+func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) (*runFlags, error) {
 	rf := &runFlags{labels: map[string]string{}}
-	fs := newFlagSet("run", "edgebench run [flags] URL", stderr)
+	fs := cli.NewFlagSet("run", "edgebench run [flags] URL", stderr)
 	c := &rf.cfg
-	fs.IntVar(&c.Connections, "c", 10, "connections (concurrency)")
-	fs.Int64Var(&c.Requests, "n", 0, "stop after this many requests (0: no limit)")
-	fs.Var((*secondsValue)(&c.Duration), "d", "duration, e.g. 30s or 30 (default 10s unless -n is given)")
-	fs.IntVar(&c.Threads, "t", 0, "event loops, as wrk's threads (0: one per CPU)")
-	fs.BoolVar(&rf.keepAlive, "k", true, "keep-alive (the default; -k=false turns it off)")
-	fs.BoolVar(&rf.keepAlive, "keepalive", true, "keep-alive (the default; --keepalive=false turns it off)")
-	fs.BoolVar(&rf.noKeep, "no-keepalive", false, "a new connection per request, as ab without -k")
-	fs.Var((*headersValue)(&c.Headers), "H", "request header 'Name: value' (repeatable)")
-	fs.StringVar(&c.Method, "m", "GET", "request method")
+	fs.IntVarP(&c.Connections, "connections", "c", 10, "connections (concurrency)")
+	fs.Int64VarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0: no limit)")
+	fs.DurationVarP(&c.Duration, "duration", "d", 0, "duration, e.g. 30s, 2m or 30 (default 10s unless -n is given)")
+	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops, as wrk's threads (0: one per CPU)")
+	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive, the default as in wrk (-k=false: off)")
+	fs.BoolFunc("no-keepalive", "a new connection per request, as ab without -k", func(s string) error {
+		off, err := strconv.ParseBool(s)
+		c.KeepAlive = !off
+		return err
+	})
+	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(s string) error {
+		h, err := loadgen.ParseHeader(s)
+		if err != nil {
+			return errors.New("want 'Name: value'")
+		}
+		c.Headers = append(c.Headers, h)
+		return nil
+	})
+	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
 	body := fs.String("body", "", "request body; @FILE reads it from FILE")
-	fs.Var((*secondsValue)(&c.Timeout), "timeout", "idle timeout: a request fails when the server sends nothing for this long (connecting, before the first byte or between reads); a body still flowing never times out")
+	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout: a request fails when the server sends nothing for this long (connecting, before the first byte or between reads); a body still flowing never times out")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second over all connections (as wrk2 -R)")
-	fs.Var((*secondsValue)(&c.Warmup), "warmup", "warm-up excluded from the statistics")
+	fs.DurationVar(&c.Warmup, "warmup", 0, "warm-up excluded from the statistics")
 	fs.IntVar(&rf.repeat, "repeat", 1, "run N times and report the spread")
-	fs.Var(labelsValue(rf.labels), "label", "label k=v attached to the result (repeatable)")
+	fs.Var(cli.Pairs(rf.labels), "label", "label k=v attached to the result (repeatable)")
 	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk or json")
-	fs.BoolVar(&rf.quiet, "q", false, "no live progress line")
+	fs.Bool("latency", false, "accepted as wrk's: every report has the latency distribution")
+	fs.BoolVarP(&rf.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&c.LengthCheck, "length-check", false, "count 2xx bodies whose length differs from the first one as failures (ab's Length)")
-	fs.BoolVar(&rf.noLength, "no-length-check", false, "no length check: the default now, accepted for compatibility")
+	fs.BoolFunc("no-length-check", "no length check: the default now, accepted for compatibility", func(s string) error {
+		off, err := strconv.ParseBool(s)
+		c.LengthCheck = !off
+		return err
+	})
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
-	fs.Var((*watchesValue)(&rf.watches), "watch", "process NAME (all of that name) or PID to report (repeatable; default: the server on the target's port with its workers, and this run)")
-	rf.probeInterval = time.Second
-	fs.Var((*secondsValue)(&rf.probeInterval), "probe-interval", "sampling interval")
+	watchFlag(fs, &rf.watches, "process `NAME|PID` to report, a NAME meaning all of that name (repeatable; default: the server on the target's port with its workers, and this run)")
+	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
-	rf.publish = addPublishFlags(fs.FlagSet, getenv)
-	c.Timeout = 2 * time.Second
+	rf.publish = addPublishFlags(fs, getenv)
 
-	var rest []string
-	for {
-		if err := fs.parse(args); err != nil {
-			return nil, fs, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+	rest, err := fs.Parse(args)
+	if err != nil {
+		return nil, err
 	}
 	switch len(rest) {
 	case 0:
-		return nil, fs, usagef("missing URL: edgebench run [flags] URL")
+		return nil, cli.Usagef("missing URL: edgebench run [flags] URL")
 	case 1:
 		rf.url = rest[0]
 	default:
-		return nil, fs, usagef("one URL expected, got %q", rest)
+		return nil, cli.Usagef("one URL expected, got %q", rest)
 	}
 	c.URL = rf.url
-	c.KeepAlive = rf.keepAlive && !rf.noKeep
-	if rf.noLength {
-		c.LengthCheck = false
-	}
 	// The defaults are 10 connections and 2 s: a zero was typed.
 	if c.Connections == 0 {
-		return nil, fs, usagef("-c 0: want at least 1 connection")
+		return nil, cli.Usagef("-c 0: want at least 1 connection")
 	}
 	if c.Timeout == 0 {
-		return nil, fs, usagef("--timeout 0: want a timeout such as 2s (a request with no timeout could hold the run forever)")
+		return nil, cli.Usagef("--timeout 0: want a timeout such as 2s (a request with no timeout could hold the run forever)")
 	}
 	c.UserAgent = "edgebench/" + version
 	if strings.HasPrefix(*body, "@") {
 		b, err := os.ReadFile((*body)[1:])
 		if err != nil {
-			return nil, fs, usagef("--body: %v", err)
+			return nil, cli.Usagef("--body: %v", err)
 		}
 		c.Body = b
 	} else if *body != "" {
@@ -121,42 +122,42 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	switch rf.format {
 	case "edgebench", "ab", "wrk", "json":
 	default:
-		return nil, fs, usagef("--format %q: want edgebench, ab, wrk or json", rf.format)
+		return nil, cli.Usagef("--format %q: want edgebench, ab, wrk or json", rf.format)
 	}
 	if rf.probeInterval < 100*time.Millisecond {
-		return nil, fs, usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
+		return nil, cli.Usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
 	}
 	if rf.repeat < 1 || rf.repeat > 1000 {
-		return nil, fs, usagef("--repeat %d: want 1..1000", rf.repeat)
+		return nil, cli.Usagef("--repeat %d: want 1..1000", rf.repeat)
 	}
 	if _, err := loadgen.ParseTarget(rf.url); err != nil {
-		return nil, fs, usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+		return nil, cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
 	}
-	return rf, fs, nil
+	return rf, nil
 }
 
-func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
-	rf, _, err := parseRunFlags(args, env.stderr, env.getenv)
+func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
+	rf, err := parseRunFlags(args, env.Stderr, env.Getenv)
 	if err != nil {
 		return err
 	}
 	var runs []runOutcome
 	for i := range rf.repeat {
 		cfg := rf.cfg
-		if !rf.quiet && isTerminal(env.stderr) {
-			cfg.Progress = progressLine(env.stderr, i, rf.repeat)
+		if !rf.quiet && isTerminal(env.Stderr) {
+			cfg.Progress = progressLine(env.Stderr, i, rf.repeat)
 		}
 		out, err := measure(ctx, cfg, rf)
 		if cfg.Progress != nil {
-			fmt.Fprint(env.stderr, "\r\033[K")
+			fmt.Fprint(env.Stderr, "\r\033[K")
 		}
 		if errors.Is(err, loadgen.ErrConfig) {
-			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+			return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
 		}
 		var de *loadgen.DialError
 		if errors.As(err, &de) && rf.format == "json" {
 			// Scripts get a document saying what happened, not zeros.
-			enc := json.NewEncoder(env.stdout)
+			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
 			enc.Encode(struct {
 				URL   string `json:"url"`
@@ -171,7 +172,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			break
 		}
 	}
-	if err := writeReport(env.stdout, rf, runs); err != nil {
+	if err := writeReport(env.Stdout, rf, runs); err != nil {
 		return err
 	}
 	if rf.publish.publish {
@@ -186,9 +187,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	last := runs[len(runs)-1].res
 	switch {
 	case last.Interrupted:
-		return &exitError{code: 130, msg: "interrupted"}
+		return &cli.ExitError{Code: 130, Msg: "interrupted"}
 	case ok == 0:
-		return &exitError{code: 1, msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
+		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
 	}
 	return nil
 }
@@ -362,53 +363,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// secondsValue is a duration flag that also takes a bare number of seconds,
-// as wrk's -d30 does.
-type secondsValue time.Duration
-
-func (v *secondsValue) String() string { return time.Duration(*v).String() }
-
-func (v *secondsValue) Set(s string) error {
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		*v = secondsValue(n * float64(time.Second))
-	} else {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("want a duration such as 30s, 500ms or 2m")
-		}
-		*v = secondsValue(d)
-	}
-	if *v < 0 {
-		return fmt.Errorf("negative duration")
-	}
-	return nil
-}
-
-type headersValue []loadgen.Header
-
-func (v *headersValue) String() string { return "" }
-
-func (v *headersValue) Set(s string) error {
-	h, err := loadgen.ParseHeader(s)
-	if err != nil {
-		return err
-	}
-	*v = append(*v, h)
-	return nil
-}
-
-// labelsValue collects k=v labels.
-type labelsValue map[string]string
-
-func (v labelsValue) String() string { return "" }
-
-func (v labelsValue) Set(s string) error {
-	k, val, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want k=v, got %q", s)
-	}
-	v[k] = val
-	return nil
 }

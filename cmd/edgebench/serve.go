@@ -6,26 +6,24 @@ import (
 	"net"
 	"os"
 
+	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/target"
 )
 
-func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet("serve", "edgebench serve [--addr 127.0.0.1:8080] [--dir DIR]", env.stderr)
+func cmdServe(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlagSet("serve", "edgebench serve [--addr 127.0.0.1:8080] [--dir DIR]", env.Stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default)")
 	dir := fs.String("dir", "", "serve static files from this folder")
-	if err := fs.parse(args); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
 	if _, _, err := net.SplitHostPort(*addr); err != nil {
-		return usagef("--addr %q: %v", *addr, err)
+		return cli.Usagef("--addr %q: %v", *addr, err)
 	}
 	var files *os.Root
 	if *dir != "" {
 		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
-			return usagef("--dir %q: not a folder", *dir)
+			return cli.Usagef("--dir %q: not a folder", *dir)
 		}
 		var err error
 		if files, err = target.OpenDir(*dir); err != nil {
@@ -36,7 +34,7 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "edgebench serve: listening on http://%s/\n", srv.Addr())
+	fmt.Fprintf(env.Stderr, "edgebench serve: listening on http://%s/\n", srv.Addr())
 	<-ctx.Done()
 	return srv.Close()
 }

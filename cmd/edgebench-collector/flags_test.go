@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// TestTriggerFlagsAsTyped parses trigger's load-test flags as they are
+// typed for ab and wrk, durations included.
+func TestTriggerFlagsAsTyped(t *testing.T) {
+	const u = "http://127.0.0.1/"
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	for _, tc := range []struct {
+		args []string
+		want func(s transport.LoadTestSpec, tc *triggerConfig) bool
+	}{
+		{[]string{"--device", "pi-1", "-c5000", "-d", "30", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+			return s.Connections == 5000 && s.DurationMS == 30000 && s.KeepAlive
+		}},
+		{[]string{"-c5000", "-n50000", "--fleet", "lab", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+			return s.Connections == 5000 && s.Requests == 50000 && s.DurationMS == 0
+		}},
+		{[]string{u, "--select", "server=nginx", "-t10", "-c10", "-d30s"}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+			return s.Threads == 10 && s.Connections == 10 && s.DurationMS == 30000
+		}},
+		{[]string{"--device", "pi-1", "-k=false", "-HHost: x", "--timeout=2s", "-warmup", "1", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+			return !s.KeepAlive && slices.Equal(s.Headers, []transport.Header{{Name: "Host", Value: "x"}}) && s.TimeoutMS == 2000 && s.WarmupMS == 1000
+		}},
+		{[]string{"--device", "pi-1", "--no-keepalive", "-timeout", "2s", "--ttl", "90", "--max-wait", "2m", "--wait", u}, func(s transport.LoadTestSpec, tc *triggerConfig) bool {
+			return !s.KeepAlive && s.TimeoutMS == 2000 && tc.req.TTL == 90*time.Second && tc.maxWait == 2*time.Minute && tc.wait
+		}},
+		{[]string{"--device", "pi-1", "--connections", "50", "--duration", "2m", "--header", "Host: x", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+			return s.Connections == 50 && s.DurationMS == 120000 && len(s.Headers) == 1
+		}},
+	} {
+		tc2, err := parseTrigger(tc.args, env)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if tc2.req.Spec.URL != u || !tc.want(tc2.req.Spec, tc2) {
+			t.Errorf("%q: spec %+v", tc.args, tc2.req.Spec)
+		}
+	}
+}
+
+// TestCollectorFlagMistakes: one line naming the flag, exit status 2.
+func TestCollectorFlagMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trigger", "--device", "pi-1", "--keep-alive", "http://127.0.0.1/"}, "edgebench-collector trigger: unknown flag --keep-alive; did you mean --keepalive?"},
+		{[]string{"trigger", "--device", "pi-1", "-d", "soon", "http://127.0.0.1/"}, `edgebench-collector trigger: -d "soon": want a duration such as 30s, 500ms or 2m (a bare number is seconds)`},
+		{[]string{"trigger", "--devise", "pi-1", "http://127.0.0.1/"}, "edgebench-collector trigger: unknown flag --devise; did you mean --device?"},
+		{[]string{"runs", "--limit", "ten"}, `edgebench-collector runs: --limit "ten": want a whole number`},
+		{[]string{"runs", "--since", "yesterday"}, `edgebench-collector runs: --since "yesterday": want a duration such as 30s, 500ms or 2m (a bare number is seconds)`},
+		{[]string{"compare", "--label", "server"}, `edgebench-collector compare: --label "server": want k=v`},
+		{[]string{"devices", "-json=maybe"}, `edgebench-collector devices: -json "maybe": want true or false`},
+		{[]string{"sevre"}, `edgebench-collector: unknown command "sevre"; did you mean serve?`},
+	} {
+		var out, errb bytes.Buffer
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, tc.args)
+		if code != 2 || errb.String() != tc.want+"\n" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestCollectorExitStatuses runs the collector binary: a usage mistake is
+// 2, help is 0, and a trigger whose flags parse (-d 30 included) gets as
+// far as the collector it cannot reach, 1.
+func TestCollectorExitStatuses(t *testing.T) {
+	bin := buildCollector(t)
+	addr := freeAddr(t) // nothing listens there
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string // a part of it
+	}{
+		{[]string{"trigger", "--server", "http://" + addr, "--device", "pi-1", "-c5000", "-d", "30", "-k=false", "-HHost: x", "http://127.0.0.1/"}, 1, "connection refused"},
+		{[]string{"trigger", "--server", "http://" + addr, "--device", "pi-1", "-c5000", "-d", "30", "--keep-alive", "http://127.0.0.1/"}, 2, "did you mean --keepalive?"},
+		{[]string{"trigger", "-h"}, 0, "-d, --duration duration"},
+		{[]string{"runs", "--help"}, 0, "--since duration"},
+		{[]string{"--version"}, 0, ""},
+		{[]string{}, 2, "usage: edgebench-collector COMMAND"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, bin, tc.args...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		cancel()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(errb.String(), tc.stderr) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.stderr)
+		}
+		if tc.code == 2 && len(tc.args) > 0 && strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%q: want one line, got %q", tc.args, errb.String())
+		}
+	}
+}
+
+// buildCollector builds the collector binary for a test that runs it as a
+// user would.
+func buildCollector(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "edgebench-collector")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
