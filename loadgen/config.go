@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +47,15 @@ type Config struct {
 	// Addrs, when set, are the only addresses dialled (already resolved and
 	// vetted by a caller's policy); otherwise the URL's host is resolved.
 	Addrs []net.IP
-	// UserAgent is sent unless a header replaces it.
+	// UserAgent is sent unless a header replaces it (wrk's request has
+	// none).
 	UserAgent string
+	// Dialect is the wording of the request: edgebench's own, ab's or
+	// wrk's.
+	Dialect Dialect
+	// Timings keeps every measured request's timings in Result.Timings,
+	// as ab does for its -e and -g files (32 bytes a request).
+	Timings bool
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
 	// WindowStart and WindowEnd, when set, are called when the measured
@@ -57,6 +65,24 @@ type Config struct {
 	// once each, from Run's goroutine, never from the engine's loops.
 	WindowStart, WindowEnd func()
 }
+
+// Dialect is the request a load test sends, worded as a tool words it.
+type Dialect uint8
+
+const (
+	// DialectEdgebench is an HTTP/1.1 request with Host, User-Agent and
+	// Accept, then the headers of Config; without keep-alive it asks for
+	// Connection: close.
+	DialectEdgebench Dialect = iota
+	// DialectAB is ab 2.3's request: HTTP/1.0, "Connection: Keep-Alive"
+	// only with keep-alive (HTTP/1.0 closes by default), the body's
+	// "Content-length", the headers of Config in their order, then Host,
+	// User-Agent and Accept unless a header of Config replaced them.
+	DialectAB
+	// DialectWrk is wrk 4's request: HTTP/1.1 with Host, the headers of
+	// Config and, with a body, its Content-Length; no User-Agent or Accept.
+	DialectWrk
+)
 
 // Header is one request header.
 type Header struct{ Name, Value string }
@@ -203,13 +229,18 @@ func (c Config) withDefaults() (Config, Target, error) {
 	return c, t, nil
 }
 
+// Request returns the bytes every request of the load test c sends, as
+// ab -v 2 shows them.
+func Request(c Config) ([]byte, error) {
+	c, t, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return buildRequest(c, t), nil
+}
+
 // buildRequest serialises the request once; every send reuses the bytes.
 func buildRequest(c Config, t Target) []byte {
-	var b strings.Builder
-	b.WriteString(c.Method)
-	b.WriteByte(' ')
-	b.WriteString(t.Path)
-	b.WriteString(" HTTP/1.1\r\n")
 	host := t.Host
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
@@ -221,27 +252,54 @@ func buildRequest(c Config, t Target) []byte {
 	if ua == "" {
 		ua = "edgebench"
 	}
-	defaults := []Header{{"Host", host}, {"User-Agent", ua}, {"Accept", "*/*"}}
-	if !c.KeepAlive {
-		defaults = append(defaults, Header{"Connection", "close"})
+	hasBody := len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH"
+	length := strconv.Itoa(len(c.Body))
+	given := func(name string) bool {
+		return slices.ContainsFunc(c.Headers, func(h Header) bool { return strings.EqualFold(h.Name, name) })
 	}
-	if len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH" {
-		defaults = append(defaults, Header{"Content-Length", strconv.Itoa(len(c.Body))})
+	proto := " HTTP/1.1\r\n"
+	headers := c.Headers
+	var first, last []Header // the tool's own headers, before and after Config's
+	switch c.Dialect {
+	case DialectAB:
+		proto = " HTTP/1.0\r\n"
+		if c.KeepAlive {
+			first = append(first, Header{"Connection", "Keep-Alive"})
+		}
+		if hasBody && !given("Content-Length") {
+			// Just before the Content-type, as ab writes them.
+			i := max(slices.IndexFunc(headers, func(h Header) bool { return strings.EqualFold(h.Name, "Content-Type") }), 0)
+			headers = slices.Insert(slices.Clone(headers), i, Header{"Content-length", length})
+		}
+		last = []Header{{"Host", host}, {"User-Agent", ua}, {"Accept", "*/*"}}
+	case DialectWrk:
+		first = []Header{{"Host", host}}
+		if len(c.Body) > 0 {
+			first = append(first, Header{"Content-Length", length})
+		}
+	default:
+		first = []Header{{"Host", host}, {"User-Agent", ua}, {"Accept", "*/*"}}
+		if !c.KeepAlive {
+			first = append(first, Header{"Connection", "close"})
+		}
+		if hasBody {
+			first = append(first, Header{"Content-Length", length})
+		}
 	}
-	for _, d := range defaults {
-		replaced := false
-		for _, h := range c.Headers {
-			if strings.EqualFold(h.Name, d.Name) {
-				replaced = true
+	var b strings.Builder
+	b.WriteString(c.Method + " " + t.Path + proto)
+	own := func(hs []Header) {
+		for _, d := range hs {
+			if !given(d.Name) {
+				b.WriteString(d.Name + ": " + d.Value + "\r\n")
 			}
 		}
-		if !replaced {
-			b.WriteString(d.Name + ": " + d.Value + "\r\n")
-		}
 	}
-	for _, h := range c.Headers {
+	own(first)
+	for _, h := range headers {
 		b.WriteString(h.Name + ": " + h.Value + "\r\n")
 	}
+	own(last)
 	b.WriteString("\r\n")
 	b.Write(c.Body)
 	return []byte(b.String())

@@ -81,6 +81,8 @@ type worker struct {
 	lat, connH, wait *Histogram
 	proc             *Histogram
 	server           string
+	rates            []uint32 // the window's completions per RateSlot (wrk's Req/Sec)
+	timings          []Timing // with Config.Timings
 
 	// the current second of the timeline
 	sec          int
@@ -97,7 +99,8 @@ type tally struct {
 	requests, completed, ok, cut int64
 	errs                         Errors
 	status                       [1000]int64
-	bytes, body, connects        int64
+	bytes, body, connects, sent  int64
+	keepAlive                    int64 // responses that left the connection open
 }
 
 // progress is read by Run's reporter while the loop runs.
@@ -485,6 +488,7 @@ func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
 	}
 	t.requests++
 	t.bytes += c.rbytes
+	t.sent += int64(c.sent)
 	t.connects += int64(c.opened)
 	return t, window
 }
@@ -498,6 +502,9 @@ func (w *worker) record(c *conn, now int64) {
 	p := &c.p
 	t.completed++
 	t.body += p.body
+	if p.reuse() {
+		t.keepAlive++
+	}
 	if p.status >= 0 && p.status < len(t.status) {
 		t.status[p.status]++
 	}
@@ -526,6 +533,11 @@ func (w *worker) record(c *conn, now int64) {
 	if failed {
 		w.secErrors++
 	}
+	slot := int((now - w.sh.measureStart) / int64(RateSlot))
+	for len(w.rates) <= slot {
+		w.rates = append(w.rates, 0)
+	}
+	w.rates[slot]++
 	if late {
 		return // as wrk: out of the latency figures
 	}
@@ -535,6 +547,12 @@ func (w *worker) record(c *conn, now int64) {
 	w.wait.Record((c.tFirst - c.tWritten) / 1000)
 	w.proc.Record((now - c.tStart - c.connDur) / 1000)
 	w.secHist.Record(lat)
+	if w.sh.cfg.Timings {
+		w.timings = append(w.timings, Timing{
+			Start: w.sh.base.Add(time.Duration(c.tStart)).UnixMicro(), Connect: c.connDur / 1000,
+			Wait: (c.tFirst - c.tWritten) / 1000, Total: lat,
+		})
+	}
 }
 
 // lengthOK notes the length of the first 2xx body (ab's document length)

@@ -34,10 +34,18 @@ type Result struct {
 	StatusCodes map[int]int64
 	Bytes       int64 // bytes read, headers included
 	BodyBytes   int64
+	Sent        int64 // request bytes written, headers and body included
+	RequestBody int64 // the size of each request's body (ab's -p and -u)
 	Connects    int64 // connections opened
-	DocLength   int64 // body length of the first 2xx response, -1 if none
-	Server      string
-	Interrupted bool // the run was cancelled before its end
+	// KeepAliveResponses counts the responses after which the server
+	// keeps the connection open (an HTTP/1.1 one that does not say
+	// "Connection: close", an HTTP/1.0 one that says keep-alive): ab's
+	// "Keep-Alive requests", since ab's HTTP/1.0 request is kept alive
+	// only when its response says so.
+	KeepAliveResponses int64
+	DocLength          int64 // body length of the first 2xx response, -1 if none
+	Server             string
+	Interrupted        bool // the run was cancelled before its end
 
 	Latency    *Histogram // request start to last byte
 	Connect    *Histogram // TCP connect (0 for a reused connection)
@@ -45,6 +53,12 @@ type Result struct {
 	Processing *Histogram // latency minus connect
 
 	Timeline []Second
+	// ThreadRates counts, for each event loop, the responses completed in
+	// each RateSlot of the window, from which wrk's Req/Sec is sampled.
+	ThreadRates [][]uint32
+	// Timings are the timings of every request of the window's latency
+	// figures, in the order they ended, with Config.Timings.
+	Timings []Timing
 
 	// Drained is what became of the requests in flight when the window
 	// closed.
@@ -70,6 +84,19 @@ type Drained struct {
 	Bytes       int64         `json:"bytes"`
 	BodyBytes   int64         `json:"body_bytes"`
 	Connects    int64         `json:"connects"`
+}
+
+// RateSlot is the period of ThreadRates: wrk samples each thread's
+// request rate every 100 ms.
+const RateSlot = 100 * time.Millisecond
+
+// Timing is one request's times in microseconds, as ab records them for
+// its -e and -g files.
+type Timing struct {
+	Start   int64 // when it began, Unix microseconds
+	Connect int64 // connecting (0 on a reused connection)
+	Wait    int64 // from the request written to the first byte of the response
+	Total   int64 // from its start to the last byte of the response
 }
 
 // DialError is the error of a run that could not open a single connection

@@ -253,7 +253,7 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 	r := &Result{
 		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers),
 		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
-		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck,
+		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),
 		StatusCodes: map[int]int64{}, Drained: Drained{StatusCodes: map[int]int64{}},
 		Latency: NewLatencyHistogram(), Connect: NewLatencyHistogram(),
 		Waiting: NewLatencyHistogram(), Processing: NewLatencyHistogram(),
@@ -271,7 +271,11 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 		r.Errors.add(win.errs)
 		r.Bytes += win.bytes
 		r.BodyBytes += win.body
+		r.Sent += win.sent
 		r.Connects += win.connects
+		r.KeepAliveResponses += win.keepAlive
+		r.ThreadRates = append(r.ThreadRates, w.rates)
+		r.Timings = append(r.Timings, w.timings...)
 		r.Drained.Requests += d.requests
 		r.Drained.Completed += d.completed
 		r.Drained.OK += d.ok
