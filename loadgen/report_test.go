@@ -27,19 +27,44 @@ func goldenResult() *Result {
 			{T: 2, Completed: 400, Errors: 5, P50: 9200, P99: 29000}},
 		Drained: Drained{Requests: 4, Completed: 3, OK: 3, Errors: Errors{Timeout: 1}, StatusCodes: map[int]int64{200: 3},
 			Bytes: 3 * 2400, BodyBytes: 3 * 2159},
-		WarmupRequests: 380,
+		WarmupRequests: 380, KeepAliveResponses: 1198, Sent: 1206 * 80,
 	}
 	for i := range int64(1200) {
 		lat := 5000 + (i*7919)%20000 // 5 to 25 ms, spread
+		if i%400 == 7 {
+			lat = 61000 // held-back requests, which wrk's correction adds to
+		}
+		var conn int64
+		if i < 5 {
+			conn = 150 + 10*i
+		}
 		r.Latency.Record(lat)
 		r.Waiting.Record(lat - 300)
-		if i < 5 {
-			r.Connect.Record(150 + 10*i)
-		} else {
-			r.Connect.Record(0)
-		}
-		r.Processing.Record(lat - 100)
+		r.Connect.Record(conn)
+		r.Processing.Record(lat - conn)
+		r.Timings = append(r.Timings, Timing{Start: r.Start.UnixMicro() + i*2500, Connect: conn, Wait: lat - 300, Total: lat})
 	}
+	// Two threads' completions per 100 ms: steady, then one with gaps.
+	for th := range 2 {
+		slots := make([]uint32, 30)
+		for i := range slots {
+			slots[i] = uint32(18 + (i*7+th*3)%5)
+			if th == 1 && i%10 == 3 {
+				slots[i] = 0
+			}
+		}
+		r.ThreadRates = append(r.ThreadRates, slots)
+	}
+	return r
+}
+
+// abResult is ab's run without keep-alive, with the length check and a
+// request body: the lines of ab that goldenResult leaves out.
+func abResult() *Result {
+	r := goldenResult()
+	r.KeepAlive, r.LengthCheck, r.RequestBody = false, true, 64
+	r.Errors = Errors{Write: 2, Length: 4}
+	r.StatusCodes = map[int]int64{200: 1190, 302: 10}
 	return r
 }
 
@@ -47,14 +72,23 @@ func goldenResult() *Result {
 // report shows in the diff of testdata/*.golden (go test -run Golden
 // -update rewrites them).
 func TestReportsGolden(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.UTC // ab's -g file has local times
 	r := goldenResult()
 	for _, tc := range []struct {
 		file  string
 		write func(*bytes.Buffer) error
 	}{
 		{"report.txt.golden", func(b *bytes.Buffer) error { return WriteText(b, r) }},
-		{"report.ab.golden", func(b *bytes.Buffer) error { return WriteAB(b, r) }},
-		{"report.wrk.golden", func(b *bytes.Buffer) error { return WriteWrk(b, r) }},
+		{"report.ab.golden", func(b *bytes.Buffer) error { return WriteAB(b, r, ABOptions{}) }},
+		{"report.ab-Sd.golden", func(b *bytes.Buffer) error {
+			return WriteAB(b, abResult(), ABOptions{NoConfidence: true, NoPercentiles: true, VariableLength: true})
+		}},
+		{"report.ab-body.golden", func(b *bytes.Buffer) error { return WriteAB(b, abResult(), ABOptions{}) }},
+		{"ab-e.csv.golden", func(b *bytes.Buffer) error { return WriteABCSV(b, r) }},
+		{"ab-g.tsv.golden", func(b *bytes.Buffer) error { return WriteABGnuplot(b, r) }},
+		{"report.wrk.golden", func(b *bytes.Buffer) error { return WriteWrk(b, r, WrkOptions{Latency: true}) }},
+		{"report.wrk-nolatency.golden", func(b *bytes.Buffer) error { return WriteWrk(b, r, WrkOptions{NoHeader: true}) }},
 		{"report.json.golden", func(b *bytes.Buffer) error {
 			enc := json.NewEncoder(b)
 			enc.SetIndent("", "  ")

@@ -60,8 +60,8 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	}
 	var sent, got bytes.Buffer
 	res.Duration = res.Duration.Truncate(time.Microsecond) // the wire's unit
-	loadgen.WriteAB(&sent, res)
-	loadgen.WriteAB(&got, back)
+	loadgen.WriteAB(&sent, res, loadgen.ABOptions{})
+	loadgen.WriteAB(&got, back, loadgen.ABOptions{})
 	if sent.String() != got.String() {
 		t.Errorf("ab report differs after the wire:\n%s\nvs\n%s", sent.String(), got.String())
 	}

@@ -201,9 +201,9 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 		}
 		switch format {
 		case "ab":
-			err = loadgen.WriteAB(w, lr)
+			err = loadgen.WriteAB(w, lr, loadgen.ABOptions{})
 		case "wrk":
-			err = loadgen.WriteWrk(w, lr)
+			err = loadgen.WriteWrk(w, lr, loadgen.WrkOptions{Latency: true})
 		default:
 			err = loadgen.WriteText(w, lr)
 		}

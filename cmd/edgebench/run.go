@@ -303,9 +303,9 @@ func writeReport(w io.Writer, rf *runFlags, runs []runOutcome) error {
 		var err error
 		switch rf.format {
 		case "ab":
-			err = loadgen.WriteAB(w, r.res)
+			err = loadgen.WriteAB(w, r.res, loadgen.ABOptions{})
 		case "wrk":
-			err = loadgen.WriteWrk(w, r.res)
+			err = loadgen.WriteWrk(w, r.res, loadgen.WrkOptions{Latency: true})
 		default:
 			err = loadgen.WriteText(w, r.res)
 		}

@@ -58,7 +58,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 		t.Errorf("rebuilt result: %v %+v", err, lg)
 	}
 	var b strings.Builder
-	loadgen.WriteAB(&b, lg)
+	loadgen.WriteAB(&b, lg, loadgen.ABOptions{})
 	if !strings.Contains(b.String(), "Complete requests:      300") {
 		t.Errorf("ab report from the wire:\n%s", b.String())
 	}
