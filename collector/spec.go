@@ -14,7 +14,8 @@ import (
 
 // Spec is the work a run asked of the server: the request (method, URL,
 // headers, body size), how many connections sent it, with or without
-// keep-alive, and the open-loop rate. Runs of different specs are
+// keep-alive, the open-loop rate, and the tool whose request it sent
+// (edgebench ab sends HTTP/1.0). Runs of different specs are
 // different experiments: compare never pools them. The duration, the
 // number of requests, the timeout and the warm-up are not part of it
 // (a longer run of the same work is the same experiment).
@@ -26,12 +27,13 @@ type Spec struct {
 	Rate        float64  `json:"rate,omitempty"`       // requests/s of an open loop; 0 for a closed loop
 	BodyBytes   int64    `json:"body_bytes,omitempty"` // the request body's size (its bytes are not sent back)
 	Headers     []string `json:"headers,omitempty"`    // "Name: value", names canonical, sorted
+	Mode        string   `json:"mode,omitempty"`       // "ab" or "wrk": edgebench ab or wrk; empty for edgebench run
 }
 
 // SpecOf is the Spec of a result's run spec.
 func SpecOf(rs transport.RunSpec) Spec {
 	ka := rs.KeepAlive
-	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes}
+	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes, Mode: rs.Mode}
 	if s.Method == "" {
 		s.Method = "GET"
 	}
@@ -69,6 +71,9 @@ func (s Spec) String() string {
 	for _, h := range s.Headers {
 		parts = append(parts, "-H '"+h+"'")
 	}
+	if s.Mode != "" {
+		parts = append(parts, "edgebench "+s.Mode)
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -92,7 +97,7 @@ func (s Spec) rate() string {
 // specFields are the keys of the spec's parts compare can group by: a
 // comparison by one of them compares runs that differ in it and in
 // nothing else of their spec.
-var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes"}
+var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes", "mode"}
 
 func isSpecField(k string) bool {
 	for _, f := range specFields {
@@ -118,6 +123,11 @@ func (s Spec) field(k string) (string, bool) {
 		return s.rate(), true
 	case "body_bytes":
 		return strconv.FormatInt(s.BodyBytes, 10), true
+	case "mode":
+		if s.Mode == "" {
+			return "run", true
+		}
+		return s.Mode, true
 	}
 	return "", false
 }
@@ -137,6 +147,8 @@ func (s Spec) without(k string) Spec {
 		s.Rate = 0
 	case "body_bytes":
 		s.BodyBytes = 0
+	case "mode":
+		s.Mode = ""
 	}
 	return s
 }

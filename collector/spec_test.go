@@ -45,9 +45,9 @@ func TestSpecsOfOlderResults(t *testing.T) {
 
 // TestSpec: what makes two runs the same work, and how it reads.
 func TestSpec(t *testing.T) {
-	a := SpecOf(transport.RunSpec{URL: "http://pi/", Connections: 1, Rate: 2000, BodyBytes: 512,
+	a := SpecOf(transport.RunSpec{URL: "http://pi/", Connections: 1, Rate: 2000, BodyBytes: 512, Mode: "ab",
 		Headers: []transport.Header{{Name: "x-b", Value: "2"}, {Name: "accept-encoding", Value: "gzip"}}})
-	if got, want := a.String(), "GET http://pi/ · 1 connection · no keep-alive · open loop 2000 req/s · body 512 B · -H 'Accept-Encoding: gzip' · -H 'X-B: 2'"; got != want {
+	if got, want := a.String(), "GET http://pi/ · 1 connection · no keep-alive · open loop 2000 req/s · body 512 B · -H 'Accept-Encoding: gzip' · -H 'X-B: 2' · edgebench ab"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	b := a
@@ -58,7 +58,7 @@ func TestSpec(t *testing.T) {
 	for _, change := range []func(*Spec){
 		func(s *Spec) { s.URL = "http://pi/mixed" }, func(s *Spec) { s.Method = "POST" }, func(s *Spec) { s.Connections = 2 },
 		func(s *Spec) { s.KeepAlive = new(true) }, func(s *Spec) { s.Rate = 0 }, func(s *Spec) { s.BodyBytes = 0 },
-		func(s *Spec) { s.Headers = nil },
+		func(s *Spec) { s.Headers = nil }, func(s *Spec) { s.Mode = "wrk" },
 	} {
 		c := a
 		c.Headers = append([]string(nil), a.Headers...)

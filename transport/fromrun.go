@@ -34,7 +34,7 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 		Errors:      errorCounts(res.Errors),
 		Bytes:       res.Bytes, BodyBytes: res.BodyBytes, Connects: res.Connects,
 		DocLength: res.DocLength, Server: res.Server, WarmupRequests: res.WarmupRequests,
-		StatusCodes: statusCounts(res.StatusCodes),
+		StatusCodes: statusCounts(res.StatusCodes), Sent: res.Sent, KeepAliveResponses: res.KeepAliveResponses,
 	}
 	if d := res.Drained; d.Requests > 0 {
 		r.Drained = &DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),
@@ -102,6 +102,12 @@ func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []stri
 		KeepAlive: cfg.KeepAlive, TimeoutMS: cfg.Timeout.Milliseconds(), WarmupMS: cfg.Warmup.Milliseconds(),
 		NoLengthCheck: !cfg.LengthCheck, Repeat: repeat, IntervalMS: interval.Milliseconds(), Watch: watch,
 	}
+	switch cfg.Dialect {
+	case loadgen.DialectAB:
+		s.Mode = "ab"
+	case loadgen.DialectWrk:
+		s.Mode = "wrk"
+	}
 	if s.Method == "" {
 		s.Method = "GET"
 	}
@@ -144,6 +150,7 @@ func (r *Run) Loadgen(spec RunSpec) (*loadgen.Result, error) {
 		StatusCodes: statusMap(r.StatusCodes), Bytes: r.Bytes, BodyBytes: r.BodyBytes, Connects: r.Connects,
 		DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
 		LengthCheck: !spec.NoLengthCheck, WarmupRequests: r.WarmupRequests,
+		Sent: r.Sent, RequestBody: spec.BodyBytes, KeepAliveResponses: r.KeepAliveResponses,
 		Drained: loadgen.Drained{StatusCodes: map[int]int64{}},
 	}
 	if res.Threads == 0 {

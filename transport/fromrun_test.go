@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +20,12 @@ import (
 func TestRunSurvivesTheWire(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "wire-test")
+		w.Header().Set("Content-Length", "2159") // an HTTP/1.0 request is kept alive only with it
 		w.Write(bytes.Repeat([]byte("x"), 2159))
 	}))
 	defer srv.Close()
 	cfg := loadgen.Config{URL: srv.URL + "/index.html", Connections: 4, Duration: 1500 * time.Millisecond, KeepAlive: true,
-		Warmup: 200 * time.Millisecond}
+		Warmup: 200 * time.Millisecond, Dialect: loadgen.DialectAB, Method: "POST", Body: []byte("a=1")}
 	p := probe.New("/")
 	rec := p.Record(context.Background(), 500*time.Millisecond, []probe.Watch{{Name: "nothing-by-this-name"}})
 	res, err := loadgen.Run(context.Background(), cfg)
@@ -62,8 +64,9 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	res.Duration = res.Duration.Truncate(time.Microsecond) // the wire's unit
 	loadgen.WriteAB(&sent, res, loadgen.ABOptions{})
 	loadgen.WriteAB(&got, back, loadgen.ABOptions{})
-	if sent.String() != got.String() {
-		t.Errorf("ab report differs after the wire:\n%s\nvs\n%s", sent.String(), got.String())
+	if sent.String() != got.String() || in.Spec.Mode != "ab" || res.KeepAliveResponses == 0 || res.Sent == 0 ||
+		!strings.Contains(got.String(), "Total body sent:") {
+		t.Errorf("ab report differs after the wire (mode %q):\n%s\nvs\n%s", in.Spec.Mode, sent.String(), got.String())
 	}
 	// The text report, with its drained and warm-up lines.
 	sent.Reset()

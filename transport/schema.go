@@ -272,6 +272,10 @@ type RunSpec struct {
 	Repeat        int      `msg:"rp,omitempty" json:"repeat,omitempty"`
 	IntervalMS    int64    `msg:"i,omitempty" json:"interval_ms,omitempty"` // sampling interval
 	Watch         []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+	// Mode is the tool whose request and semantics the run had: "ab"
+	// (HTTP/1.0, ab's headers, the -s idle timeout) or "wrk" (wrk's
+	// request and its whole-request timeout); empty for edgebench's own.
+	Mode string `msg:"md,omitempty" json:"mode,omitempty"`
 }
 
 // Fingerprint is what makes two results comparable, or not.
@@ -307,6 +311,12 @@ type Run struct {
 	Connects    int64         `msg:"cn" json:"connects"`
 	DocLength   int64         `msg:"dl" json:"doc_length"` // first 2xx body length, -1 if none
 	Server      string        `msg:"sv,omitempty" json:"server,omitempty"`
+	// Sent counts the request bytes written, headers included;
+	// KeepAliveResponses the responses that left the connection open (ab's
+	// "Keep-Alive requests"). Both are 0 in results recorded before they
+	// were counted.
+	Sent               int64 `msg:"se,omitempty" json:"sent,omitempty"`
+	KeepAliveResponses int64 `msg:"ka,omitempty" json:"keepalive_responses,omitempty"`
 
 	// Histograms in loadgen's compact encoding (microseconds, HDR; packed,
 	// see FromRun for their digits): decode with loadgen.DecodeHistogram.

@@ -7048,8 +7048,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(20)
-	var zb0001Mask uint32 /* 20 bits */
+	zb0001Len := uint32(22)
+	var zb0001Mask uint32 /* 22 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -7063,37 +7063,45 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.Latency == nil {
+	if z.Sent == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
-	if z.Connect == nil {
+	if z.KeepAliveResponses == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Waiting == nil {
+	if z.Latency == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
-	if z.Processing == nil {
+	if z.Connect == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
 	}
-	if z.Timeline == nil {
+	if z.Waiting == nil {
 		zb0001Len--
 		zb0001Mask |= 0x10000
 	}
-	if z.System == nil {
+	if z.Processing == nil {
 		zb0001Len--
 		zb0001Mask |= 0x20000
 	}
-	if z.Drained == nil {
+	if z.Timeline == nil {
 		zb0001Len--
 		zb0001Mask |= 0x40000
 	}
-	if z.WarmupRequests == 0 {
+	if z.System == nil {
 		zb0001Len--
 		zb0001Mask |= 0x80000
+	}
+	if z.Drained == nil {
+		zb0001Len--
+		zb0001Mask |= 0x100000
+	}
+	if z.WarmupRequests == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x200000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7156,26 +7164,36 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendString(o, z.Server)
 		}
 		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+			// string "se"
+			o = append(o, 0xa2, 0x73, 0x65)
+			o = msgp.AppendInt64(o, z.Sent)
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// string "ka"
+			o = append(o, 0xa2, 0x6b, 0x61)
+			o = msgp.AppendInt64(o, z.KeepAliveResponses)
+		}
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
 			// string "hl"
 			o = append(o, 0xa2, 0x68, 0x6c)
 			o = msgp.AppendBytes(o, z.Latency)
 		}
-		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "hc"
 			o = append(o, 0xa2, 0x68, 0x63)
 			o = msgp.AppendBytes(o, z.Connect)
 		}
-		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
 			// string "hw"
 			o = append(o, 0xa2, 0x68, 0x77)
 			o = msgp.AppendBytes(o, z.Waiting)
 		}
-		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
 			// string "hp"
 			o = append(o, 0xa2, 0x68, 0x70)
 			o = msgp.AppendBytes(o, z.Processing)
 		}
-		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
 			// string "tl"
 			o = append(o, 0xa2, 0x74, 0x6c)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Timeline)))
@@ -7187,7 +7205,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
 			// string "sy"
 			o = append(o, 0xa2, 0x73, 0x79)
 			if z.System == nil {
@@ -7200,7 +7218,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
 			// string "dr"
 			o = append(o, 0xa2, 0x64, 0x72)
 			if z.Drained == nil {
@@ -7213,7 +7231,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
 			// string "wr"
 			o = append(o, 0xa2, 0x77, 0x72)
 			o = msgp.AppendInt64(o, z.WarmupRequests)
@@ -7364,6 +7382,18 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.Server, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Server")
+				return
+			}
+		case "se":
+			z.Sent, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Sent")
+				return
+			}
+		case "ka":
+			z.KeepAliveResponses, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "KeepAliveResponses")
 				return
 			}
 		case "hl":
@@ -7531,7 +7561,7 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Run) Msgsize() (s int) {
-	s = 3 + 3 + msgp.TimeSize + 3 + msgp.Int64Size + 3 + msgp.BoolSize + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 2 + z.Errors.Msgsize() + 3 + msgp.ArrayHeaderSize + (len(z.StatusCodes) * (5 + msgp.IntSize + msgp.Int64Size)) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.StringPrefixSize + len(z.Server) + 3 + msgp.BytesPrefixSize + len(z.Latency) + 3 + msgp.BytesPrefixSize + len(z.Connect) + 3 + msgp.BytesPrefixSize + len(z.Waiting) + 3 + msgp.BytesPrefixSize + len(z.Processing) + 3 + msgp.ArrayHeaderSize
+	s = 3 + 3 + msgp.TimeSize + 3 + msgp.Int64Size + 3 + msgp.BoolSize + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 2 + z.Errors.Msgsize() + 3 + msgp.ArrayHeaderSize + (len(z.StatusCodes) * (5 + msgp.IntSize + msgp.Int64Size)) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.StringPrefixSize + len(z.Server) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.BytesPrefixSize + len(z.Latency) + 3 + msgp.BytesPrefixSize + len(z.Connect) + 3 + msgp.BytesPrefixSize + len(z.Waiting) + 3 + msgp.BytesPrefixSize + len(z.Processing) + 3 + msgp.ArrayHeaderSize
 	for za0002 := range z.Timeline {
 		s += z.Timeline[za0002].Msgsize()
 	}
@@ -7555,8 +7585,8 @@ func (z *Run) Msgsize() (s int) {
 func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(16)
-	var zb0001Mask uint16 /* 16 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.Headers == nil {
 		zb0001Len--
@@ -7605,6 +7635,10 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Watch == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
+	}
+	if z.Mode == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7694,6 +7728,11 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			for za0002 := range z.Watch {
 				o = msgp.AppendString(o, z.Watch[za0002])
 			}
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "md"
+			o = append(o, 0xa2, 0x6d, 0x64)
+			o = msgp.AppendString(o, z.Mode)
 		}
 	}
 	return
@@ -7884,6 +7923,12 @@ func (z *RunSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "md":
+			z.Mode, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Mode")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7906,6 +7951,7 @@ func (z *RunSpec) Msgsize() (s int) {
 	for za0002 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0002])
 	}
+	s += 3 + msgp.StringPrefixSize + len(z.Mode)
 	return
 }
 
