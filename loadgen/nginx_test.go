@@ -13,29 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
-
-// needTool returns the path of a system tool, skipping loudly when it is
-// absent, or failing when CI=true (CI must install it).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin"} {
-		if p := filepath.Join(dir, name); fileExists(p) {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed: CI must install it", name)
-	}
-	t.Skipf("SKIPPED: %s is not installed (apt-get install it to run this test)", name)
-	return ""
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // startNginx runs a private nginx on a free loopback port with access
 // logging on, and returns its base URL and the access log's path. A log
@@ -46,7 +26,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // feeds a large file to one fast reader for as long as it keeps up,
 // accepting no other connection meanwhile (seconds for a 1 GB file).
 func startNginx(t *testing.T) (string, string) {
-	nginx := needTool(t, "nginx")
+	nginx := testenv.Tool(t, "nginx")
 	// Not t.TempDir: its parent is private, and nginx's worker may run as
 	// another user.
 	dir, err := os.MkdirTemp("", "edgebench-nginx-")

@@ -15,15 +15,30 @@ import (
 
 // NginxServer is a private nginx instance a test started.
 type NginxServer struct {
-	Addr   string // 127.0.0.1:port
-	Master int    // the master's PID; the workers are its children
+	Addr      string // 127.0.0.1:port
+	Master    int    // the master's PID; the workers are its children
+	Root      string // the document root, readable by the workers
+	AccessLog string // the access log's path; empty when it is off
 }
 
 // Nginx runs Debian's nginx in the foreground with a master and the given
-// number of workers on a free loopback port, serving an index.html, until
-// the test ends. Without nginx the test is skipped, except in CI (CI=true),
-// where it fails.
+// number of workers on a free loopback port, serving an index.html of 612
+// bytes, access log off, until the test ends. Without nginx the test is
+// skipped, except in CI (CI=true), where it fails.
 func Nginx(t testing.TB, workers int) NginxServer {
+	t.Helper()
+	return startNginx(t, workers, "")
+}
+
+// NginxLogging is Nginx with an access log whose lines have the given
+// log_format (for example '$connection $connection_requests "$request"'),
+// and keep-alive connections that last as many requests as a test makes.
+func NginxLogging(t testing.TB, workers int, format string) NginxServer {
+	t.Helper()
+	return startNginx(t, workers, format)
+}
+
+func startNginx(t testing.TB, workers int, logFormat string) NginxServer {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -59,13 +74,18 @@ func Nginx(t testing.TB, workers int) NginxServer {
 	}
 	addr := l.Addr().String()
 	l.Close()
+	logging, accessLog := "access_log off;", ""
+	if logFormat != "" {
+		accessLog = filepath.Join(dir, "access.log")
+		logging = fmt.Sprintf("log_format t '%s';\n\taccess_log %s t;\n\tkeepalive_requests 10000000;", logFormat, accessLog)
+	}
 	conf := fmt.Sprintf(`worker_processes %[3]d;
 daemon off;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log;
 events { worker_connections 1024; }
 http {
-	access_log off;
+	%[4]s
 	client_body_temp_path %[1]s/tmp;
 	proxy_temp_path %[1]s/tmp;
 	fastcgi_temp_path %[1]s/tmp;
@@ -73,7 +93,7 @@ http {
 	scgi_temp_path %[1]s/tmp;
 	server { listen %[2]s; root %[1]s/html; }
 }
-`, dir, addr, workers)
+`, dir, addr, workers, logging)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -95,7 +115,7 @@ http {
 		if err == nil {
 			c.Close()
 			if len(Children(cmd.Process.Pid)) == workers {
-				return NginxServer{Addr: addr, Master: cmd.Process.Pid}
+				return NginxServer{Addr: addr, Master: cmd.Process.Pid, Root: filepath.Join(dir, "html"), AccessLog: accessLog}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -130,3 +150,25 @@ func Children(pid int) []int {
 	slices.Sort(out)
 	return out
 }
+
+// Tool returns the path of a system tool (ab, wrk, nginx...), looked up in
+// PATH and then /usr/sbin and /sbin. Without it the test is skipped with a
+// loud message, except in CI (CI=true), where it fails.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	if path, err := exec.LookPath(name); err == nil {
+		return path
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin"} {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed: CI must install it", name)
+	}
+	t.Skipf("!!! %s is not installed: SKIPPING this test (apt-get install it to run it)", name)
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
