@@ -18,12 +18,11 @@ import (
 	"github.com/edgebench/edgebench/transport"
 )
 
-// runFlags is what `edgebench run` accepts, in ab's and wrk's words where
-// they overlap.
+// runFlags is what a load test command (run, ab, wrk) was given.
 type runFlags struct {
 	cfg    loadgen.Config
 	url    string
-	format string
+	format string // edgebench, ab, wrk or json
 	repeat int
 	labels map[string]string
 	quiet  bool
@@ -34,6 +33,18 @@ type runFlags struct {
 	watches       []probe.Watch
 
 	publish *publishFlags
+	tool    *tool // the lines of the tool a command stands in for; nil for run
+}
+
+// tool is what ab or wrk print around their report, where they print it,
+// and the files they write. Only text reports get it: --format json
+// prints the JSON alone.
+type tool struct {
+	banner   func(stdout io.Writer)                                  // once, first
+	before   func(stdout io.Writer)                                  // before each run
+	progress func(stderr io.Writer) func(loadgen.Progress)           // during each run
+	report   func(stdout, stderr io.Writer, r *loadgen.Result) error // after each run
+	files    func(r *loadgen.Result) error                           // after each run, whatever the format
 }
 
 // runOutcome is one measured run: the load test and what the probe saw.
@@ -127,11 +138,8 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	if rf.probeInterval < 100*time.Millisecond {
 		return nil, cli.Usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
 	}
-	if rf.repeat < 1 || rf.repeat > 1000 {
-		return nil, cli.Usagef("--repeat %d: want 1..1000", rf.repeat)
-	}
-	if _, err := loadgen.ParseTarget(rf.url); err != nil {
-		return nil, cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	if err := rf.checkCommon(); err != nil {
+		return nil, err
 	}
 	return rf, nil
 }
@@ -141,14 +149,38 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return runLoadTest(ctx, env, rf)
+}
+
+// runLoadTest runs the load test of rf --repeat times, printing each run's
+// report as it ends (with the tool's lines around it, and the System
+// section after it), or the JSON of all at the end; then publishes.
+func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
+	text := rf.format != "json"
+	tl := rf.tool
+	if tl == nil || !text {
+		tl = &tool{}
+	}
+	if tl.banner != nil {
+		tl.banner(env.Stdout)
+	}
 	var runs []runOutcome
 	for i := range rf.repeat {
+		if text && rf.repeat > 1 {
+			fmt.Fprintf(env.Stdout, "--- run %d of %d\n", i+1, rf.repeat)
+		}
+		if tl.before != nil {
+			tl.before(env.Stdout)
+		}
 		cfg := rf.cfg
-		if !rf.quiet && isTerminal(env.Stderr) {
+		switch {
+		case tl.progress != nil:
+			cfg.Progress = tl.progress(env.Stderr)
+		case rf.tool == nil && !rf.quiet && isTerminal(env.Stderr):
 			cfg.Progress = progressLine(env.Stderr, i, rf.repeat)
 		}
 		out, err := measure(ctx, cfg, rf)
-		if cfg.Progress != nil {
+		if cfg.Progress != nil && tl.progress == nil {
 			fmt.Fprint(env.Stderr, "\r\033[K")
 		}
 		if errors.Is(err, loadgen.ErrConfig) {
@@ -168,11 +200,21 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		runs = append(runs, out)
+		if text {
+			if err := writeRun(env, rf, out); err != nil {
+				return err
+			}
+		}
+		if rf.tool != nil && rf.tool.files != nil {
+			if err := rf.tool.files(out.res); err != nil {
+				return err
+			}
+		}
 		if out.res.Interrupted {
 			break
 		}
 	}
-	if err := writeReport(env.Stdout, rf, runs); err != nil {
+	if err := writeSummary(env.Stdout, rf, runs); err != nil {
 		return err
 	}
 	if rf.publish.publish {
@@ -180,15 +222,20 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 	}
-	var ok int64
+	var ok, answered int64
 	for _, r := range runs {
 		ok += r.res.AllOK()
+		answered += r.res.Completed + r.res.Drained.Completed
 	}
 	last := runs[len(runs)-1].res
 	switch {
 	case last.Interrupted:
 		return &cli.ExitError{Code: 130, Msg: "interrupted"}
-	case ok == 0:
+	case rf.tool != nil && answered == 0:
+		// As ab and wrk: a server that answered, whatever its status, was
+		// measured; one that never answered was not.
+		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no response (%s)", describeErrors(last.Errors))}
+	case rf.tool == nil && ok == 0:
 		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
 	}
 	return nil
@@ -271,7 +318,34 @@ type runJSONRun struct {
 	System *probe.Report `json:"system,omitempty"`
 }
 
-func writeReport(w io.Writer, rf *runFlags, runs []runOutcome) error {
+// writeRun writes the text report of one run: the tool's, or the format
+// asked of run, then the System section.
+func writeRun(env *cli.Env, rf *runFlags, o runOutcome) error {
+	w := env.Stdout
+	var err error
+	switch {
+	case rf.tool != nil:
+		err = rf.tool.report(w, env.Stderr, o.res)
+	case rf.format == "ab":
+		err = loadgen.WriteAB(w, o.res, loadgen.ABOptions{})
+	case rf.format == "wrk":
+		err = loadgen.WriteWrk(w, o.res, loadgen.WrkOptions{Latency: true})
+	default:
+		err = loadgen.WriteText(w, o.res)
+	}
+	if err == nil && o.sys != nil {
+		// A blank line and the section's own heading: no line of it
+		// repeats a label of the report, so scripts that grep the
+		// report's lines find each once.
+		fmt.Fprintln(w)
+		err = o.sys.WriteText(w)
+	}
+	return err
+}
+
+// writeSummary writes what follows the runs: the JSON document of all
+// of them, or the spread of a text report's repeated runs.
+func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
 	last := runs[len(runs)-1]
 	var rep *loadgen.Repeated
 	if len(runs) > 1 {
@@ -282,45 +356,24 @@ func writeReport(w io.Writer, rf *runFlags, runs []runOutcome) error {
 		s := loadgen.Summarize(results)
 		rep = &s
 	}
-	if rf.format == "json" {
-		doc := runJSON{JSONReport: last.res.JSON(), System: last.sys, Repeat: rep}
-		if len(rf.labels) > 0 {
-			doc.Labels = rf.labels
+	if rf.format != "json" {
+		if rep != nil {
+			writeRepeat(w, rep)
 		}
-		if len(runs) > 1 {
-			for _, r := range runs {
-				doc.Runs = append(doc.Runs, runJSONRun{r.res.JSON(), r.sys})
-			}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return nil
 	}
-	for i, r := range runs {
-		if len(runs) > 1 {
-			fmt.Fprintf(w, "--- run %d of %d\n", i+1, len(runs))
-		}
-		var err error
-		switch rf.format {
-		case "ab":
-			err = loadgen.WriteAB(w, r.res, loadgen.ABOptions{})
-		case "wrk":
-			err = loadgen.WriteWrk(w, r.res, loadgen.WrkOptions{Latency: true})
-		default:
-			err = loadgen.WriteText(w, r.res)
-		}
-		if err == nil && r.sys != nil {
-			fmt.Fprintln(w)
-			err = r.sys.WriteText(w)
-		}
-		if err != nil {
-			return err
+	doc := runJSON{JSONReport: last.res.JSON(), System: last.sys, Repeat: rep}
+	if len(rf.labels) > 0 {
+		doc.Labels = rf.labels
+	}
+	if len(runs) > 1 {
+		for _, r := range runs {
+			doc.Runs = append(doc.Runs, runJSONRun{r.res.JSON(), r.sys})
 		}
 	}
-	if rep != nil {
-		writeRepeat(w, rep)
-	}
-	return nil
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
 
 func writeRepeat(w io.Writer, s *loadgen.Repeated) {
