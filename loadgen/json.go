@@ -9,31 +9,36 @@ import (
 // JSONReport is the --format json view of a Result: one flat object with
 // the figures scripts want, latency in microseconds.
 type JSONReport struct {
-	URL         string           `json:"url"`
-	Method      string           `json:"method"`
-	Connections int              `json:"connections"`
-	Threads     int              `json:"threads"`
-	KeepAlive   bool             `json:"keepalive"`
-	Rate        float64          `json:"rate,omitempty"`
-	LengthCheck bool             `json:"length_check"`
-	Start       time.Time        `json:"start"`
-	DurationS   float64          `json:"duration_s"` // the measured window, without warm-up or drain
-	Completed   int64            `json:"completed"`
-	OK          int64            `json:"ok"`
-	RPS         float64          `json:"rps"`
-	Bytes       int64            `json:"bytes"`
-	BodyBytes   int64            `json:"body_bytes"`
-	Connects    int64            `json:"connects"`
-	DocLength   int64            `json:"doc_length"`
-	Server      string           `json:"server"`
-	Interrupted bool             `json:"interrupted,omitempty"`
-	Errors      Errors           `json:"errors"`
-	StatusCodes map[string]int64 `json:"status_codes"`
-	Latency     LatencyJSON      `json:"latency_us"`
-	Connect     LatencyJSON      `json:"connect_us"`
-	Waiting     LatencyJSON      `json:"ttfb_us"`
-	Percentiles map[string]int64 `json:"percentiles_us"`
-	Timeline    []Second         `json:"timeline"`
+	URL         string    `json:"url"`
+	Method      string    `json:"method"`
+	Connections int       `json:"connections"`
+	Threads     int       `json:"threads"`
+	KeepAlive   bool      `json:"keepalive"`
+	Rate        float64   `json:"rate,omitempty"`
+	LengthCheck bool      `json:"length_check"`
+	Start       time.Time `json:"start"`
+	DurationS   float64   `json:"duration_s"` // the measured window, without warm-up or drain
+	Completed   int64     `json:"completed"`
+	OK          int64     `json:"ok"`
+	RPS         float64   `json:"rps"`
+	Bytes       int64     `json:"bytes"`
+	BodyBytes   int64     `json:"body_bytes"`
+	Connects    int64     `json:"connects"`
+	// SentBytes are the request bytes written; KeepAliveResponses the
+	// responses after which the server kept the connection open (ab's
+	// "Total body sent" and "Keep-Alive requests").
+	SentBytes          int64            `json:"sent_bytes"`
+	KeepAliveResponses int64            `json:"keepalive_responses"`
+	DocLength          int64            `json:"doc_length"`
+	Server             string           `json:"server"`
+	Interrupted        bool             `json:"interrupted,omitempty"`
+	Errors             Errors           `json:"errors"`
+	StatusCodes        map[string]int64 `json:"status_codes"`
+	Latency            LatencyJSON      `json:"latency_us"`
+	Connect            LatencyJSON      `json:"connect_us"`
+	Waiting            LatencyJSON      `json:"ttfb_us"`
+	Percentiles        map[string]int64 `json:"percentiles_us"`
+	Timeline           []Second         `json:"timeline"`
 	// Drained holds the requests in flight at the end of the window, in no
 	// figure above; the warm-up's requests are in none either.
 	Drained        Drained `json:"drained"`
@@ -71,7 +76,7 @@ func (r *Result) JSON() JSONReport {
 		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
 		KeepAlive: r.KeepAlive, Rate: r.Rate, LengthCheck: r.LengthCheck, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
 		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,
-		Connects: r.Connects, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
+		Connects: r.Connects, SentBytes: r.Sent, KeepAliveResponses: r.KeepAliveResponses, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
 		Errors: r.Errors, StatusCodes: map[string]int64{},
 		Latency: latencyJSON(r.Latency), Connect: latencyJSON(r.Connect), Waiting: latencyJSON(r.Waiting),
 		Percentiles: map[string]int64{}, Timeline: r.Timeline,
