@@ -631,7 +631,7 @@ func loadConfigOf(lt *transport.LoadTestSpec, t *Target, version string) loadgen
 	c := loadgen.Config{
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
 		Requests: lt.Requests, Duration: s.Duration, Rate: lt.Rate, KeepAlive: lt.KeepAlive, Timeout: s.Timeout,
-		Warmup: s.Warmup, LengthCheck: lt.LengthCheck, UserAgent: "edgebench/" + version,
+		Warmup: s.Warmup, LengthCheck: lt.LengthCheck,
 	}
 	for _, h := range lt.Headers {
 		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})

@@ -528,7 +528,7 @@ func TestBuildRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(buildRequest(cfg, tgt))
-	want := "POST /a?b=c HTTP/1.1\r\nHost: [::1]:8080\r\nAccept: */*\r\nConnection: close\r\nContent-Length: 3\r\nUser-Agent: mine\r\nX-A: 1\r\n\r\nxyz"
+	want := "POST /a?b=c HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\nContent-Length: 3\r\nUser-Agent: mine\r\nX-A: 1\r\n\r\nxyz"
 	if got != want {
 		t.Errorf("request\n%q\nwant\n%q", got, want)
 	}

@@ -120,7 +120,6 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	if c.Timeout == 0 {
 		return nil, cli.Usagef("--timeout 0: want a timeout such as 2s (a request with no timeout could hold the run forever)")
 	}
-	c.UserAgent = "edgebench/" + version
 	if strings.HasPrefix(*body, "@") {
 		b, err := os.ReadFile((*body)[1:])
 		if err != nil {

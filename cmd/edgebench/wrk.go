@@ -71,7 +71,6 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	c.Dialect = loadgen.DialectWrk
 	c.KeepAlive = true
 	c.WholeRequestTimeout = true
-	c.UserAgent = "edgebench/" + version
 	rf.tool = wrkTool(rf, *latency)
 	return rf, nil
 }

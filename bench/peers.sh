@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# bench/peers.sh: the server capacity edgebench reports against the tool it
+# replaces, in alternating paired runs on one nginx.
+#
+# Pairs: `edgebench run` (keep-alive) against `wrk -t1`, and
+# `edgebench run --no-keepalive` against `ab` without -k. Each round runs
+# both tools of a pair back to back, the order alternating from one round to
+# the next, each pinned to GEN_CPU while nginx's single worker is pinned to
+# SERVER_CPU. For every run it prints:
+#   req/s       the tool's own figure (wrk's Requests/sec, ab's Requests per
+#               second, edgebench's rps)
+#   served      requests nginx served during the run (stub_status)
+#   gen_cpu     the tool's user+sys CPU seconds (the whole process)
+#   req/cpu-s   served / gen_cpu
+#   ngx_us/req  the nginx worker's user+sys CPU (/proc/PID/stat) per request
+#   ngx_busy    the worker's CPU seconds over the run's wall time
+# then the medians per tool and the ratios edgebench/peer.
+#
+#   bench/peers.sh                              # 6 rounds of 3 s, 50 connections
+#   ROUNDS=10 DURATION=5 bench/peers.sh
+#   PAIRS=keepalive EB_ARGS=--no-probe bench/peers.sh
+#   EDGEBENCH=/tmp/old/edgebench bench/peers.sh # another build
+#
+# PAIRS also takes close-wrk (edgebench --no-keepalive against wrk with
+# -H 'Connection: close') and close-ab-cc (against ab -H 'Connection: close').
+# ab sends an HTTP/1.0 request line and no Connection header; edgebench
+# sends HTTP/1.1 with "Connection: close"; nginx closes after the response
+# either way.
+#
+# Take figures only on a quiet machine: the script prints /proc/loadavg
+# before and after, and WAIT_QUIET=0.5 makes it wait (up to 30 min) until
+# the 1-minute load is below that. On a machine others share, RT=1 runs
+# nginx's worker and each tool at SCHED_FIFO priority 1 (chrt), so that
+# other processes do not take their CPUs; the figures are then not those of
+# a quiet machine (a sleeping tool's CPU runs other tasks instead of idling).
+#
+# Needs nginx (with stub_status, as Debian's nginx-light), wrk, ab
+# (apache2-utils), taskset, curl, jq and go (unless EDGEBENCH is given).
+set -euo pipefail
+
+CONNS=${CONNS:-50}
+DURATION=${DURATION:-3}
+ROUNDS=${ROUNDS:-6}
+PORT=${PORT:-18482}
+SERVER_CPU=${SERVER_CPU:-0}
+GEN_CPU=${GEN_CPU:-1}
+PAIRS=${PAIRS:-"keepalive close"}
+EB_ARGS=${EB_ARGS:-}
+EDGEBENCH=${EDGEBENCH:-}
+WAIT_QUIET=${WAIT_QUIET:-}
+RT=${RT:-}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+chmod 755 "$work" # nginx's worker reads the document as another user
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for tool in nginx wrk ab taskset curl jq; do
+	command -v "$tool" >/dev/null || { echo "bench/peers.sh: $tool is missing (apt-get install nginx-light wrk apache2-utils curl jq)" >&2; exit 1; }
+done
+[[ -x /usr/bin/time ]] || { echo "bench/peers.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+if [[ -z $EDGEBENCH ]]; then
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/edgebench" ./cmd/edgebench)
+	EDGEBENCH=$work/edgebench
+fi
+
+mkdir -p "$work/html" "$work/tmp"
+# The seeds' document: a 2159-byte index page.
+head -c 2159 /dev/zero | tr '\0' 'x' >"$work/html/index.html"
+chmod 644 "$work/html/index.html"
+cat >"$work/nginx.conf" <<EOF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	keepalive_requests 1000000;
+	client_body_temp_path $work/tmp;
+	proxy_temp_path $work/tmp;
+	fastcgi_temp_path $work/tmp;
+	uwsgi_temp_path $work/tmp;
+	scgi_temp_path $work/tmp;
+	server {
+		listen 127.0.0.1:$PORT;
+		root $work/html;
+		location = /status { stub_status; }
+	}
+}
+EOF
+taskset -c "$SERVER_CPU" nginx -c "$work/nginx.conf"
+for _ in $(seq 50); do
+	curl -fs "http://127.0.0.1:$PORT/index.html" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+worker=$(pgrep -P "$(cat "$work/nginx.pid")")
+rt=()
+if [[ -n $RT ]]; then
+	chrt -f -p 1 "$worker"
+	rt=(chrt -f 1)
+fi
+[[ $(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$PORT/index.html") == "200 2159" ]] ||
+	{ echo "bench/peers.sh: nginx does not serve the 2159-byte document" >&2; exit 1; }
+
+url="http://127.0.0.1:$PORT/index.html"
+
+if [[ -n $WAIT_QUIET ]]; then
+	for _ in $(seq 180); do
+		awk -v max="$WAIT_QUIET" '{exit !($1 < max)}' /proc/loadavg && break
+		sleep 10
+	done
+fi
+echo "load before: $(cat /proc/loadavg)"
+
+served() { curl -s "http://127.0.0.1:$PORT/status" | awk 'NR == 3 {print $3}'; }
+ngx_ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
+
+# measure TOOL MODE: runs one tool pinned to GEN_CPU and prints
+# rps served gen_cpu ngx_cpu wall
+measure() {
+	local tool=$1 mode=$2 cmd rps
+	case $tool/$mode in
+	edgebench/keepalive) cmd=("$EDGEBENCH" run -q -t 1 -c "$CONNS" -d "$DURATION" --format json $EB_ARGS "$url") ;;
+	edgebench/*) cmd=("$EDGEBENCH" run -q -t 1 -c "$CONNS" -d "$DURATION" --no-keepalive --format json $EB_ARGS "$url") ;;
+	wrk/keepalive) cmd=(wrk -t1 -c "$CONNS" -d "${DURATION}s" "$url") ;;
+	wrk/*) cmd=(wrk -t1 -c "$CONNS" -d "${DURATION}s" -H 'Connection: close' "$url") ;;
+	# -t alone stops at 50,000 requests: give -n too.
+	ab/close) cmd=(ab -q -c "$CONNS" -t "$DURATION" -n 100000000 "$url") ;;
+	ab/*) cmd=(ab -q -c "$CONNS" -t "$DURATION" -n 100000000 -H 'Connection: close' "$url") ;;
+	esac
+	local s0 t0 s1 t1
+	s0=$(served)
+	t0=$(ngx_ticks)
+	/usr/bin/time -f '%e %U %S' -o "$work/time" "${rt[@]}" taskset -c "$GEN_CPU" "${cmd[@]}" >"$work/out" 2>"$work/err" || true
+	t1=$(ngx_ticks)
+	s1=$(served)
+	case $tool in
+	edgebench) rps=$(jq -r .rps "$work/out") ;;
+	wrk) rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/out") ;;
+	ab) rps=$(awk '/^Requests per second:/ {print $4}' "$work/out") ;;
+	esac
+	# GNU time puts "Command exited with non-zero status" first when it did.
+	tail -n 1 "$work/time" | awk -v rps="${rps:-0}" -v s=$((s1 - s0 - 1)) -v ngx=$((t1 - t0)) \
+		'{ printf "%s %d %.3f %.2f %.3f\n", rps, s, $2 + $3, ngx / 100, $1 }'
+}
+
+pair_of() {
+	case $1 in
+	keepalive) echo "keepalive wrk" ;;
+	close) echo "close ab" ;;
+	close-wrk) echo "close-wrk wrk" ;;
+	close-ab-cc) echo "close-ab-cc ab" ;;
+	*) echo "bench/peers.sh: unknown pair $1 (keepalive, close, close-wrk, close-ab-cc)" >&2; exit 2 ;;
+	esac
+}
+
+printf '%-12s %-9s %5s %10s %9s %8s %10s %10s %8s\n' pair tool round 'req/s' served gen_cpu 'req/cpu-s' 'ngx_us/req' ngx_busy
+declare -A col
+for round in $(seq "$ROUNDS"); do
+	for pair in $PAIRS; do
+		read -r mode peer < <(pair_of "$pair")
+		order=(edgebench "$peer")
+		((round % 2 == 0)) && order=("$peer" edgebench)
+		for tool in "${order[@]}"; do
+			read -r rps n cpu ngx wall < <(measure "$tool" "$mode")
+			line=$(awk -v rps="$rps" -v n="$n" -v cpu="$cpu" -v ngx="$ngx" -v wall="$wall" 'BEGIN {
+				printf "%.0f %.0f %.3f %.0f %.2f %.2f", rps, n, cpu, (cpu > 0 ? n / cpu : 0), (n > 0 ? ngx * 1e6 / n : 0), (wall > 0 ? ngx / wall : 0) }')
+			read -r rps n cpu eff nus busy <<<"$line"
+			printf '%-12s %-9s %5d %10d %9d %8.2f %10d %10.2f %8.2f\n' "$pair" "$tool" "$round" "$rps" "$n" "$cpu" "$eff" "$nus" "$busy"
+			key=$pair/$tool
+			col[$key/rps]+="$rps "
+			col[$key/eff]+="$eff "
+			col[$key/nus]+="$nus "
+			col[$key/busy]+="$busy "
+		done
+	done
+done
+echo "load after: $(cat /proc/loadavg)"
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo
+echo "medians over $ROUNDS rounds of ${DURATION}s, $CONNS connections"
+printf '%-12s %-9s %10s %10s %10s %8s\n' pair tool 'req/s' 'req/cpu-s' 'ngx_us/req' ngx_busy
+declare -A med
+for pair in $PAIRS; do
+	read -r mode peer < <(pair_of "$pair")
+	for tool in edgebench "$peer"; do
+		for f in rps eff nus busy; do
+			med[$pair/$tool/$f]=$(median <<<"${col[$pair/$tool/$f]}")
+		done
+		printf '%-12s %-9s %10.0f %10.0f %10.2f %8.2f\n' "$pair" "$tool" "${med[$pair/$tool/rps]}" "${med[$pair/$tool/eff]}" "${med[$pair/$tool/nus]}" "${med[$pair/$tool/busy]}"
+	done
+done
+echo
+printf '%-12s %-16s %8s %10s %10s\n' pair ratio 'req/s' 'req/cpu-s' 'ngx_us/req'
+for pair in $PAIRS; do
+	read -r mode peer < <(pair_of "$pair")
+	awk -v p="$pair" -v peer="$peer" \
+		-v er="${med[$pair/edgebench/rps]}" -v pr="${med[$pair/$peer/rps]}" \
+		-v ee="${med[$pair/edgebench/eff]}" -v pe="${med[$pair/$peer/eff]}" \
+		-v en="${med[$pair/edgebench/nus]}" -v pn="${med[$pair/$peer/nus]}" \
+		'function r(a, b) { return b > 0 ? a / b : 0 }
+		BEGIN { printf "%-12s %-16s %7.2fx %9.2fx %9.2fx\n", p, "edgebench/" peer, r(er, pr), r(ee, pe), r(en, pn) }'
+done
