@@ -23,6 +23,7 @@ const (
 	stConnecting        // connect in progress, request pending
 	stWriting           // request partly written
 	stReading           // request written, response pending
+	stClosing           // response recorded; waits for the server's FIN before closing
 	stDone              // no more requests on this connection
 )
 
@@ -43,6 +44,7 @@ type conn struct {
 	counted bool  // the request started in the measured window
 	retried bool  // a stale keep-alive connection was already retried
 	gotByte bool  // a byte of the response has arrived
+	peerFIN bool  // the server's FIN has arrived (EPOLLRDHUP)
 	opened  uint8 // connections this request opened (a stale keep-alive retry opens a second)
 	sent    int
 	served  int   // responses on this fd
@@ -262,6 +264,12 @@ func (w *worker) expire(now int64) {
 	for i := range w.conns {
 		c := &w.conns[i]
 		switch c.state {
+		case stClosing:
+			if cut || now-c.lastIO >= sh.timeout {
+				// The response was recorded: a server that does not
+				// close is not a failed request.
+				w.closed(c, now)
+			}
 		case stConnecting, stWriting, stReading:
 			switch {
 			case cut:
@@ -305,7 +313,7 @@ func (w *worker) next(c *conn, now int64) {
 
 // begin sends the current request, connecting first when needed.
 func (w *worker) begin(c *conn, now int64) {
-	c.sent, c.gotByte, c.lastIO = 0, false, now
+	c.sent, c.gotByte, c.peerFIN, c.lastIO = 0, false, false, now
 	c.p.reset(w.sh.headOnly, w.server == "")
 	if c.fd >= 0 {
 		c.tConnect, c.connDur = 0, 0
@@ -363,6 +371,10 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 		w.write(c, now)
 	case stReading:
 		w.read(c, ev, now)
+	case stClosing:
+		if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+			w.awaitFIN(c, now)
+		}
 	case stIdle, stWaiting, stDone:
 		if c.fd >= 0 && ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
 			// The server closed an idle keep-alive connection.
@@ -413,6 +425,7 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 		}
 		if err != nil || n == 0 {
 			if err == nil && c.p.eof() {
+				c.peerFIN = true
 				w.complete(c, now, false)
 				return
 			}
@@ -424,6 +437,7 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 		}
 		c.rbytes += int64(n)
 		c.lastIO = now
+		c.peerFIN = ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP) != 0
 		if !c.gotByte {
 			c.gotByte, c.tFirst = true, now
 		}
@@ -464,10 +478,45 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 		w.server = string(p.server)
 	}
 	c.served++
-	if !reuse || !w.sh.cfg.KeepAlive {
+	w.record(c, now)
+	switch {
+	case !reuse && !c.p.reuse() && !c.peerFIN && c.fd >= 0:
+		// The server closes this connection: let it close first, as ab
+		// does, reading its FIN before closing. The side that closes
+		// first keeps the connection in TIME_WAIT for a minute: a client
+		// that closed first would fill its own port range (28,000 ports,
+		// under 500 connections a second) on a long run without
+		// keep-alive.
+		c.state = stClosing
+		w.awaitFIN(c, now)
+		return
+	case !reuse || !w.sh.cfg.KeepAlive:
 		w.closeFd(c)
 	}
-	w.record(c, now)
+	c.state = stIdle
+	w.next(c, now)
+}
+
+// awaitFIN reads a closing connection to its end; at the server's FIN (or
+// an error) it closes it and starts the next request.
+func (w *worker) awaitFIN(c *conn, now int64) {
+	for {
+		n, err := rawRead(c.fd, w.buf)
+		if err == syscall.EAGAIN {
+			return
+		}
+		if err != nil || n == 0 {
+			w.closed(c, now)
+			return
+		}
+		// Bytes after a complete response on a closing connection are
+		// not part of any response: read past them.
+	}
+}
+
+// closed closes a connection in stClosing and starts the next request.
+func (w *worker) closed(c *conn, now int64) {
+	w.closeFd(c)
 	c.state = stIdle
 	w.next(c, now)
 }

@@ -569,3 +569,63 @@ func TestTimedRunTimeline(t *testing.T) {
 		t.Errorf("duration %v", r.Duration)
 	}
 }
+
+// A server that says Connection: close closes first: the client reads its
+// FIN before closing, as ab does, so the TIME_WAIT is the server's and not
+// the client's port range's. A server that never closes costs the client at
+// most --timeout, and the request stays a success.
+func TestServerClosesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keepAlive bool
+		hold      time.Duration // how long the server keeps the connection open after the response
+	}{
+		{"no keep-alive", false, 150 * time.Millisecond},
+		{"server refuses keep-alive", true, 150 * time.Millisecond},
+		{"server never closes", false, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var clientFirst atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer c.Close()
+						c.Read(make([]byte, 4096))
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+						hold := min(tc.hold, time.Second)
+						c.SetReadDeadline(time.Now().Add(hold))
+						if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+							clientFirst.Add(1)
+						}
+					}()
+				}
+			}()
+			timeout := 5 * time.Second
+			if tc.hold > time.Second {
+				timeout = 200 * time.Millisecond
+			}
+			r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 1, Requests: 3, KeepAlive: tc.keepAlive, Timeout: timeout})
+			ln.Close()
+			wg.Wait()
+			if r.OK != 3 || r.Errors.Total() != 0 {
+				t.Errorf("ok %d errors %+v, want 3 and none", r.OK, r.Errors)
+			}
+			if tc.hold < time.Second && clientFirst.Load() != 0 {
+				t.Errorf("the client closed first on %d of 3 connections", clientFirst.Load())
+			}
+		})
+	}
+}
