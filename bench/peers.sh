@@ -2,8 +2,10 @@
 # bench/peers.sh: the server capacity edgebench reports against the tool it
 # replaces, in alternating paired runs on one nginx.
 #
-# Pairs: `edgebench run` (keep-alive) against `wrk -t1`, and
-# `edgebench run --no-keepalive` against `ab` without -k. Each round runs
+# Pairs: `edgebench run` (keep-alive) against `wrk -t1`,
+# `edgebench run --no-keepalive` against `ab` without -k, and the drop-ins
+# with the tools' own flags: `edgebench wrk` against wrk (wrk-mode) and
+# `edgebench ab` against ab (ab-mode). Each round runs
 # both tools of a pair back to back, the order alternating from one round to
 # the next, each pinned to GEN_CPU while nginx's single worker is pinned to
 # SERVER_CPU. For every run it prints:
@@ -44,7 +46,7 @@ ROUNDS=${ROUNDS:-6}
 PORT=${PORT:-18482}
 SERVER_CPU=${SERVER_CPU:-0}
 GEN_CPU=${GEN_CPU:-1}
-PAIRS=${PAIRS:-"keepalive close"}
+PAIRS=${PAIRS:-"keepalive close wrk-mode ab-mode"}
 EB_ARGS=${EB_ARGS:-}
 EDGEBENCH=${EDGEBENCH:-}
 WAIT_QUIET=${WAIT_QUIET:-}
@@ -122,11 +124,13 @@ measure() {
 	local tool=$1 mode=$2 cmd rps
 	case $tool/$mode in
 	edgebench/keepalive) cmd=("$EDGEBENCH" run -q -t 1 -c "$CONNS" -d "$DURATION" --format json $EB_ARGS "$url") ;;
+	edgebench/wrk-mode) cmd=("$EDGEBENCH" wrk -t1 -c "$CONNS" -d "${DURATION}s" $EB_ARGS "$url") ;;
+	edgebench/ab-mode) cmd=("$EDGEBENCH" ab -q -c "$CONNS" -t "$DURATION" -n 100000000 $EB_ARGS "$url") ;;
 	edgebench/*) cmd=("$EDGEBENCH" run -q -t 1 -c "$CONNS" -d "$DURATION" --no-keepalive --format json $EB_ARGS "$url") ;;
-	wrk/keepalive) cmd=(wrk -t1 -c "$CONNS" -d "${DURATION}s" "$url") ;;
+	wrk/keepalive | wrk/wrk-mode) cmd=(wrk -t1 -c "$CONNS" -d "${DURATION}s" "$url") ;;
 	wrk/*) cmd=(wrk -t1 -c "$CONNS" -d "${DURATION}s" -H 'Connection: close' "$url") ;;
 	# -t alone stops at 50,000 requests: give -n too.
-	ab/close) cmd=(ab -q -c "$CONNS" -t "$DURATION" -n 100000000 "$url") ;;
+	ab/close | ab/ab-mode) cmd=(ab -q -c "$CONNS" -t "$DURATION" -n 100000000 "$url") ;;
 	ab/*) cmd=(ab -q -c "$CONNS" -t "$DURATION" -n 100000000 -H 'Connection: close' "$url") ;;
 	esac
 	local s0 t0 s1 t1
@@ -136,7 +140,12 @@ measure() {
 	t1=$(ngx_ticks)
 	s1=$(served)
 	case $tool in
-	edgebench) rps=$(jq -r .rps "$work/out") ;;
+	edgebench)
+		case $mode in
+		wrk-mode) rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/out") ;;
+		ab-mode) rps=$(awk '/^Requests per second:/ {print $4}' "$work/out") ;;
+		*) rps=$(jq -r .rps "$work/out") ;;
+		esac ;;
 	wrk) rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/out") ;;
 	ab) rps=$(awk '/^Requests per second:/ {print $4}' "$work/out") ;;
 	esac
@@ -151,7 +160,9 @@ pair_of() {
 	close) echo "close ab" ;;
 	close-wrk) echo "close-wrk wrk" ;;
 	close-ab-cc) echo "close-ab-cc ab" ;;
-	*) echo "bench/peers.sh: unknown pair $1 (keepalive, close, close-wrk, close-ab-cc)" >&2; exit 2 ;;
+	wrk-mode) echo "wrk-mode wrk" ;;
+	ab-mode) echo "ab-mode ab" ;;
+	*) echo "bench/peers.sh: unknown pair $1 (keepalive, close, wrk-mode, ab-mode, close-wrk, close-ab-cc)" >&2; exit 2 ;;
 	esac
 }
 
