@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -138,7 +139,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 	if len(watches) == 0 && j.target != nil {
 		watches = probe.DefaultWatches(a.opt.ProbeRoot, int(j.target.Port))
 	}
-	var results []*loadgen.Result
+	var results []*report.Result
 	for i := range max(lt.Repeat, 1) {
 		c := cfg
 		var last time.Time
@@ -173,7 +174,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 		}
 	}
 	if len(results) > 1 {
-		res.Repeat = transport.RepeatOf(loadgen.Summarize(results))
+		res.Repeat = transport.RepeatOf(report.Summarize(results))
 	}
 	var ok int64
 	for _, r := range results {
@@ -190,7 +191,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 // machine over the load generator's window, edge for edge (it sets cfg's
 // window hooks): the warm-up and the drain are in neither. The agent and
 // `edgebench run` both measure through it.
-func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*loadgen.Result, *probe.Report, error) {
+func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *probe.Report, error) {
 	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
 // fakeRun builds a run of about rps requests/s over 10 s with latencies
 // around p50us, and a system summary.
 func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyBP int64) transport.Run {
-	h := loadgen.NewLatencyHistogram()
+	h := report.NewLatencyHistogram()
 	for range 2000 {
 		h.Record(p50us/2 + rng.Int64N(p50us+1))
 	}

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -162,7 +162,7 @@ func FuzzResultViews(f *testing.F) {
 			Figures(run, r.Fingerprint)
 			RunCharts(run)
 			if lr, err := run.Loadgen(r.Spec); err == nil {
-				loadgen.WriteText(io.Discard, lr)
+				report.WriteText(io.Discard, lr)
 			}
 			if run.System != nil {
 				run.System.Report()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // Alpha is the significance level of every comparison, as benchstat's
@@ -90,7 +90,7 @@ func Summarize(xs []float64) Summary {
 		}
 		s.StdDev = math.Sqrt(ss / float64(s.N-1))
 	}
-	half := loadgen.StudentT95(s.N-1) * s.StdDev / math.Sqrt(float64(s.N))
+	half := report.StudentT95(s.N-1) * s.StdDev / math.Sqrt(float64(s.N))
 	s.CILow, s.CIHigh = s.Mean-half, s.Mean+half
 	return s
 }

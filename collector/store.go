@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", pure Go
@@ -279,7 +279,7 @@ func Figures(run *transport.Run, fp transport.Fingerprint) RunFigures {
 		f.RPS = float64(run.Completed) / f.DurationS
 	}
 	if len(run.Latency) > 0 {
-		if h, err := loadgen.DecodeHistogram(run.Latency); err == nil && h.Count() > 0 {
+		if h, err := report.DecodeHistogram(run.Latency); err == nil && h.Count() > 0 {
 			f.MeanUS = h.Mean()
 			f.P50US = float64(h.Quantile(0.50))
 			f.P99US = float64(h.Quantile(0.99))

@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -212,7 +212,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		var rep bytes.Buffer
 		if lr, err := run.Loadgen(res.Spec); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
-		} else if err := loadgen.WriteText(&rep, lr); err != nil {
+		} else if err := report.WriteText(&rep, lr); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		}
 		if run.System != nil {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // Config describes one load test.
@@ -98,23 +99,6 @@ func ParseHeader(s string) (Header, error) {
 	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
 }
 
-// Progress is a snapshot of a running test.
-type Progress struct {
-	Elapsed   time.Duration // since the measured window began (negative in warm-up)
-	Completed int64
-	Errors    int64
-	Warmup    bool
-}
-
-// Target is the parsed URL of a test.
-type Target struct {
-	URL    string `json:"url"`
-	Scheme string `json:"-"`
-	Host   string `json:"host"` // as in the URL, without port
-	Port   int    `json:"port"`
-	Path   string `json:"path"` // request target: path and query
-}
-
 // Limits that keep a test inside what one process can hold.
 const (
 	MaxConnections = 100_000
@@ -131,54 +115,11 @@ func configErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 }
 
-// ParseTarget checks and splits an http URL. A URL without a scheme
-// ("127.0.0.1:8080/", "localhost/x") gets the http:// it probably lacks
-// suggested.
-func ParseTarget(raw string) (Target, error) {
-	if !strings.Contains(raw, "://") && raw != "" && !strings.HasPrefix(raw, "/") {
-		if _, err := ParseTarget("http://" + raw); err == nil {
-			return Target{}, configErr("URL %q has no scheme: did you mean \"http://%s\"?", raw, raw)
-		}
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Target{}, configErr("URL %q: %v", raw, err)
-	}
-	switch u.Scheme {
-	case "http":
-	case "https":
-		return Target{}, configErr("URL %q: https is not supported yet", raw)
-	default:
-		return Target{}, configErr("URL %q: want http://host[:port]/path", raw)
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return Target{}, configErr("URL %q: no host", raw)
-	}
-	if u.User != nil {
-		return Target{}, configErr("URL %q: user info is not supported (use -H 'Authorization: ...')", raw)
-	}
-	port := 80
-	if p := u.Port(); p != "" {
-		port, err = strconv.Atoi(p)
-		if err != nil || port < 1 || port > 65535 {
-			return Target{}, configErr("URL %q: bad port %q", raw, p)
-		}
-	}
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	if u.RawQuery != "" {
-		path += "?" + u.RawQuery
-	}
-	return Target{URL: raw, Scheme: u.Scheme, Host: u.Hostname(), Port: port, Path: path}, nil
-}
-
 // withDefaults validates c and fills in defaults.
-func (c Config) withDefaults() (Config, Target, error) {
-	t, err := ParseTarget(c.URL)
+func (c Config) withDefaults() (Config, report.Target, error) {
+	t, err := report.ParseTarget(c.URL)
 	if err != nil {
-		return c, t, err
+		return c, t, configErr("%v", err)
 	}
 	if c.Method == "" {
 		c.Method = "GET"
@@ -241,7 +182,7 @@ func Request(c Config) ([]byte, error) {
 }
 
 // buildRequest serialises the request once; every send reuses the bytes.
-func buildRequest(c Config, t Target) []byte {
+func buildRequest(c Config, t report.Target) []byte {
 	host := t.Host
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // The engine is wrk's design: each worker is one event loop (epoll) over its
@@ -80,17 +82,17 @@ type worker struct {
 	win, drained     tally // the measured window; the requests in flight when it closed
 	warmup           int64 // requests the warm-up started
 	lastEnd          int64 // when the window's last request ended, ns since base
-	lat, connH, wait *Histogram
-	proc             *Histogram
+	lat, connH, wait *report.Histogram
+	proc             *report.Histogram
 	server           string
-	rates            []uint32 // the window's completions per RateSlot (wrk's Req/Sec)
-	timings          []Timing // with Config.Timings
+	rates            []uint32        // the window's completions per report.RateSlot (wrk's Req/Sec)
+	timings          []report.Timing // with Config.Timings
 
 	// the current second of the timeline
 	sec          int
 	secCompleted int64
 	secErrors    int64
-	secHist      *Histogram
+	secHist      *report.Histogram
 	timeline     []secRecord
 
 	prog progress
@@ -99,7 +101,7 @@ type worker struct {
 // tally counts the requests of one part of a run.
 type tally struct {
 	requests, completed, ok, cut int64
-	errs                         Errors
+	errs                         report.Errors
 	status                       [1000]int64
 	bytes, body, connects, sent  int64
 	keepAlive                    int64 // responses that left the connection open
@@ -153,11 +155,11 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		conns:   make([]conn, nconns),
 		events:  make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
 		buf:     make([]byte, readBufSize),
-		lat:     NewLatencyHistogram(),
-		connH:   NewLatencyHistogram(),
-		wait:    NewLatencyHistogram(),
-		proc:    NewLatencyHistogram(),
-		secHist: NewHistogram(latencyMaxUS, 2),
+		lat:     report.NewLatencyHistogram(),
+		connH:   report.NewLatencyHistogram(),
+		wait:    report.NewLatencyHistogram(),
+		proc:    report.NewLatencyHistogram(),
+		secHist: report.NewHistogram(report.MaxLatencyUS, 2),
 		active:  nconns,
 	}
 	for i := range w.conns {
@@ -582,7 +584,7 @@ func (w *worker) record(c *conn, now int64) {
 	if failed {
 		w.secErrors++
 	}
-	slot := int((now - w.sh.measureStart) / int64(RateSlot))
+	slot := int((now - w.sh.measureStart) / int64(report.RateSlot))
 	for len(w.rates) <= slot {
 		w.rates = append(w.rates, 0)
 	}
@@ -597,7 +599,7 @@ func (w *worker) record(c *conn, now int64) {
 	w.proc.Record((now - c.tStart - c.connDur) / 1000)
 	w.secHist.Record(lat)
 	if w.sh.cfg.Timings {
-		w.timings = append(w.timings, Timing{
+		w.timings = append(w.timings, report.Timing{
 			Start: w.sh.base.Add(time.Duration(c.tStart)).UnixMicro(), Connect: c.connDur / 1000,
 			Wait: (c.tFirst - c.tWritten) / 1000, Total: lat,
 		})

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -96,7 +98,7 @@ func (s *rawServer) close() {
 	s.wg.Wait()
 }
 
-func run(t *testing.T, cfg Config) *Result {
+func run(t *testing.T, cfg Config) *report.Result {
 	t.Helper()
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -391,7 +393,7 @@ func TestOpenLoopRateAndCoordinatedOmission(t *testing.T) {
 	}
 }
 
-func countBelow(h *Histogram, v int64) int64 {
+func countBelow(h *report.Histogram, v int64) int64 {
 	var n int64
 	h.ForEach(func(value, count int64) {
 		if value < v {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // refusedAfter ends a run whose every connection attempt has failed for
@@ -22,7 +24,7 @@ const refusedAfter = time.Second
 // when not one connection could be opened (a *DialError); failed requests
 // are counted in the Result. Cancelling ctx ends the test early with
 // Interrupted set.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 	cfg, target, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -226,7 +228,7 @@ func watch(ctx context.Context, sh *shared, workers []*worker, done <-chan struc
 	}
 }
 
-func pickAddr(ctx context.Context, cfg Config, t Target) (net.IP, error) {
+func pickAddr(ctx context.Context, cfg Config, t report.Target) (net.IP, error) {
 	if len(cfg.Addrs) > 0 {
 		return cfg.Addrs[0], nil
 	}
@@ -249,18 +251,18 @@ func pickAddr(ctx context.Context, cfg Config, t Target) (net.IP, error) {
 }
 
 // merge adds up the workers' statistics into one Result.
-func merge(workers []*worker, cfg Config, t Target) *Result {
-	r := &Result{
+func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
+	r := &report.Result{
 		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers),
 		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
 		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),
-		StatusCodes: map[int]int64{}, Drained: Drained{StatusCodes: map[int]int64{}},
-		Latency: NewLatencyHistogram(), Connect: NewLatencyHistogram(),
-		Waiting: NewLatencyHistogram(), Processing: NewLatencyHistogram(),
+		StatusCodes: map[int]int64{}, Drained: report.Drained{StatusCodes: map[int]int64{}},
+		Latency: report.NewLatencyHistogram(), Connect: report.NewLatencyHistogram(),
+		Waiting: report.NewLatencyHistogram(), Processing: report.NewLatencyHistogram(),
 	}
 	type agg struct {
 		completed, errors int64
-		hist              *Histogram
+		hist              *report.Histogram
 	}
 	seconds := map[int]*agg{}
 	last := -1
@@ -268,7 +270,7 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 		win, d := &w.win, &w.drained
 		r.Completed += win.completed
 		r.OK += win.ok
-		r.Errors.add(win.errs)
+		r.Errors.Add(win.errs)
 		r.Bytes += win.bytes
 		r.BodyBytes += win.body
 		r.Sent += win.sent
@@ -279,7 +281,7 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 		r.Drained.Requests += d.requests
 		r.Drained.Completed += d.completed
 		r.Drained.OK += d.ok
-		r.Drained.Errors.add(d.errs)
+		r.Drained.Errors.Add(d.errs)
 		r.Drained.Cut += d.cut
 		r.Drained.Bytes += d.bytes
 		r.Drained.BodyBytes += d.body
@@ -304,19 +306,19 @@ func merge(workers []*worker, cfg Config, t Target) *Result {
 		for _, s := range w.timeline {
 			a := seconds[s.t]
 			if a == nil {
-				a = &agg{hist: NewHistogram(latencyMaxUS, 2)}
+				a = &agg{hist: report.NewHistogram(report.MaxLatencyUS, 2)}
 				seconds[s.t] = a
 			}
 			a.completed += s.completed
 			a.errors += s.errors
-			if h, err := DecodeHistogram(s.hist); err == nil {
+			if h, err := report.DecodeHistogram(s.hist); err == nil {
 				_ = a.hist.Merge(h)
 			}
 			last = max(last, s.t)
 		}
 	}
 	for t := 0; t <= last; t++ {
-		s := Second{T: t}
+		s := report.Second{T: t}
 		if a := seconds[t]; a != nil {
 			s.Completed, s.Errors = a.completed, a.errors
 			s.P50, s.P99 = a.hist.Quantile(0.50), a.hist.Quantile(0.99)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 func i32(v int32) *int32   { return &v }
@@ -18,7 +18,7 @@ func stv(m, x int64) Stat  { return Stat{Mean: m, Max: x} }
 // with the given significant digits, packed as FromRun packs them.
 func hist(t testing.TB, seed uint64, n int, medianUS float64, digits int) []byte {
 	t.Helper()
-	h := loadgen.NewLatencyHistogram()
+	h := report.NewLatencyHistogram()
 	r := rand.New(rand.NewPCG(seed, 7))
 	for range n {
 		// log-normal-ish around the median with a tail

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
 )
 
@@ -24,7 +25,7 @@ const (
 
 // FromRun converts one measured run and what the probe saw during it (nil
 // with --no-probe).
-func FromRun(res *loadgen.Result, sys *probe.Report) Run {
+func FromRun(res *report.Result, sys *probe.Report) Run {
 	r := Run{
 		StartedAt:   res.Start.UTC(),
 		DurationUS:  res.Duration.Microseconds(),
@@ -40,7 +41,7 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 		r.Drained = &DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),
 			Cut: d.Cut, StatusCodes: statusCounts(d.StatusCodes), Bytes: d.Bytes, BodyBytes: d.BodyBytes, Connects: d.Connects}
 	}
-	hist := func(h *loadgen.Histogram, digits int) []byte {
+	hist := func(h *report.Histogram, digits int) []byte {
 		if h == nil {
 			return nil
 		}
@@ -64,12 +65,12 @@ func FromRun(res *loadgen.Result, sys *probe.Report) Run {
 	return r
 }
 
-func errorCounts(e loadgen.Errors) ErrorCounts {
+func errorCounts(e report.Errors) ErrorCounts {
 	return ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
 }
 
-func (e ErrorCounts) loadgen() loadgen.Errors {
-	return loadgen.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+func (e ErrorCounts) loadgen() report.Errors {
+	return report.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
 }
 
 // statusCounts lists the counts of m by increasing code.
@@ -128,20 +129,20 @@ func FingerprintOf(i *DeviceInfo) Fingerprint {
 }
 
 // RepeatOf is the wire form of loadgen's spread across repeated runs.
-func RepeatOf(s loadgen.Repeated) *Repeat {
-	sp := func(x loadgen.Spread) Spread {
+func RepeatOf(s report.Repeated) *Repeat {
+	sp := func(x report.Spread) Spread {
 		return Spread{Mean: x.Mean, StdDev: x.StdDev, CILow: x.CILow, CIHigh: x.CIHigh, Min: x.Min, Max: x.Max}
 	}
 	return &Repeat{Runs: s.Runs, RPS: sp(s.RPS), P50US: sp(s.P50), P99US: sp(s.P99), RSDPct: s.RSD}
 }
 
 // Loadgen rebuilds the load generator's Result of a run, for its reports.
-func (r *Run) Loadgen(spec RunSpec) (*loadgen.Result, error) {
-	t, err := loadgen.ParseTarget(spec.URL)
+func (r *Run) Loadgen(spec RunSpec) (*report.Result, error) {
+	t, err := report.ParseTarget(spec.URL)
 	if err != nil {
 		return nil, err
 	}
-	res := &loadgen.Result{
+	res := &report.Result{
 		Target: t, Method: spec.Method, Connections: spec.Connections, Threads: spec.Threads,
 		KeepAlive: spec.KeepAlive, Rate: spec.Rate,
 		Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond, Warmup: time.Duration(spec.WarmupMS) * time.Millisecond,
@@ -151,32 +152,32 @@ func (r *Run) Loadgen(spec RunSpec) (*loadgen.Result, error) {
 		DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
 		LengthCheck: !spec.NoLengthCheck, WarmupRequests: r.WarmupRequests,
 		Sent: r.Sent, RequestBody: spec.BodyBytes, KeepAliveResponses: r.KeepAliveResponses,
-		Drained: loadgen.Drained{StatusCodes: map[int]int64{}},
+		Drained: report.Drained{StatusCodes: map[int]int64{}},
 	}
 	if res.Threads == 0 {
 		res.Threads = 1
 	}
 	if d := r.Drained; d != nil {
-		res.Drained = loadgen.Drained{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: d.Errors.loadgen(),
+		res.Drained = report.Drained{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: d.Errors.loadgen(),
 			Cut: d.Cut, StatusCodes: statusMap(d.StatusCodes), Bytes: d.Bytes, BodyBytes: d.BodyBytes, Connects: d.Connects}
 	}
 	for _, h := range []struct {
-		dst **loadgen.Histogram
+		dst **report.Histogram
 		b   []byte
 		n   string
 	}{{&res.Latency, r.Latency, "latency"}, {&res.Connect, r.Connect, "connect"}, {&res.Waiting, r.Waiting, "waiting"}, {&res.Processing, r.Processing, "processing"}} {
 		if len(h.b) == 0 {
-			*h.dst = loadgen.NewLatencyHistogram()
+			*h.dst = report.NewLatencyHistogram()
 			continue
 		}
-		d, err := loadgen.DecodeHistogram(h.b)
+		d, err := report.DecodeHistogram(h.b)
 		if err != nil {
 			return nil, fmt.Errorf("%s histogram: %w", h.n, err)
 		}
 		*h.dst = d
 	}
 	for _, s := range r.Timeline {
-		res.Timeline = append(res.Timeline, loadgen.Second{T: int(s.T), Completed: s.Completed, Errors: s.Errors, P50: s.P50US, P99: s.P99US})
+		res.Timeline = append(res.Timeline, report.Second{T: int(s.T), Completed: s.Completed, Errors: s.Errors, P50: s.P50US, P99: s.P99US})
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
 )
 
@@ -55,15 +56,15 @@ func TestRunSurvivesTheWire(t *testing.T) {
 		back.StatusCodes[200] != res.StatusCodes[200] || len(back.Timeline) != len(res.Timeline) {
 		t.Errorf("counts changed on the wire: %+v", back)
 	}
-	for _, q := range loadgen.Percentiles {
+	for _, q := range report.Percentiles {
 		if back.Latency.Quantile(q/100) != res.Latency.Quantile(q/100) {
 			t.Errorf("p%v: %d, sent %d", q, back.Latency.Quantile(q/100), res.Latency.Quantile(q/100))
 		}
 	}
 	var sent, got bytes.Buffer
 	res.Duration = res.Duration.Truncate(time.Microsecond) // the wire's unit
-	loadgen.WriteAB(&sent, res, loadgen.ABOptions{})
-	loadgen.WriteAB(&got, back, loadgen.ABOptions{})
+	report.WriteAB(&sent, res, report.ABOptions{})
+	report.WriteAB(&got, back, report.ABOptions{})
 	if sent.String() != got.String() || in.Spec.Mode != "ab" || res.KeepAliveResponses == 0 || res.Sent == 0 ||
 		!strings.Contains(got.String(), "Total body sent:") {
 		t.Errorf("ab report differs after the wire (mode %q):\n%s\nvs\n%s", in.Spec.Mode, sent.String(), got.String())
@@ -71,8 +72,8 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	// The text report, with its drained and warm-up lines.
 	sent.Reset()
 	got.Reset()
-	loadgen.WriteText(&sent, res)
-	loadgen.WriteText(&got, back)
+	report.WriteText(&sent, res)
+	report.WriteText(&got, back)
 	if sent.String() != got.String() || res.WarmupRequests == 0 || back.LengthCheck {
 		t.Errorf("text report differs after the wire (warm-up %d, length check %v):\n%s\nvs\n%s", res.WarmupRequests, back.LengthCheck, sent.String(), got.String())
 	}
@@ -93,8 +94,8 @@ func TestRunSurvivesTheWire(t *testing.T) {
 		t.Errorf("system text: %v\n%s", err, text.String())
 	}
 	js, _ := json.Marshal(struct {
-		R *loadgen.JSONReport `json:"r"`
-		S *probe.Report       `json:"s"`
+		R *report.JSON  `json:"r"`
+		S *probe.Report `json:"s"`
 	}{ptr(res.JSON()), sys})
 	t.Logf("one %.1f s run: %d bytes of msgpack, %d of edgebench's JSON report", res.Duration.Seconds(), len(b), len(js))
 }

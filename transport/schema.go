@@ -319,7 +319,7 @@ type Run struct {
 	KeepAliveResponses int64 `msg:"ka,omitempty" json:"keepalive_responses,omitempty"`
 
 	// Histograms in loadgen's compact encoding (microseconds, HDR; packed,
-	// see FromRun for their digits): decode with loadgen.DecodeHistogram.
+	// see FromRun for their digits): decode with report.DecodeHistogram.
 	Latency    []byte `msg:"hl,omitempty,limit=65536" json:"latency_hist,omitempty"`
 	Connect    []byte `msg:"hc,omitempty,limit=65536" json:"connect_hist,omitempty"`
 	Waiting    []byte `msg:"hw,omitempty,limit=65536" json:"waiting_hist,omitempty"`

@@ -8,8 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/edgebench/edgebench/loadgen"
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -21,7 +22,7 @@ func TestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, res) {
 		t.Errorf("result round trip differs:\n got %+v\nwant %+v", got, res)
 	}
-	h, err := loadgen.DecodeHistogram(got.Runs[0].Latency)
+	h, err := report.DecodeHistogram(got.Runs[0].Latency)
 	if err != nil {
 		t.Fatalf("latency histogram: %v", err)
 	}
@@ -264,7 +265,7 @@ func resultJSON(t testing.TB, res *Result, buckets bool) []byte {
 		run := r.(map[string]any)
 		for key, h := range map[string][]byte{"latency_hist": res.Runs[i].Latency, "connect_hist": res.Runs[i].Connect,
 			"waiting_hist": res.Runs[i].Waiting, "processing_hist": res.Runs[i].Processing} {
-			hh, err := loadgen.DecodeHistogram(h)
+			hh, err := report.DecodeHistogram(h)
 			if err != nil {
 				t.Fatal(err)
 			}

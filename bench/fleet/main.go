@@ -20,7 +20,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgebench/edgebench/collector"
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -186,7 +186,7 @@ func run(ctx context.Context, cfg config) error {
 // sample is a realistic small result: one run with a latency histogram
 // and a 10 s timeline.
 func sample(fleet string) *transport.Result {
-	h := loadgen.NewLatencyHistogram()
+	h := report.NewLatencyHistogram()
 	for i := range 5000 {
 		h.Record(300 + int64(i%700))
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -201,11 +201,11 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 		}
 		switch format {
 		case "ab":
-			err = loadgen.WriteAB(w, lr, loadgen.ABOptions{})
+			err = report.WriteAB(w, lr, report.ABOptions{})
 		case "wrk":
-			err = loadgen.WriteWrk(w, lr, loadgen.WrkOptions{Latency: true})
+			err = report.WriteWrk(w, lr, report.WrkOptions{Latency: true})
 		default:
-			err = loadgen.WriteText(w, lr)
+			err = report.WriteText(w, lr)
 		}
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -78,7 +78,7 @@ func until(t testing.TB, what string, cond func() bool) {
 
 // fakeWire builds a result as a device would send it.
 func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string) *transport.Result {
-	h := loadgen.NewLatencyHistogram()
+	h := report.NewLatencyHistogram()
 	for i := range 1000 {
 		h.Record(p50/2 + int64(i)*p50/1000)
 	}
@@ -87,7 +87,7 @@ func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string
 		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: map[string]string{"server": server},
 		Spec: transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 5000, KeepAlive: true},
 		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 5e6, Completed: n, OK: n, DocLength: 13, Server: server,
-			Latency: h.AppendCompact(nil), Connect: loadgen.NewLatencyHistogram().AppendCompact(nil),
+			Latency: h.AppendCompact(nil), Connect: report.NewLatencyHistogram().AppendCompact(nil),
 			Timeline: []transport.Second{{T: 0, Completed: n / 2}, {T: 1, Completed: n / 2}}}}}
 }
 

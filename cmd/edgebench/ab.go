@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // abFlags are ab's flags that shape what is printed rather than what is
@@ -224,7 +225,7 @@ func abTool(rf *runFlags, af *abFlags) *tool {
 		}
 		return func(p loadgen.Progress) { printed = completedLines(stderr, printed, p.Completed, af.heartbeat) }
 	}
-	t.report = func(w, stderr io.Writer, r *loadgen.Result) error {
+	t.report = func(w, stderr io.Writer, r *report.Result) error {
 		if af.heartbeat > 0 {
 			completedLines(stderr, printed, r.Completed, af.heartbeat)
 			fmt.Fprintf(stderr, "Finished %d requests\n", r.Completed)
@@ -237,13 +238,13 @@ func abTool(rf *runFlags, af *abFlags) *tool {
 				rf.cfg.Requests, r.Duration.Seconds(), rf.cfg.Duration)
 		}
 		fmt.Fprint(w, "\n\n")
-		return loadgen.WriteAB(w, r, loadgen.ABOptions{NoConfidence: af.noConfidence, NoPercentiles: af.noPercentiles, VariableLength: af.variable})
+		return report.WriteAB(w, r, report.ABOptions{NoConfidence: af.noConfidence, NoPercentiles: af.noPercentiles, VariableLength: af.variable})
 	}
-	t.files = func(r *loadgen.Result) error {
+	t.files = func(r *report.Result) error {
 		for _, f := range []struct {
 			path, what string
-			write      func(io.Writer, *loadgen.Result) error
-		}{{af.csv, "CSV", loadgen.WriteABCSV}, {af.gnuplot, "gnuplot", loadgen.WriteABGnuplot}} {
+			write      func(io.Writer, *report.Result) error
+		}{{af.csv, "CSV", report.WriteABCSV}, {af.gnuplot, "gnuplot", report.WriteABGnuplot}} {
 			if f.path == "" || r.Completed == 0 {
 				continue
 			}
@@ -268,7 +269,7 @@ func completedLines(w io.Writer, printed, done, every int64) int64 {
 
 // targetHost is the host of a URL as ab names it ("Benchmarking HOST").
 func targetHost(url string) string {
-	t, err := loadgen.ParseTarget(url)
+	t, err := report.ParseTarget(url)
 	if err != nil {
 		return url
 	}

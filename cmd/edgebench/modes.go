@@ -1,10 +1,8 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // addModeFlags adds to the flags of the tool a mode stands in for (ab,
@@ -33,8 +31,8 @@ func (rf *runFlags) checkCommon() error {
 	if rf.repeat < 1 || rf.repeat > 1000 {
 		return cli.Usagef("--repeat %d: want 1..1000", rf.repeat)
 	}
-	if _, err := loadgen.ParseTarget(rf.url); err != nil {
-		return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	if _, err := report.ParseTarget(rf.url); err != nil {
+		return cli.Usagef("%v", err)
 	}
 	return nil
 }

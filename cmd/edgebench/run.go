@@ -14,6 +14,7 @@ import (
 	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -40,16 +41,16 @@ type runFlags struct {
 // and the files they write. Only text reports get it: --format json
 // prints the JSON alone.
 type tool struct {
-	banner   func(stdout io.Writer)                                  // once, first
-	before   func(stdout io.Writer)                                  // before each run
-	progress func(stderr io.Writer) func(loadgen.Progress)           // during each run
-	report   func(stdout, stderr io.Writer, r *loadgen.Result) error // after each run
-	files    func(r *loadgen.Result) error                           // after each run, whatever the format
+	banner   func(stdout io.Writer)                                 // once, first
+	before   func(stdout io.Writer)                                 // before each run
+	progress func(stderr io.Writer) func(loadgen.Progress)          // during each run
+	report   func(stdout, stderr io.Writer, r *report.Result) error // after each run
+	files    func(r *report.Result) error                           // after each run, whatever the format
 }
 
 // runOutcome is one measured run: the load test and what the probe saw.
 type runOutcome struct {
-	res *loadgen.Result
+	res *report.Result
 	sys *probe.Report // nil with --no-probe
 }
 
@@ -253,7 +254,7 @@ func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
 	for _, w := range rf.watches {
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
 	}
-	results := make([]*loadgen.Result, 0, len(runs))
+	results := make([]*report.Result, 0, len(runs))
 	var ok int64
 	for _, o := range runs {
 		results = append(results, o.res)
@@ -276,7 +277,7 @@ func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
 		r.Outcome, r.Reason = transport.StateFailed, "no successful response"
 	}
 	if len(results) > 1 {
-		r.Repeat = transport.RepeatOf(loadgen.Summarize(results))
+		r.Repeat = transport.RepeatOf(report.Summarize(results))
 	}
 	return r
 }
@@ -290,7 +291,7 @@ func measure(ctx context.Context, cfg loadgen.Config, rf *runFlags) (runOutcome,
 	}
 	watches := rf.watches
 	if len(watches) == 0 {
-		if t, err := loadgen.ParseTarget(cfg.URL); err == nil {
+		if t, err := report.ParseTarget(cfg.URL); err == nil {
 			watches = probe.DefaultWatches(rf.probeRoot, t.Port)
 		}
 	}
@@ -298,22 +299,22 @@ func measure(ctx context.Context, cfg loadgen.Config, rf *runFlags) (runOutcome,
 	return runOutcome{res: res, sys: sys}, err
 }
 
-func describeErrors(e loadgen.Errors) string {
+func describeErrors(e report.Errors) string {
 	return fmt.Sprintf("errors: connect %d, read %d, write %d, timeout %d, status %d, length %d",
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Length)
 }
 
 // runJSON is the --format json document.
 type runJSON struct {
-	loadgen.JSONReport
+	report.JSON
 	System *probe.Report     `json:"system,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Runs   []runJSONRun      `json:"runs,omitempty"`
-	Repeat *loadgen.Repeated `json:"repeat,omitempty"`
+	Repeat *report.Repeated  `json:"repeat,omitempty"`
 }
 
 type runJSONRun struct {
-	loadgen.JSONReport
+	report.JSON
 	System *probe.Report `json:"system,omitempty"`
 }
 
@@ -326,11 +327,11 @@ func writeRun(env *cli.Env, rf *runFlags, o runOutcome) error {
 	case rf.tool != nil:
 		err = rf.tool.report(w, env.Stderr, o.res)
 	case rf.format == "ab":
-		err = loadgen.WriteAB(w, o.res, loadgen.ABOptions{})
+		err = report.WriteAB(w, o.res, report.ABOptions{})
 	case rf.format == "wrk":
-		err = loadgen.WriteWrk(w, o.res, loadgen.WrkOptions{Latency: true})
+		err = report.WriteWrk(w, o.res, report.WrkOptions{Latency: true})
 	default:
-		err = loadgen.WriteText(w, o.res)
+		err = report.WriteText(w, o.res)
 	}
 	if err == nil && o.sys != nil {
 		// A blank line and the section's own heading: no line of it
@@ -346,13 +347,13 @@ func writeRun(env *cli.Env, rf *runFlags, o runOutcome) error {
 // of them, or the spread of a text report's repeated runs.
 func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
 	last := runs[len(runs)-1]
-	var rep *loadgen.Repeated
+	var rep *report.Repeated
 	if len(runs) > 1 {
-		results := make([]*loadgen.Result, len(runs))
+		results := make([]*report.Result, len(runs))
 		for i, r := range runs {
 			results[i] = r.res
 		}
-		s := loadgen.Summarize(results)
+		s := report.Summarize(results)
 		rep = &s
 	}
 	if rf.format != "json" {
@@ -361,7 +362,7 @@ func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
 		}
 		return nil
 	}
-	doc := runJSON{JSONReport: last.res.JSON(), System: last.sys, Repeat: rep}
+	doc := runJSON{JSON: last.res.JSON(), System: last.sys, Repeat: rep}
 	if len(rf.labels) > 0 {
 		doc.Labels = rf.labels
 	}
@@ -375,9 +376,9 @@ func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
 	return enc.Encode(doc)
 }
 
-func writeRepeat(w io.Writer, s *loadgen.Repeated) {
+func writeRepeat(w io.Writer, s *report.Repeated) {
 	fmt.Fprintf(w, "\nover %d runs (mean ± stdev, 95%% CI)\n", s.Runs)
-	row := func(name string, sp loadgen.Spread, unit string) {
+	row := func(name string, sp report.Spread, unit string) {
 		fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
 	}
 	row("req/s", s.RPS, fmt.Sprintf("(rsd %.1f%%)", s.RSD))

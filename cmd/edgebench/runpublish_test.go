@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -58,7 +58,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 		t.Errorf("rebuilt result: %v %+v", err, lg)
 	}
 	var b strings.Builder
-	loadgen.WriteAB(&b, lg, loadgen.ABOptions{})
+	report.WriteAB(&b, lg, report.ABOptions{})
 	if !strings.Contains(b.String(), "Complete requests:      300") {
 		t.Errorf("ab report from the wire:\n%s", b.String())
 	}

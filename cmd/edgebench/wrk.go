@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // parseWrkFlags parses wrk's command line (wrk 4's flags, as typed for
@@ -89,10 +90,10 @@ func wrkTool(rf *runFlags, latency bool) *tool {
 	c := rf.cfg
 	return &tool{
 		before: func(w io.Writer) {
-			loadgen.WriteWrkHeader(w, c.Duration, rf.url, c.Threads, c.Connections)
+			report.WriteWrkHeader(w, c.Duration, rf.url, c.Threads, c.Connections)
 		},
-		report: func(w, _ io.Writer, r *loadgen.Result) error {
-			return loadgen.WriteWrk(w, r, loadgen.WrkOptions{Latency: latency, NoHeader: true})
+		report: func(w, _ io.Writer, r *report.Result) error {
+			return report.WriteWrk(w, r, report.WrkOptions{Latency: latency, NoHeader: true})
 		},
 	}
 }

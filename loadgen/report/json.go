@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"math"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// JSONReport is the --format json view of a Result: one flat object with
+// JSON is the --format json view of a Result: one flat object with
 // the figures scripts want, latency in microseconds.
-type JSONReport struct {
+type JSON struct {
 	URL         string    `json:"url"`
 	Method      string    `json:"method"`
 	Connections int       `json:"connections"`
@@ -71,8 +71,8 @@ func round2(v float64) float64 {
 }
 
 // JSON returns the JSON view of r.
-func (r *Result) JSON() JSONReport {
-	j := JSONReport{
+func (r *Result) JSON() JSON {
+	j := JSON{
 		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
 		KeepAlive: r.KeepAlive, Rate: r.Rate, LengthCheck: r.LengthCheck, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
 		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,

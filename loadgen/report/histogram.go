@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"bytes"
@@ -34,7 +34,8 @@ type Histogram struct {
 
 // Latency histograms cover 1 µs to 60 s with 3 significant digits.
 const (
-	latencyMaxUS  = 60_000_000
+	// MaxLatencyUS is the largest value of a latency histogram: 60 s.
+	MaxLatencyUS  = 60_000_000
 	latencyDigits = 3
 )
 
@@ -42,7 +43,7 @@ const (
 // significant decimal digits (1 to 5).
 func NewHistogram(max int64, digits int) *Histogram {
 	if digits < 1 || digits > 5 {
-		panic("loadgen: histogram digits out of range")
+		panic("histogram: digits out of range")
 	}
 	if max < 2 {
 		max = 2
@@ -68,7 +69,7 @@ func NewHistogram(max int64, digits int) *Histogram {
 }
 
 // NewLatencyHistogram returns a histogram of 1 µs to 60 s, 3 significant digits.
-func NewLatencyHistogram() *Histogram { return NewHistogram(latencyMaxUS, latencyDigits) }
+func NewLatencyHistogram() *Histogram { return NewHistogram(MaxLatencyUS, latencyDigits) }
 
 // Reset empties the histogram, keeping its memory.
 func (h *Histogram) Reset() {
@@ -130,7 +131,7 @@ func (h *Histogram) Merge(o *Histogram) error {
 		return nil
 	}
 	if o.digits != h.digits || len(o.counts) != len(h.counts) {
-		return errors.New("loadgen: merge of histograms of different shapes")
+		return errors.New("histogram: merge of histograms of different shapes")
 	}
 	for i, c := range o.counts {
 		h.counts[i] += c

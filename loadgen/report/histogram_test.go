@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"bytes"
@@ -44,11 +44,11 @@ func TestHistogramClampsAndMerges(t *testing.T) {
 	a, b := NewLatencyHistogram(), NewLatencyHistogram()
 	a.Record(-5)
 	a.Record(120)
-	b.Record(latencyMaxUS * 10)
+	b.Record(MaxLatencyUS * 10)
 	if err := a.Merge(b); err != nil {
 		t.Fatal(err)
 	}
-	if a.Count() != 3 || a.Min() != 0 || a.Max() != latencyMaxUS || a.Clamped() != 1 {
+	if a.Count() != 3 || a.Min() != 0 || a.Max() != MaxLatencyUS || a.Clamped() != 1 {
 		t.Errorf("count %d min %d max %d clamped %d", a.Count(), a.Min(), a.Max(), a.Clamped())
 	}
 	if err := a.Merge(NewHistogram(1000, 2)); err != nil {
@@ -91,7 +91,7 @@ func TestHistogramCompactRoundTrip(t *testing.T) {
 // busyHistogram is a 3-digit latency histogram of a busy run: 400,000
 // values around 3.6 ms with a long tail.
 func busyHistogram(digits int) *Histogram {
-	h := NewHistogram(latencyMaxUS, digits)
+	h := NewHistogram(MaxLatencyUS, digits)
 	r := rand.New(rand.NewPCG(1, 7))
 	for range 400_000 {
 		h.Record(int64(3600 * (0.5 + r.ExpFloat64())))
@@ -112,7 +112,7 @@ func sameHistogram(t *testing.T, what string, g, h *Histogram) {
 // version 1 encoding still decodes.
 func TestHistogramPacked(t *testing.T) {
 	h := busyHistogram(3)
-	h.Record(latencyMaxUS * 2) // clamped
+	h.Record(MaxLatencyUS * 2) // clamped
 	plain, packed := h.AppendCompact(nil), h.AppendPacked([]byte("prefix"))
 	if string(packed[:6]) != "prefix" {
 		t.Fatalf("AppendPacked lost what it appended to")
@@ -224,7 +224,7 @@ func FuzzDecodeHistogram(f *testing.F) {
 		h.Record(v)
 	}
 	f.Add(h.AppendCompact(nil))
-	f.Add(NewHistogram(latencyMaxUS, 2).AppendCompact(nil))
+	f.Add(NewHistogram(MaxLatencyUS, 2).AppendCompact(nil))
 	f.Add(busyHistogram(2).AppendPacked(nil))
 	f.Add(appendV1(h))
 	f.Fuzz(func(t *testing.T, b []byte) {

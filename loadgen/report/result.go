@@ -1,7 +1,6 @@
-package loadgen
+package report
 
 import (
-	"math"
 	"sort"
 	"time"
 )
@@ -99,18 +98,6 @@ type Timing struct {
 	Total   int64 // from its start to the last byte of the response
 }
 
-// DialError is the error of a run that could not open a single connection
-// (refused, unreachable, timed out): there is nothing to report but that.
-type DialError struct {
-	Addr string // host:port of the URL, and the address dialled if it differs
-	Err  error  // the connect error, e.g. syscall.ECONNREFUSED
-}
-
-func (e *DialError) Error() string { return e.Err.Error() + ": " + e.Addr }
-
-// Unwrap returns the connect error.
-func (e *DialError) Unwrap() error { return e.Err }
-
 // Errors counts the requests that failed, by class.
 type Errors struct {
 	Connect int64 `json:"connect"`
@@ -129,7 +116,8 @@ func (e Errors) Total() int64 {
 // Socket is the number of failures wrk calls socket errors.
 func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
 
-func (e *Errors) add(o Errors) {
+// Add adds o's counts to e.
+func (e *Errors) Add(o Errors) {
 	e.Connect += o.Connect
 	e.Read += o.Read
 	e.Write += o.Write
@@ -166,85 +154,6 @@ func (r *Result) Failed() int64 { return r.Errors.Total() }
 // Percentiles are the quantiles reports print, as in ab's table plus
 // the tail.
 var Percentiles = []float64{50, 66, 75, 80, 90, 95, 98, 99, 99.9, 99.99, 100}
-
-// Repeated summarises the runs of --repeat.
-type Repeated struct {
-	Runs int     `json:"runs"`
-	RPS  Spread  `json:"rps"`
-	P50  Spread  `json:"p50_us"`
-	P99  Spread  `json:"p99_us"`
-	RSD  float64 `json:"rps_rsd_pct"` // relative stdev of req/s, %
-}
-
-// Spread is the mean, sample standard deviation and 95 % confidence
-// interval (Student's t) of one figure across runs.
-type Spread struct {
-	Mean   float64 `json:"mean"`
-	StdDev float64 `json:"stdev"`
-	CILow  float64 `json:"ci95_low"`
-	CIHigh float64 `json:"ci95_high"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
-// Summarize computes the spread of req/s, p50 and p99 over repeated runs.
-func Summarize(runs []*Result) Repeated {
-	var rps, p50, p99 []float64
-	for _, r := range runs {
-		rps = append(rps, r.RPS())
-		p50 = append(p50, float64(r.Latency.Quantile(0.50)))
-		p99 = append(p99, float64(r.Latency.Quantile(0.99)))
-	}
-	s := Repeated{Runs: len(runs), RPS: spreadOf(rps), P50: spreadOf(p50), P99: spreadOf(p99)}
-	if s.RPS.Mean > 0 {
-		s.RSD = 100 * s.RPS.StdDev / s.RPS.Mean
-	}
-	return s
-}
-
-func spreadOf(xs []float64) Spread {
-	if len(xs) == 0 {
-		return Spread{}
-	}
-	var s Spread
-	s.Min, s.Max = math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		s.Mean += x
-		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
-	}
-	n := float64(len(xs))
-	s.Mean /= n
-	if len(xs) > 1 {
-		var ss float64
-		for _, x := range xs {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.StdDev = math.Sqrt(ss / (n - 1))
-	}
-	half := StudentT95(len(xs)-1) * s.StdDev / math.Sqrt(n)
-	s.CILow, s.CIHigh = s.Mean-half, s.Mean+half
-	return s
-}
-
-// StudentT95 is the two-sided 95 % critical value of Student's t with df
-// degrees of freedom (0 for df < 1).
-func StudentT95(df int) float64 {
-	table := [...]float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
-		2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-		2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	switch {
-	case df < 1:
-		return 0
-	case df < len(table):
-		return table[df]
-	case df < 60:
-		return 2.000 + (2.042-2.000)*float64(60-df)/30
-	case df < 120:
-		return 1.980 + (2.000-1.980)*float64(120-df)/60
-	default:
-		return 1.960
-	}
-}
 
 // sortedCodes returns the status codes of m in increasing order.
 func sortedCodes(m map[int]int64) []int {

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Target is the parsed URL of a test.
+type Target struct {
+	URL    string `json:"url"`
+	Scheme string `json:"-"`
+	Host   string `json:"host"` // as in the URL, without port
+	Port   int    `json:"port"`
+	Path   string `json:"path"` // request target: path and query
+}
+
+// ParseTarget checks and splits an http URL: the URL of a load test, which
+// loadgen.Run checks with it. A URL without a scheme
+// ("127.0.0.1:8080/", "localhost/x") gets the http:// it probably lacks
+// suggested.
+func ParseTarget(raw string) (Target, error) {
+	if !strings.Contains(raw, "://") && raw != "" && !strings.HasPrefix(raw, "/") {
+		if _, err := ParseTarget("http://" + raw); err == nil {
+			return Target{}, fmt.Errorf("URL %q has no scheme: did you mean \"http://%s\"?", raw, raw)
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Target{}, fmt.Errorf("URL %q: %v", raw, err)
+	}
+	switch u.Scheme {
+	case "http":
+	case "https":
+		return Target{}, fmt.Errorf("URL %q: https is not supported yet", raw)
+	default:
+		return Target{}, fmt.Errorf("URL %q: want http://host[:port]/path", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return Target{}, fmt.Errorf("URL %q: no host", raw)
+	}
+	if u.User != nil {
+		return Target{}, fmt.Errorf("URL %q: user info is not supported (use -H 'Authorization: ...')", raw)
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		port, err = strconv.Atoi(p)
+		if err != nil || port < 1 || port > 65535 {
+			return Target{}, fmt.Errorf("URL %q: bad port %q", raw, p)
+		}
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return Target{URL: raw, Scheme: u.Scheme, Host: u.Hostname(), Port: port, Path: path}, nil
+}
