@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // The engine is wrk's design: each worker is one event loop (epoll) over its
@@ -78,46 +76,8 @@ type worker struct {
 	waiting  int // connections in stWaiting
 	stopping bool
 
-	// statistics (only the loop writes them; Run reads after the loop ends)
-	win, drained     tally // the measured window; the requests in flight when it closed
-	warmup           int64 // requests the warm-up started
-	lastEnd          int64 // when the window's last request ended, ns since base
-	lat, connH, wait *report.Histogram
-	proc             *report.Histogram
-	server           string
-	rates            []uint32        // the window's completions per report.RateSlot (wrk's Req/Sec)
-	timings          []report.Timing // with Config.Timings
-
-	// the current second of the timeline
-	sec          int
-	secCompleted int64
-	secErrors    int64
-	secHist      *report.Histogram
-	timeline     []secRecord
-
-	prog progress
-}
-
-// tally counts the requests of one part of a run.
-type tally struct {
-	requests, completed, ok, cut int64
-	errs                         report.Errors
-	status                       [1000]int64
-	bytes, body, connects, sent  int64
-	keepAlive                    int64 // responses that left the connection open
-}
-
-// progress is read by Run's reporter while the loop runs.
-type progress struct {
-	completed, errors, connected, connFails atomic.Int64
-	connErr                                 atomic.Uint32 // errno of the last failed connect
-	_                                       [28]byte      // keep workers' counters off one cache line
-}
-
-type secRecord struct {
-	t                 int
-	completed, errors int64
-	hist              []byte // compact histogram of the second
+	stats // what the loop measured (stats_linux.go)
+	prog  progress
 }
 
 // shared is what all workers of a run read.
@@ -149,18 +109,14 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		return nil, err
 	}
 	w := &worker{
-		sh:      sh,
-		sa:      copySockaddr(sh.sa),
-		epfd:    epfd,
-		conns:   make([]conn, nconns),
-		events:  make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
-		buf:     make([]byte, readBufSize),
-		lat:     report.NewLatencyHistogram(),
-		connH:   report.NewLatencyHistogram(),
-		wait:    report.NewLatencyHistogram(),
-		proc:    report.NewLatencyHistogram(),
-		secHist: report.NewHistogram(report.MaxLatencyUS, 2),
-		active:  nconns,
+		sh:     sh,
+		sa:     copySockaddr(sh.sa),
+		epfd:   epfd,
+		conns:  make([]conn, nconns),
+		events: make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
+		buf:    make([]byte, readBufSize),
+		stats:  newStats(),
+		active: nconns,
 	}
 	for i := range w.conns {
 		w.conns[i].fd = -1
@@ -523,108 +479,6 @@ func (w *worker) closed(c *conn, now int64) {
 	w.next(c, now)
 }
 
-// part books the request that ended on c at now in the part of the run it
-// belongs to and returns that part's tally, with whether it is the
-// window's; nil for a request of the warm-up, which is in no figure.
-func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
-	if !c.counted {
-		w.warmup++
-		return nil, false
-	}
-	t, window = &w.win, true
-	if d := w.sh.deadline; d > 0 && now >= d {
-		t, window = &w.drained, false
-	} else {
-		w.lastEnd = now
-	}
-	t.requests++
-	t.bytes += c.rbytes
-	t.sent += int64(c.sent)
-	t.connects += int64(c.opened)
-	return t, window
-}
-
-// record books a complete response.
-func (w *worker) record(c *conn, now int64) {
-	t, window := w.part(c, now)
-	if t == nil {
-		return
-	}
-	p := &c.p
-	t.completed++
-	t.body += p.body
-	if p.reuse() {
-		t.keepAlive++
-	}
-	if p.status >= 0 && p.status < len(t.status) {
-		t.status[p.status]++
-	}
-	late := w.sh.whole && now-c.tBegin-c.connDur >= w.sh.timeout
-	failed := true
-	switch {
-	case late:
-		t.errs.Timeout++
-	case p.status < 200 || p.status >= 400:
-		t.errs.Status++
-	case p.status < 300 && !w.lengthOK(p.body):
-		t.errs.Length++
-	default:
-		failed = false
-		t.ok++
-	}
-	w.prog.completed.Add(1)
-	if failed {
-		w.prog.errors.Add(1)
-	}
-	if !window {
-		return
-	}
-	w.second(now)
-	w.secCompleted++
-	if failed {
-		w.secErrors++
-	}
-	slot := int((now - w.sh.measureStart) / int64(report.RateSlot))
-	for len(w.rates) <= slot {
-		w.rates = append(w.rates, 0)
-	}
-	w.rates[slot]++
-	if late {
-		return // as wrk: out of the latency figures
-	}
-	lat := (now - c.tStart) / 1000
-	w.lat.Record(lat)
-	w.connH.Record(c.connDur / 1000)
-	w.wait.Record((c.tFirst - c.tWritten) / 1000)
-	w.proc.Record((now - c.tStart - c.connDur) / 1000)
-	w.secHist.Record(lat)
-	if w.sh.cfg.Timings {
-		w.timings = append(w.timings, report.Timing{
-			Start: w.sh.base.Add(time.Duration(c.tStart)).UnixMicro(), Connect: c.connDur / 1000,
-			Wait: (c.tFirst - c.tWritten) / 1000, Total: lat,
-		})
-	}
-}
-
-// lengthOK notes the length of the first 2xx body (ab's document length)
-// and, with the length check, reports whether body has that length.
-func (w *worker) lengthOK(body int64) bool {
-	doc := w.sh.docLen.Load()
-	if doc < 0 && !w.sh.docLen.CompareAndSwap(-1, body) {
-		doc = w.sh.docLen.Load()
-	}
-	return doc < 0 || !w.sh.cfg.LengthCheck || body == doc
-}
-
-// Outcomes of a request that ended without a response.
-const (
-	outConnect = iota
-	outRead
-	outWrite
-	outTimeout
-	outCut // still running at the end of the drain
-)
-
 // connectFailed ends the current request with a connect error (errno
 // says why: refused, unreachable, timed out) and retries after a backoff.
 func (w *worker) connectFailed(c *conn, errno syscall.Errno, now int64) {
@@ -639,25 +493,7 @@ func (w *worker) connectFailed(c *conn, errno syscall.Errno, now int64) {
 // connection and starts the next request, after backoff if given.
 func (w *worker) fail(c *conn, outcome int, now int64, backoff time.Duration) {
 	w.closeFd(c)
-	if t, window := w.part(c, now); t != nil {
-		switch outcome {
-		case outConnect:
-			t.errs.Connect++
-		case outRead:
-			t.errs.Read++
-		case outWrite:
-			t.errs.Write++
-		case outTimeout:
-			t.errs.Timeout++
-		case outCut:
-			t.cut++
-		}
-		w.prog.errors.Add(1)
-		if window {
-			w.second(now)
-			w.secErrors++
-		}
-	}
+	w.recordFailure(c, outcome, now)
 	c.state = stIdle
 	if backoff > 0 {
 		w.sleep(c, now+int64(backoff))
@@ -685,26 +521,4 @@ func (w *worker) closeFd(c *conn) {
 		rawClose(c.fd) // also removes it from the epoll set
 		c.fd = -1
 	}
-}
-
-// second moves the timeline to the second that holds now.
-func (w *worker) second(now int64) {
-	s := int((now - w.sh.measureStart) / int64(time.Second))
-	if s == w.sec {
-		return
-	}
-	w.flushSecond()
-	w.sec = s
-}
-
-func (w *worker) flushSecond() {
-	if w.secCompleted == 0 && w.secErrors == 0 {
-		return
-	}
-	w.timeline = append(w.timeline, secRecord{
-		t: w.sec, completed: w.secCompleted, errors: w.secErrors,
-		hist: w.secHist.AppendCompact(nil),
-	})
-	w.secCompleted, w.secErrors = 0, 0
-	w.secHist.Reset()
 }

@@ -1,0 +1,295 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
+)
+
+// This file is what the engine counts: each worker's tallies, histograms
+// and timeline, booked as its requests end (record, recordFailure), and
+// merged into one report.Result when the run is over (merge). The I/O
+// state machine that drives the requests is in engine_linux.go.
+
+// stats is one worker's statistics. Only the worker's loop writes them;
+// Run reads them after the loop has ended.
+type stats struct {
+	win, drained     tally // the measured window; the requests in flight when it closed
+	warmup           int64 // requests the warm-up started
+	lastEnd          int64 // when the window's last request ended, ns since base
+	lat, connH, wait *report.Histogram
+	proc             *report.Histogram
+	server           string
+	rates            []uint32        // the window's completions per report.RateSlot (wrk's Req/Sec)
+	timings          []report.Timing // with Config.Timings
+
+	// the current second of the timeline
+	sec          int
+	secCompleted int64
+	secErrors    int64
+	secHist      *report.Histogram
+	timeline     []secRecord
+}
+
+func newStats() stats {
+	return stats{
+		lat:     report.NewLatencyHistogram(),
+		connH:   report.NewLatencyHistogram(),
+		wait:    report.NewLatencyHistogram(),
+		proc:    report.NewLatencyHistogram(),
+		secHist: report.NewHistogram(report.MaxLatencyUS, 2),
+	}
+}
+
+// tally counts the requests of one part of a run.
+type tally struct {
+	requests, completed, ok, cut int64
+	errs                         report.Errors
+	status                       [1000]int64
+	bytes, body, connects, sent  int64
+	keepAlive                    int64 // responses that left the connection open
+}
+
+// progress is read by Run's reporter while the loop runs.
+type progress struct {
+	completed, errors, connected, connFails atomic.Int64
+	connErr                                 atomic.Uint32 // errno of the last failed connect
+	_                                       [28]byte      // keep workers' counters off one cache line
+}
+
+type secRecord struct {
+	t                 int
+	completed, errors int64
+	hist              []byte // compact histogram of the second
+}
+
+// Outcomes of a request that ended without a response.
+const (
+	outConnect = iota
+	outRead
+	outWrite
+	outTimeout
+	outCut // still running at the end of the drain
+)
+
+// part books the request that ended on c at now in the part of the run it
+// belongs to and returns that part's tally, with whether it is the
+// window's; nil for a request of the warm-up, which is in no figure.
+func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
+	if !c.counted {
+		w.warmup++
+		return nil, false
+	}
+	t, window = &w.win, true
+	if d := w.sh.deadline; d > 0 && now >= d {
+		t, window = &w.drained, false
+	} else {
+		w.lastEnd = now
+	}
+	t.requests++
+	t.bytes += c.rbytes
+	t.sent += int64(c.sent)
+	t.connects += int64(c.opened)
+	return t, window
+}
+
+// record books a complete response.
+func (w *worker) record(c *conn, now int64) {
+	t, window := w.part(c, now)
+	if t == nil {
+		return
+	}
+	p := &c.p
+	t.completed++
+	t.body += p.body
+	if p.reuse() {
+		t.keepAlive++
+	}
+	if p.status >= 0 && p.status < len(t.status) {
+		t.status[p.status]++
+	}
+	late := w.sh.whole && now-c.tBegin-c.connDur >= w.sh.timeout
+	failed := true
+	switch {
+	case late:
+		t.errs.Timeout++
+	case p.status < 200 || p.status >= 400:
+		t.errs.Status++
+	case p.status < 300 && !w.lengthOK(p.body):
+		t.errs.Length++
+	default:
+		failed = false
+		t.ok++
+	}
+	w.prog.completed.Add(1)
+	if failed {
+		w.prog.errors.Add(1)
+	}
+	if !window {
+		return
+	}
+	w.second(now)
+	w.secCompleted++
+	if failed {
+		w.secErrors++
+	}
+	slot := int((now - w.sh.measureStart) / int64(report.RateSlot))
+	for len(w.rates) <= slot {
+		w.rates = append(w.rates, 0)
+	}
+	w.rates[slot]++
+	if late {
+		return // as wrk: out of the latency figures
+	}
+	lat := (now - c.tStart) / 1000
+	w.lat.Record(lat)
+	w.connH.Record(c.connDur / 1000)
+	w.wait.Record((c.tFirst - c.tWritten) / 1000)
+	w.proc.Record((now - c.tStart - c.connDur) / 1000)
+	w.secHist.Record(lat)
+	if w.sh.cfg.Timings {
+		w.timings = append(w.timings, report.Timing{
+			Start: w.sh.base.Add(time.Duration(c.tStart)).UnixMicro(), Connect: c.connDur / 1000,
+			Wait: (c.tFirst - c.tWritten) / 1000, Total: lat,
+		})
+	}
+}
+
+// lengthOK notes the length of the first 2xx body (ab's document length)
+// and, with the length check, reports whether body has that length.
+func (w *worker) lengthOK(body int64) bool {
+	doc := w.sh.docLen.Load()
+	if doc < 0 && !w.sh.docLen.CompareAndSwap(-1, body) {
+		doc = w.sh.docLen.Load()
+	}
+	return doc < 0 || !w.sh.cfg.LengthCheck || body == doc
+}
+
+// recordFailure books a request that ended without a response, with the
+// given outcome.
+func (w *worker) recordFailure(c *conn, outcome int, now int64) {
+	t, window := w.part(c, now)
+	if t == nil {
+		return
+	}
+	switch outcome {
+	case outConnect:
+		t.errs.Connect++
+	case outRead:
+		t.errs.Read++
+	case outWrite:
+		t.errs.Write++
+	case outTimeout:
+		t.errs.Timeout++
+	case outCut:
+		t.cut++
+	}
+	w.prog.errors.Add(1)
+	if window {
+		w.second(now)
+		w.secErrors++
+	}
+}
+
+// second moves the timeline to the second that holds now.
+func (w *worker) second(now int64) {
+	s := int((now - w.sh.measureStart) / int64(time.Second))
+	if s == w.sec {
+		return
+	}
+	w.flushSecond()
+	w.sec = s
+}
+
+func (w *worker) flushSecond() {
+	if w.secCompleted == 0 && w.secErrors == 0 {
+		return
+	}
+	w.timeline = append(w.timeline, secRecord{
+		t: w.sec, completed: w.secCompleted, errors: w.secErrors,
+		hist: w.secHist.AppendCompact(nil),
+	})
+	w.secCompleted, w.secErrors = 0, 0
+	w.secHist.Reset()
+}
+
+// merge adds up the workers' statistics into one Result.
+func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
+	r := &report.Result{
+		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers),
+		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
+		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),
+		StatusCodes: map[int]int64{}, Drained: report.Drained{StatusCodes: map[int]int64{}},
+		Latency: report.NewLatencyHistogram(), Connect: report.NewLatencyHistogram(),
+		Waiting: report.NewLatencyHistogram(), Processing: report.NewLatencyHistogram(),
+	}
+	type agg struct {
+		completed, errors int64
+		hist              *report.Histogram
+	}
+	seconds := map[int]*agg{}
+	last := -1
+	for _, w := range workers {
+		win, d := &w.win, &w.drained
+		r.Completed += win.completed
+		r.OK += win.ok
+		r.Errors.Add(win.errs)
+		r.Bytes += win.bytes
+		r.BodyBytes += win.body
+		r.Sent += win.sent
+		r.Connects += win.connects
+		r.KeepAliveResponses += win.keepAlive
+		r.ThreadRates = append(r.ThreadRates, w.rates)
+		r.Timings = append(r.Timings, w.timings...)
+		r.Drained.Requests += d.requests
+		r.Drained.Completed += d.completed
+		r.Drained.OK += d.ok
+		r.Drained.Errors.Add(d.errs)
+		r.Drained.Cut += d.cut
+		r.Drained.Bytes += d.bytes
+		r.Drained.BodyBytes += d.body
+		r.Drained.Connects += d.connects
+		r.WarmupRequests += w.warmup
+		if r.Server == "" {
+			r.Server = w.server
+		}
+		for code := range win.status {
+			if n := win.status[code]; n > 0 {
+				r.StatusCodes[code] += n
+			}
+			if n := d.status[code]; n > 0 {
+				r.Drained.StatusCodes[code] += n
+			}
+		}
+		// Histograms of one shape merge without error.
+		_ = r.Latency.Merge(w.lat)
+		_ = r.Connect.Merge(w.connH)
+		_ = r.Waiting.Merge(w.wait)
+		_ = r.Processing.Merge(w.proc)
+		for _, s := range w.timeline {
+			a := seconds[s.t]
+			if a == nil {
+				a = &agg{hist: report.NewHistogram(report.MaxLatencyUS, 2)}
+				seconds[s.t] = a
+			}
+			a.completed += s.completed
+			a.errors += s.errors
+			if h, err := report.DecodeHistogram(s.hist); err == nil {
+				_ = a.hist.Merge(h)
+			}
+			last = max(last, s.t)
+		}
+	}
+	for t := 0; t <= last; t++ {
+		s := report.Second{T: t}
+		if a := seconds[t]; a != nil {
+			s.Completed, s.Errors = a.completed, a.errors
+			s.P50, s.P99 = a.hist.Quantile(0.50), a.hist.Quantile(0.99)
+		}
+		r.Timeline = append(r.Timeline, s)
+	}
+	return r
+}
