@@ -1,0 +1,40 @@
+// Package loadgen generates HTTP/1.x load and measures it, as wrk and ab
+// do: Run takes a Config (URL, connections, duration or request count,
+// rate, keep-alive, timeouts, warm-up, the dialect of ab or wrk) and
+// returns a report.Result: what the measured window saw, with latency
+// histograms, a per-second timeline, the requests drained after the
+// window and those of the warm-up apart. The Result and the reports that
+// print it (edgebench's, ab's, wrk's, JSON) live in loadgen/report, which
+// has no engine and is what a reader of results imports.
+//
+//	res, err := loadgen.Run(ctx, loadgen.Config{URL: "http://127.0.0.1:8080/", Connections: 50, Duration: 30 * time.Second})
+//	if err != nil { ... }                 // a bad Config (ErrConfig), or not one connection (*DialError)
+//	report.WriteText(os.Stdout, res)      // or WriteAB, WriteWrk, res.JSON()
+//
+// The engine is wrk's design, on Linux only: each worker is one epoll
+// event loop over its share of the connections, with the request
+// serialised once, one read buffer per loop, no goroutine per connection
+// and no allocation per request. Its files, by job:
+//
+//   - config.go: Config, its defaults and checks, and the request bytes
+//     of each Dialect (buildRequest, Request).
+//   - run_linux.go: Run. It resolves the target, starts the workers, and
+//     watches them: progress once a second, the window's edges
+//     (Config.WindowStart, WindowEnd), cancellation, a target that
+//     refuses every connection.
+//   - engine_linux.go: the I/O state machine of one worker: each
+//     connection's states (connecting, writing, reading, closing, waiting
+//     for the open-loop schedule), epoll events, timeouts, the drain.
+//   - stats_linux.go: what a worker counts as its requests end (record,
+//     recordFailure: tallies, histograms, the timeline, wrk's per-thread
+//     rates, ab's per-request timings), and merge, which adds the
+//     workers' statistics up into one report.Result.
+//   - parser.go: the incremental HTTP/1.x response parser, fed bytes as
+//     they arrive, allocation-free.
+//   - sys_linux.go: raw read, write and close on the non-blocking sockets.
+//
+// A request belongs to the part of the run it started in: the warm-up
+// (counted in WarmupRequests only), the measured window, or, for a request
+// still in flight when a timed window closes, Drained. The window is never
+// longer than Config.Duration, whatever the drain takes.
+package loadgen
