@@ -1,0 +1,331 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
+)
+
+// What devices and collectors of schema version 1 sent is frozen in
+// testdata/v1: one msgpack payload per message kind and variant, written
+// once by the encoder of the day and never rewritten, and beside each the
+// JSON of what it decodes to. The collector keeps raw payloads for ever,
+// and a device's spool may hold a payload for days: today's decoders must
+// read them all. A renamed msg tag, a changed type or a dropped field
+// fails TestFrozenPayloads, which a round trip through today's encoder
+// cannot see.
+//
+// A new field gets a new payload that sets it (add it to frozenMessages
+// under a new name, run go test -run Frozen -freeze): TestFrozenPayloads
+// also fails when a field of the schema is set in none of them.
+
+var (
+	freeze     = flag.Bool("freeze", false, "write the payloads of testdata/v1 not frozen yet (never rewrites one)")
+	updateJSON = flag.Bool("update-frozen-json", false, "rewrite the JSON views of the frozen payloads (after a wanted change of a json tag; the payloads stay)")
+)
+
+const frozenDir = "testdata/v1"
+
+// frozenKinds decodes a payload of each kind as a collector or a device
+// does; a frozen payload's name starts with its kind.
+var frozenKinds = map[string]func([]byte) (any, error){
+	"status":    func(b []byte) (any, error) { return DecodeStatus(b) },
+	"heartbeat": func(b []byte) (any, error) { return DecodeHeartbeat(b) },
+	"command":   func(b []byte) (any, error) { return DecodeCommand(b) },
+	"event":     func(b []byte) (any, error) { return DecodeEvent(b) },
+	"ack":       func(b []byte) (any, error) { return DecodeAck(b) },
+	"result":    func(b []byte) (any, error) { return DecodeResult(b) },
+}
+
+func frozenKind(name string) string { k, _, _ := strings.Cut(name, "-"); return k }
+
+// TestFrozenPayloads decodes every frozen payload with today's decoders
+// and compares what it holds with the JSON frozen beside it; then checks
+// that every field of every message is set in at least one payload, so
+// that no msg tag can change unseen.
+func TestFrozenPayloads(t *testing.T) {
+	if *freeze {
+		writeFrozen(t)
+	}
+	paths, err := filepath.Glob(filepath.Join(frozenDir, "*.msgpack"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no frozen payloads in %s (%v)", frozenDir, err)
+	}
+	set := map[string]bool{} // Type.Field set in some payload
+	seen := map[string]bool{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".msgpack")
+		decode := frozenKinds[frozenKind(name)]
+		if decode == nil {
+			t.Errorf("%s: no message kind %q", p, frozenKind(name))
+			continue
+		}
+		seen[frozenKind(name)] = true
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := decode(b)
+		if err != nil {
+			t.Errorf("%s no longer decodes: %v", p, err)
+			continue
+		}
+		got, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		jp := strings.TrimSuffix(p, ".msgpack") + ".json"
+		if *updateJSON {
+			if err := os.WriteFile(jp, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(jp)
+		if err != nil {
+			t.Fatalf("%v (go test -run Frozen -update-frozen-json writes it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s decodes to something else than %s: a msg tag, a type or a field changed, and schema version 1 must read it as it was written; %s",
+				p, jp, firstDiff(got, want))
+		}
+		markSet(reflect.ValueOf(m), set)
+	}
+	for kind := range frozenKinds {
+		if !seen[kind] {
+			t.Errorf("no frozen payload of kind %s", kind)
+		}
+	}
+	var unset []string
+	for _, m := range []any{Status{}, Heartbeat{}, Command{}, Event{}, Ack{}, Result{}} {
+		listFields(reflect.TypeOf(m), map[reflect.Type]bool{}, func(f string) {
+			if !set[f] {
+				unset = append(unset, f)
+			}
+		})
+	}
+	if len(unset) > 0 {
+		slices.Sort(unset)
+		t.Errorf("fields set in no frozen payload (add a payload that sets them: go test -run Frozen -freeze): %s",
+			strings.Join(slices.Compact(unset), ", "))
+	}
+}
+
+// firstDiff shows the first line where got and want differ.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(g), len(w)) {
+		gl, wl := "(end)", "(end)"
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, strings.TrimSpace(gl), strings.TrimSpace(wl))
+		}
+	}
+	return "no difference"
+}
+
+// markSet records in set each Type.Field of v that holds a non-zero value.
+func markSet(v reflect.Value, set map[string]bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			markSet(v.Elem(), set)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			markSet(v.Index(i), set)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			return
+		}
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if !f.IsZero() && (f.Kind() != reflect.Slice && f.Kind() != reflect.Map || f.Len() > 0) {
+				set[v.Type().Name()+"."+v.Type().Field(i).Name] = true
+			}
+			markSet(f, set)
+		}
+	}
+}
+
+// listFields calls fn with each Type.Field of the schema reachable from t.
+func listFields(t reflect.Type, done map[reflect.Type]bool, fn func(string)) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() || done[t] {
+		return
+	}
+	done[t] = true
+	for i := range t.NumField() {
+		fn(t.Name() + "." + t.Field(i).Name)
+		listFields(t.Field(i).Type, done, fn)
+	}
+}
+
+// writeFrozen writes the payloads of frozenMessages that are not in
+// testdata/v1 yet, and their JSON views. It never rewrites a payload.
+func writeFrozen(t *testing.T) {
+	if err := os.MkdirAll(frozenDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range frozenMessages(t) {
+		p := filepath.Join(frozenDir, name+".msgpack")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		b := mustMarshal(t, m)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := frozenKinds[frozenKind(name)](b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		j, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(frozenDir, name+".json"), append(j, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("froze %s (%d bytes)", p, len(b))
+	}
+}
+
+// frozenMessages are the messages frozen in testdata/v1, by name: only
+// read by -freeze for names not frozen yet. Between them they set every
+// field of the schema.
+func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]byte, error) } {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const cmdID, resID = "01JNHX6W8V2Q4R7T9Y3B5D6F8G", "01JNHX7A1C3E5G7J9K2M4P6R8S"
+	hist := func(n int, base int64, digits int) []byte {
+		h := report.NewLatencyHistogram()
+		for i := range int64(n) {
+			h.Record(base + (i*7919)%(4*base))
+		}
+		return h.Coarsen(digits).AppendPacked(nil)
+	}
+	stat := func(m, x int64) Stat { return Stat{Mean: m, Max: x} }
+	pst := func(m, x int64) *Stat { return &Stat{Mean: m, Max: x} }
+	run := Run{
+		StartedAt: at, DurationUS: 10_000_123, Interrupted: true, Completed: 1234, OK: 1200,
+		Errors:      ErrorCounts{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 20, Length: 4},
+		StatusCodes: []StatusCount{{Code: 200, N: 1214}, {Code: 503, N: 20}},
+		Bytes:       1234 * 850, BodyBytes: 1234 * 612, Connects: 12, DocLength: 612, Server: "nginx/1.22.1",
+		Sent: 1240 * 80, KeepAliveResponses: 1222,
+		Latency: hist(1234, 900, WireDigits), Connect: hist(12, 80, WireDigits),
+		Waiting: hist(1234, 850, WirePhaseDigits), Processing: hist(1234, 880, WirePhaseDigits),
+		Timeline: []Second{{T: 0, Completed: 610, Errors: 10, P50US: 880, P99US: 3100}, {T: 1, Completed: 624, Errors: 20, P50US: 870, P99US: 2900}},
+		Drained: &DrainedCounts{Requests: 6, Completed: 4, OK: 3, Errors: ErrorCounts{Timeout: 1, Status: 1}, Cut: 1,
+			StatusCodes: []StatusCount{{Code: 200, N: 3}, {Code: 500, N: 1}}, Bytes: 4 * 850, BodyBytes: 4 * 612, Connects: 1},
+		WarmupRequests: 345,
+		System: &System{
+			IntervalMS: 1000, Stride: 2,
+			Disks: []string{"mmcblk0", "mmcblk0p2"}, Partitions: []bool{false, true},
+			Nets: []string{"lo", "eth0"}, Zones: []string{"cpu-thermal"}, Procs: []string{"nginx", "edgebench"},
+			Warnings: []string{"throttled: under-voltage"},
+			Samples: []SysSample{{
+				T:      1000,
+				CPU:    &CPUShares{User: 4100, Nice: 10, System: 3300, Idle: 1200, IOWait: 30, IRQ: 5, SoftIRQ: 1350, Steal: 5},
+				CoreBP: []int32{9500, 9400}, Load1: i32(398), Ctxt: i64(63_000), Intr: i64(24_000), Running: i32(4), Blocked: i32(1),
+				Mem: &MemSample{Used: 414_000, Free: 2_900_000, Available: i64(3_380_000), Buffers: i64(48_000), Cached: i64(620_000),
+					Dirty: i64(120), SwapUsed: i64(8)},
+				Disks:  []DiskRate{{I: 0, ReadKBs: 4, WriteKBs: 60, ReadIOPS: 1, WriteIOPS: 6, BusyBP: 45}, {I: 1, WriteKBs: 60, WriteIOPS: 6}},
+				Nets:   []NetRate{{I: 1, RxKBs: 97_000, TxKBs: 96_500, RxPps: 27_700, TxPps: 27_600}},
+				PSI:    &PSIShares{CPUSome: i32(1200), IOSome: i32(30), IOFull: i32(10), MemSome: i32(2), MemFull: i32(1)},
+				TempDC: []int32{631}, FreqMHz: []int32{1800, 1500}, Throttle: u32(0x50005),
+				Procs: []ProcRate{{I: 0, PID: 812, Count: 5, CPUBP: i32(19_000), RSSKB: i64(21_400), ReadKBs: i64(2), WriteKBs: i64(4)},
+					{I: 1, Count: 1, CPUBP: i32(9_000), RSSKB: i64(18_200)}},
+			}},
+			Summary: SysSummary{
+				Seconds: 10.0, Samples: 10,
+				CPU: &CPUSummary{User: stat(4100, 4399), Nice: stat(10, 10), System: stat(3350, 3599), Idle: stat(1250, 1710),
+					IOWait: stat(30, 30), IRQ: stat(5, 9), SoftIRQ: stat(1350, 1499), Steal: stat(5, 7)},
+				CoreBusyBP: []Stat{stat(9500, 9899), stat(9450, 9899)},
+				Load1:      pst(398, 419), Ctxt: pst(63_400, 65_990), Intr: pst(24_000, 24_990),
+				Mem: &MemSummary{TotalKB: 3_884_000, Used: stat(414_000, 415_990), Free: stat(2_902_000, 2_903_990),
+					Available: pst(3_380_000, 3_380_000), Buffers: pst(48_000, 48_000), Cached: pst(620_050, 620_099),
+					Dirty: pst(100, 199), SwapUsed: pst(8, 8)},
+				Disks:     []DiskSummary{{I: 0, ReadKBs: stat(4, 8), WriteKBs: stat(60, 119), ReadIOPS: stat(1, 2), WriteIOPS: stat(6, 11), BusyBP: stat(45, 89)}, {I: 1, WriteKBs: stat(60, 119), WriteIOPS: stat(6, 11)}},
+				Nets:      []NetSummary{{I: 1, RxKBs: stat(97_500, 98_999), TxKBs: stat(97_000, 98_000), RxPps: stat(27_750, 27_999), TxPps: stat(27_600, 27_900)}},
+				PSI:       &PSISummary{CPUSome: pst(1200, 1500), IOSome: pst(30, 60), IOFull: pst(10, 20), MemSome: pst(2, 4), MemFull: pst(1, 2)},
+				TempMaxDC: i32(651), FreqMinMHz: i32(1500), FreqMaxMHz: i32(1800), Throttled: u32(0x5),
+				Procs: []ProcSummary{{I: 0, PID: 812, Count: 5, CPUBP: pst(19_000, 19_999), RSSKB: pst(21_400, 21_400), ReadKB: i64(20), WriteKB: i64(40)},
+					{I: 1, Count: 1, CPUBP: pst(9_000, 9_500), RSSKB: pst(18_200, 18_200)}},
+			},
+		},
+	}
+	spread := func(m float64) Spread {
+		return Spread{Mean: m, StdDev: m / 50, CILow: m * 0.97, CIHigh: m * 1.03, Min: m * 0.95, Max: m * 1.05}
+	}
+	info := &DeviceInfo{AgentVersion: "v0.4.0", Hostname: "pi4-07", Board: "Raspberry Pi 4 Model B Rev 1.4", CPUModel: "Cortex-A72",
+		Cores: 4, MemKB: 3_884_000, OS: "Debian GNU/Linux 12 (bookworm)", Kernel: "6.6.51+rpt-rpi-v8", Arch: "aarch64",
+		GoArch: "arm64", Governor: "ondemand", MaxFreqMHz: 1800, Labels: map[string]string{"rack": "a"}}
+	command := func(kind CommandKind, spec CommandSpec) *Command {
+		return &Command{V: SchemaVersion, ID: cmdID, IssuedAt: at, ExpiresAt: at.Add(5 * time.Minute), Kind: kind, Spec: spec}
+	}
+	loadtest := command(KindLoadTest, CommandSpec{LoadTest: &LoadTestSpec{
+		URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []Header{{Name: "Content-Type", Value: "text/plain"}},
+		Body: []byte("hello"), Connections: 50, Threads: 2, Requests: 100_000, DurationMS: 30_000, Rate: 2000.5, KeepAlive: true,
+		TimeoutMS: 2000, WarmupMS: 2000, LengthCheck: true, Repeat: 3, Labels: []Label{{K: "server", V: "nginx"}},
+		Watch: []string{"nginx"}, Queue: true,
+	}})
+	loadtest.Select = []Label{{K: "board", V: "pi4"}}
+	loadtest.Sig = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	return map[string]interface{ MarshalMsg([]byte) ([]byte, error) }{
+		"status-birth": &Status{V: SchemaVersion, State: StatusOnline, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b",
+			ConnSeq: 1_772_366_400_000, At: at, Info: info},
+		"status-will":      &Status{V: SchemaVersion, State: StatusLost, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", ConnSeq: 1_772_366_400_001},
+		"status-collector": &Status{V: SchemaVersion, State: StatusOnline, BootID: "01JNHX5Z0A2B4C6D8E0F2G4H6J", ConnSeq: 1_772_366_400_002, At: at},
+		"heartbeat": &Heartbeat{V: SchemaVersion, At: at, Busy: true, CommandID: cmdID, UptimeS: 86_400, Spooled: 2, Rejected: 1,
+			CPUBusy: i32(8700), Load1: i32(390), MemUsedKB: i64(414_000), MemAvail: i64(3_380_000), TempDC: i32(640), FreqMHz: i32(1800),
+			Throttled: u32(0x50000)},
+		"command-loadtest": loadtest,
+		"command-serve":    command(KindServe, CommandSpec{Serve: &ServeSpec{Addr: "127.0.0.1:8080", Dir: "www", DurationMS: 60_000}}),
+		"command-probe":    command(KindProbe, CommandSpec{Probe: &ProbeSpec{IntervalMS: 500, DurationMS: 10_000, Watch: []string{"nginx", "812"}}}),
+		"command-cancel":   command(KindCancel, CommandSpec{Cancel: &CancelSpec{CommandID: "01JNHX6W8V2Q4R7T9Y3B5D6F8A"}}),
+		"command-info":     command(KindInfo, CommandSpec{}),
+		"event-running": &Event{V: SchemaVersion, CommandID: cmdID, Seq: 3, State: StateRunning, Reason: "run 1 of 3",
+			Progress: &Progress{ElapsedMS: 12_000, Completed: 165_000, RPS: 13_750.5, Errors: 2}, At: at},
+		"event-succeeded":   &Event{V: SchemaVersion, CommandID: cmdID, Seq: 9, State: StateSucceeded, ResultID: resID, At: at},
+		"event-interrupted": &Event{V: SchemaVersion, CommandID: cmdID, Seq: SeqInterrupted, State: StateFailed, Reason: "interrupted by a restart", At: at},
+		"ack":               &Ack{V: SchemaVersion, ResultID: resID},
+		"ack-rejected":      &Ack{V: SchemaVersion, ResultID: resID, Rejected: "result of lab/pi4-08 sent by lab/pi4-07"},
+		"result-loadtest": &Result{V: SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07",
+			BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", CreatedAt: at.Add(31 * time.Second), Kind: KindLoadTest,
+			Outcome: StateCancelled, Reason: "interrupted", Labels: map[string]string{"server": "nginx"},
+			Spec: RunSpec{URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []Header{{Name: "Content-Type", Value: "text/plain"}},
+				BodyBytes: 5, Connections: 50, Threads: 2, Requests: 100_000, DurationMS: 10_000, Rate: 2000.5, KeepAlive: true,
+				TimeoutMS: 2000, WarmupMS: 2000, NoLengthCheck: true, Repeat: 2, IntervalMS: 1000, Watch: []string{"nginx"}, Mode: "wrk"},
+			Fingerprint: Fingerprint{AgentVersion: "v0.4.0", Kernel: "6.6.51+rpt-rpi-v8", OS: "Debian GNU/Linux 12 (bookworm)", Arch: "aarch64",
+				Board: "Raspberry Pi 4 Model B Rev 1.4", CPUModel: "Cortex-A72", Cores: 4, MemKB: 3_884_000, Governor: "ondemand",
+				MaxFreqMHz: 1800, Server: "nginx/1.22.1", ServerSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+				Throttled: true, FreqDropped: true, Extra: []Label{{K: "nginx_workers", V: "4"}}},
+			Runs:     []Run{run, run},
+			Repeat:   &Repeat{Runs: 2, RPS: spread(12_340), P50US: spread(880), P99US: spread(3000), RSDPct: 2.1},
+			Warnings: []string{"throttled: under-voltage"}},
+		"result-probe": &Result{V: SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: KindProbe, Outcome: StateSucceeded, Spec: RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
+			Runs: []Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},
+	}
+}
