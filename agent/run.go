@@ -12,6 +12,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -191,7 +192,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 // machine over the load generator's window, edge for edge (it sets cfg's
 // window hooks): the warm-up and the drain are in neither. The agent and
 // `edgebench run` both measure through it.
-func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *probe.Report, error) {
+func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *machine.Report, error) {
 	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)

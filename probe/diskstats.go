@@ -1,6 +1,10 @@
 package probe
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/edgebench/edgebench/probe/machine"
+)
 
 // diskCounters is one line of /proc/diskstats.
 type diskCounters struct {
@@ -62,13 +66,13 @@ func isPartitionName(name string, others func(string) bool) bool {
 }
 
 // diskRates derives a Disk from two snapshots dt seconds apart.
-func diskRates(prev, cur *diskCounters, dt float64) (Disk, bool) {
+func diskRates(prev, cur *diskCounters, dt float64) (machine.Disk, bool) {
 	if cur.reads < prev.reads || cur.writes < prev.writes || cur.readSectors < prev.readSectors ||
 		cur.writeSectors < prev.writeSectors || cur.ioTicks < prev.ioTicks {
-		return Disk{}, false
+		return machine.Disk{}, false
 	}
 	busy := float64(cur.ioTicks-prev.ioTicks) / (dt * 1000) * 100
-	return Disk{
+	return machine.Disk{
 		Name:      cur.name,
 		ReadBps:   float64(cur.readSectors-prev.readSectors) * 512 / dt,
 		WriteBps:  float64(cur.writeSectors-prev.writeSectors) * 512 / dt,

@@ -23,11 +23,15 @@
 //	time.Sleep(time.Second)
 //	s, err := p.Sample()          // rates over the last second
 //
-// or record a run with Record, MarkStart, MarkEnd and Stop, which returns a
-// bounded Report with per-second samples, a summary of the measured window
-// and warnings (throttling, frequency drops). No rate in a Report is
-// measured over less than a tenth of the interval: an edge of the window
-// that falls just after a periodic sample is merged into that sample's
-// slice, since counters that move in 10 ms ticks say nothing over a few
-// milliseconds.
+// or record a run with Record, MarkStart, MarkEnd and Stop, which returns
+// a bounded machine.Report with per-second samples, a summary of the
+// measured window and warnings (throttling, frequency drops). No rate in a
+// Report is measured over less than a tenth of the interval: an edge of
+// the window that falls just after a periodic sample is merged into that
+// sample's slice, since counters that move in 10 ms ticks say nothing over
+// a few milliseconds.
+//
+// The types of samples, summaries and reports, and the text of the
+// System section, live in probe/machine, which reads nothing: the
+// collector prints a device's System section without linking the sampler.
 package probe

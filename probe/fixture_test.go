@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // fixtureSamples samples tree/t0 then tree/t1, dt apart on a fake clock, and
 // returns both samples.
-func fixtureSamples(t *testing.T, tree string, dt time.Duration, watches ...Watch) (*Sample, *Sample) {
+func fixtureSamples(t *testing.T, tree string, dt time.Duration, watches ...Watch) (*machine.Sample, *machine.Sample) {
 	t.Helper()
 	t0 := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 	now := t0
@@ -58,7 +60,7 @@ func checkU(t *testing.T, what string, got *uint64, want uint64) {
 	}
 }
 
-func checkCPU(t *testing.T, what string, got CPU, want CPU) {
+func checkCPU(t *testing.T, what string, got machine.CPU, want machine.CPU) {
 	t.Helper()
 	g := []float64{got.User, got.Nice, got.System, got.Idle, got.IOWait, got.IRQ, got.SoftIRQ, got.Steal}
 	w := []float64{want.User, want.Nice, want.System, want.Idle, want.IOWait, want.IRQ, want.SoftIRQ, want.Steal}
@@ -93,12 +95,12 @@ func TestPi4Fixture(t *testing.T) {
 	if s.CPU == nil {
 		t.Fatal("CPU absent")
 	}
-	checkCPU(t, "cpu", *s.CPU, CPU{User: 25, System: 10, Idle: 50, IOWait: 5, SoftIRQ: 10})
+	checkCPU(t, "cpu", *s.CPU, machine.CPU{User: 25, System: 10, Idle: 50, IOWait: 5, SoftIRQ: 10})
 	if len(s.PerCPU) != 4 {
 		t.Fatalf("%d cores, want 4", len(s.PerCPU))
 	}
-	checkCPU(t, "cpu0", s.PerCPU[0].CPU, CPU{User: 60, System: 10, Idle: 10, SoftIRQ: 20})
-	checkCPU(t, "cpu3", s.PerCPU[3].CPU, CPU{User: 10, System: 10, Idle: 60, IOWait: 10, SoftIRQ: 10})
+	checkCPU(t, "cpu0", s.PerCPU[0].CPU, machine.CPU{User: 60, System: 10, Idle: 10, SoftIRQ: 20})
+	checkCPU(t, "cpu3", s.PerCPU[3].CPU, machine.CPU{User: 10, System: 10, Idle: 60, IOWait: 10, SoftIRQ: 10})
 	if s.PerCPU[3].ID != 3 || !near(s.PerCPU[0].Busy(), 90) {
 		t.Errorf("cpu3 id %d, cpu0 busy %v", s.PerCPU[3].ID, s.PerCPU[0].Busy())
 	}
@@ -139,18 +141,18 @@ func TestPi4Fixture(t *testing.T) {
 		t.Errorf("partitions = %+v", s.Disks[1:])
 	}
 
-	want := []Net{{"lo", 500000, 500000, 100, 100}, {"eth0", 1000000, 200000, 1500, 1000}, {"wlan0", 1024, 512, 2, 1}}
+	want := []machine.Net{{Name: "lo", RxBps: 500000, TxBps: 500000, RxPps: 100, TxPps: 100}, {Name: "eth0", RxBps: 1000000, TxBps: 200000, RxPps: 1500, TxPps: 1000}, {Name: "wlan0", RxBps: 1024, TxBps: 512, RxPps: 2, TxPps: 1}}
 	if !slices.Equal(s.Nets, want) {
 		t.Errorf("nets = %+v, want %+v", s.Nets, want)
 	}
 
-	if len(s.Temps) != 1 || s.Temps[0] != (Temp{Zone: "thermal_zone0", Type: "cpu-thermal", Celsius: 61.855}) {
+	if len(s.Temps) != 1 || s.Temps[0] != (machine.Temp{Zone: "thermal_zone0", Type: "cpu-thermal", Celsius: 61.855}) {
 		t.Errorf("temps = %+v", s.Temps)
 	}
 	if !slices.Equal(s.FreqMHz, []float64{1000, 1000, 1000, 1000}) || !slices.Equal(s0.FreqMHz, []float64{1500, 1500, 1500, 1500}) {
 		t.Errorf("freq = %v then %v", s0.FreqMHz, s.FreqMHz)
 	}
-	wantT := Throttle{Raw: 0x50005, Now: ThrottleFlags{UnderVoltage: true, Throttled: true}, SinceBoot: ThrottleFlags{UnderVoltage: true, Throttled: true}}
+	wantT := machine.Throttle{Raw: 0x50005, Now: machine.ThrottleFlags{UnderVoltage: true, Throttled: true}, SinceBoot: machine.ThrottleFlags{UnderVoltage: true, Throttled: true}}
 	if s.Throttle == nil || *s.Throttle != wantT {
 		t.Errorf("throttle = %+v, want %+v", s.Throttle, wantT)
 	}
@@ -185,8 +187,8 @@ func TestAmd64Fixture(t *testing.T) {
 	_, s := fixtureSamples(t, "amd64", time.Second, Watch{Name: "caddy"}, Watch{Name: "nosuchprocess"})
 	// 4 cores x 100 ticks: user 100, nice 10, system 40, idle 230, iowait
 	// 10, irq 5, softirq 5.
-	checkCPU(t, "cpu", *s.CPU, CPU{User: 25, Nice: 2.5, System: 10, Idle: 57.5, IOWait: 2.5, IRQ: 1.25, SoftIRQ: 1.25})
-	checkCPU(t, "cpu2", s.PerCPU[2].CPU, CPU{User: 10, Nice: 10, System: 5, Idle: 75})
+	checkCPU(t, "cpu", *s.CPU, machine.CPU{User: 25, Nice: 2.5, System: 10, Idle: 57.5, IOWait: 2.5, IRQ: 1.25, SoftIRQ: 1.25})
+	checkCPU(t, "cpu2", s.PerCPU[2].CPU, machine.CPU{User: 10, Nice: 10, System: 5, Idle: 75})
 	checkF(t, "ctxt/s", s.ContextSwitches, 31337)
 
 	if len(s.Disks) != 3 || s.Disks[0].Name != "nvme0n1" || s.Disks[0].Partition || !s.Disks[1].Partition || !s.Disks[2].Partition {
@@ -195,7 +197,7 @@ func TestAmd64Fixture(t *testing.T) {
 	if d := s.Disks[0]; d.ReadBps != 8192*512 || d.WriteBps != 1024*512 || d.ReadIOPS != 250 || d.WriteIOPS != 125 || d.Busy != 12 {
 		t.Errorf("nvme0n1 = %+v", d)
 	}
-	if len(s.Nets) != 2 || s.Nets[1] != (Net{"enp3s0", 125000, 62500, 100, 50}) {
+	if len(s.Nets) != 2 || s.Nets[1] != (machine.Net{Name: "enp3s0", RxBps: 125000, TxBps: 62500, RxPps: 100, TxPps: 50}) {
 		t.Errorf("nets = %+v (docker0 never used: absent)", s.Nets)
 	}
 	if s.PSI == nil {
@@ -279,12 +281,12 @@ func TestParseWatch(t *testing.T) {
 }
 
 func TestParseThrottled(t *testing.T) {
-	for in, want := range map[string]Throttle{
+	for in, want := range map[string]machine.Throttle{
 		"0\n":     {},
-		"50005\n": {Raw: 0x50005, Now: ThrottleFlags{UnderVoltage: true, Throttled: true}, SinceBoot: ThrottleFlags{UnderVoltage: true, Throttled: true}},
-		"0x80008": {Raw: 0x80008, Now: ThrottleFlags{SoftTempLimit: true}, SinceBoot: ThrottleFlags{SoftTempLimit: true}},
-		"20000":   {Raw: 0x20000, SinceBoot: ThrottleFlags{FreqCapped: true}},
-		"e000e\n": {Raw: 0xe000e, Now: ThrottleFlags{FreqCapped: true, Throttled: true, SoftTempLimit: true}, SinceBoot: ThrottleFlags{FreqCapped: true, Throttled: true, SoftTempLimit: true}},
+		"50005\n": {Raw: 0x50005, Now: machine.ThrottleFlags{UnderVoltage: true, Throttled: true}, SinceBoot: machine.ThrottleFlags{UnderVoltage: true, Throttled: true}},
+		"0x80008": {Raw: 0x80008, Now: machine.ThrottleFlags{SoftTempLimit: true}, SinceBoot: machine.ThrottleFlags{SoftTempLimit: true}},
+		"20000":   {Raw: 0x20000, SinceBoot: machine.ThrottleFlags{FreqCapped: true}},
+		"e000e\n": {Raw: 0xe000e, Now: machine.ThrottleFlags{FreqCapped: true, Throttled: true, SoftTempLimit: true}, SinceBoot: machine.ThrottleFlags{FreqCapped: true, Throttled: true, SoftTempLimit: true}},
 	} {
 		got, err := parseThrottled([]byte(in))
 		if err != nil || got != want {
@@ -294,7 +296,7 @@ func TestParseThrottled(t *testing.T) {
 	if _, err := parseThrottled([]byte("throttled")); err == nil {
 		t.Error("no error for a non-hex word")
 	}
-	if got := (ThrottleFlags{UnderVoltage: true, Throttled: true}).String(); got != "under-voltage, throttled" {
+	if got := (machine.ThrottleFlags{UnderVoltage: true, Throttled: true}).String(); got != "under-voltage, throttled" {
 		t.Errorf("String = %q", got)
 	}
 }

@@ -1,6 +1,10 @@
 package probe
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/edgebench/edgebench/probe/machine"
+)
 
 // memSnap holds the /proc/meminfo lines the probe uses, in bytes; has marks
 // the lines that were present.
@@ -85,8 +89,8 @@ func parseMeminfo(b []byte) (memSnap, error) {
 
 // memory turns a snapshot into the sample's figures. Used is what free(1)
 // of procps 3.3 calls used: total - free - buffers - cached - SReclaimable.
-func (m *memSnap) memory(a *arena) *Memory {
-	out := &Memory{Total: m.total, Free: m.free}
+func (m *memSnap) memory(a *arena) *machine.Memory {
+	out := &machine.Memory{Total: m.total, Free: m.free}
 	used := m.total
 	for _, x := range []uint64{m.free, m.buffers, m.cached, m.sreclaimable} {
 		if x > used {

@@ -3,6 +3,8 @@ package probe
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // netCounters is one interface line of /proc/net/dev.
@@ -45,11 +47,11 @@ func parseNetDev(b []byte, fn func(name []byte, c netCounters)) error {
 }
 
 // netRates derives a Net from two snapshots dt seconds apart.
-func netRates(prev, cur *netCounters, dt float64) (Net, bool) {
+func netRates(prev, cur *netCounters, dt float64) (machine.Net, bool) {
 	if cur.rxBytes < prev.rxBytes || cur.txBytes < prev.txBytes || cur.rxPkts < prev.rxPkts || cur.txPkts < prev.txPkts {
-		return Net{}, false // counters reset (interface re-created) or wrapped
+		return machine.Net{}, false // counters reset (interface re-created) or wrapped
 	}
-	return Net{
+	return machine.Net{
 		Name:  cur.name,
 		RxBps: float64(cur.rxBytes-prev.rxBytes) / dt,
 		TxBps: float64(cur.txBytes-prev.txBytes) / dt,

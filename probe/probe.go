@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // userHZ is the unit of the tick counters in /proc/stat and /proc/PID/stat:
@@ -193,13 +195,13 @@ func (p *Probe) intern(b []byte) string {
 // nil; err lists the sources that exist but could not be read or parsed
 // (their figures are absent). Sources that do not exist are absent, without
 // an error.
-func (p *Probe) Sample() (*Sample, error) { return p.sample(false) }
+func (p *Probe) Sample() (*machine.Sample, error) { return p.sample(false) }
 
 // sample is Sample; with merge its rates are measured from the snapshot
 // before the previous one, so the sample covers the previous slice and this
 // one: a Recorder merges a slice too short to measure into its neighbour
 // that way. Without such a snapshot a merged sample has no rates.
-func (p *Probe) sample(merge bool) (*Sample, error) {
+func (p *Probe) sample(merge bool) (*machine.Sample, error) {
 	p.discover()
 	p.nsample++
 	now := p.now()
@@ -215,7 +217,7 @@ func (p *Probe) sample(merge bool) (*Sample, error) {
 	}
 	rates := havePrev && dt > 0
 
-	s := &Sample{Time: now}
+	s := &machine.Sample{Time: now}
 	if rates {
 		s.Seconds = dt
 	}
@@ -281,7 +283,7 @@ func (p *Probe) sample(merge bool) (*Sample, error) {
 		if err == nil {
 			var c float64
 			if c, err = parseMilli(b); err == nil {
-				s.Temps = append(s.Temps, Temp{Zone: z.zone, Type: z.typ, Celsius: c})
+				s.Temps = append(s.Temps, machine.Temp{Zone: z.zone, Type: z.typ, Celsius: c})
 			}
 		}
 		fail(z.rel, err)
@@ -317,7 +319,7 @@ func (p *Probe) sample(merge bool) (*Sample, error) {
 		if cur.statOK && len(cur.stat.cpus) > 1 {
 			maxCPU = float64(100 * (len(cur.stat.cpus) - 1))
 		}
-		s.Procs = make([]Proc, 0, len(p.watches))
+		s.Procs = make([]machine.Proc, 0, len(p.watches))
 		for _, w := range p.watches {
 			s.Procs = append(s.Procs, w.sample(p, dt, merge, maxCPU, a))
 		}
@@ -334,19 +336,19 @@ func (p *Probe) sample(merge bool) (*Sample, error) {
 	return s, errors.Join(errs...)
 }
 
-func (p *Probe) cpuRates(s *Sample, prev, cur *statSnap, dt float64, a *arena) {
+func (p *Probe) cpuRates(s *machine.Sample, prev, cur *statSnap, dt float64, a *arena) {
 	if c, ok := cpuShares(&prev.cpus[0], &cur.cpus[0]); ok {
 		s.CPU = &c
 	}
 	if len(cur.cpus) > 1 {
-		s.PerCPU = make([]CoreCPU, 0, len(cur.cpus)-1)
+		s.PerCPU = make([]machine.CoreCPU, 0, len(cur.cpus)-1)
 		for i := 1; i < len(cur.cpus); i++ {
 			pc := findCPU(prev.cpus, cur.cpus[i].id, i)
 			if pc == nil {
 				continue
 			}
 			if c, ok := cpuShares(pc, &cur.cpus[i]); ok {
-				s.PerCPU = append(s.PerCPU, CoreCPU{ID: cur.cpus[i].id, CPU: c})
+				s.PerCPU = append(s.PerCPU, machine.CoreCPU{ID: cur.cpus[i].id, CPU: c})
 			}
 		}
 	}
@@ -371,7 +373,7 @@ func findCPU(cpus []cpuTimes, id, hint int) *cpuTimes {
 	return nil
 }
 
-func (p *Probe) diskSample(s *Sample, prev, cur *snapshot, rates bool, dt float64, fail func(string, error)) {
+func (p *Probe) diskSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt float64, fail func(string, error)) {
 	cur.disks = cur.disks[:0]
 	cur.disksOK = false
 	b, err := p.read(diskstatsRel)
@@ -386,7 +388,7 @@ func (p *Probe) diskSample(s *Sample, prev, cur *snapshot, rates bool, dt float6
 	if !rates || !cur.disksOK || !prev.disksOK {
 		return
 	}
-	s.Disks = make([]Disk, 0, len(cur.disks))
+	s.Disks = make([]machine.Disk, 0, len(cur.disks))
 	for i := range cur.disks {
 		c := &cur.disks[i]
 		pd := findDisk(prev.disks, c.name, i)
@@ -430,7 +432,7 @@ func (p *Probe) isPartition(name string, all []diskCounters) bool {
 	return v
 }
 
-func (p *Probe) netSample(s *Sample, prev, cur *snapshot, rates bool, dt float64, fail func(string, error)) {
+func (p *Probe) netSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt float64, fail func(string, error)) {
 	cur.nets = cur.nets[:0]
 	cur.netsOK = false
 	b, err := p.read(netDevRel)
@@ -445,7 +447,7 @@ func (p *Probe) netSample(s *Sample, prev, cur *snapshot, rates bool, dt float64
 	if !rates || !cur.netsOK || !prev.netsOK {
 		return
 	}
-	s.Nets = make([]Net, 0, len(cur.nets))
+	s.Nets = make([]machine.Net, 0, len(cur.nets))
 	for i := range cur.nets {
 		c := &cur.nets[i]
 		var pn *netCounters
@@ -467,7 +469,7 @@ func (p *Probe) netSample(s *Sample, prev, cur *snapshot, rates bool, dt float64
 	}
 }
 
-func (p *Probe) psiSample(s *Sample, prev, cur *snapshot, rates bool, dt float64, a *arena, fail func(string, error)) {
+func (p *Probe) psiSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt float64, a *arena, fail func(string, error)) {
 	for i, rel := range pressureRels {
 		cur.psiOK[i] = false
 		b, err := p.read(rel)
@@ -480,7 +482,7 @@ func (p *Probe) psiSample(s *Sample, prev, cur *snapshot, rates bool, dt float64
 	if !rates {
 		return
 	}
-	var out PSI
+	var out machine.PSI
 	var any bool
 	pct := func(i int, full bool) *float64 {
 		if !cur.psiOK[i] || !prev.psiOK[i] {

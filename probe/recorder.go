@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // maxReportSamples bounds a Report's per-interval samples: past it, every
@@ -12,16 +14,6 @@ import (
 // keeps at most this many (plus its edges). The summary is streamed and
 // covers every sample.
 const maxReportSamples = 3600
-
-// Report is what a recording returns: the samples (bounded), the summary of
-// the measured window and warnings about it.
-type Report struct {
-	Interval float64  `json:"interval"`         // seconds between samples
-	Stride   int      `json:"stride,omitempty"` // > 1: Samples keeps every stride-th sample of a long run
-	Samples  []Sample `json:"samples"`
-	Summary  Summary  `json:"summary"`
-	Warnings []string `json:"warnings,omitempty"`
-}
 
 // minSliceRatio: no rate is measured over a slice shorter than the interval
 // divided by it. Counters move in whole ticks (10 ms of one CPU), so a slice
@@ -46,7 +38,7 @@ type Recorder struct {
 	max      int
 
 	mu       sync.Mutex
-	samples  []Sample
+	samples  []machine.Sample
 	lastKept bool      // the last sample taken is the last of samples
 	last     time.Time // when the last sample was taken
 	stride   int
@@ -56,7 +48,7 @@ type Recorder struct {
 	stopped  bool
 	warnings []string
 	errs     int
-	report   *Report
+	report   *machine.Report
 	once     sync.Once
 
 	stop chan struct{}
@@ -127,7 +119,7 @@ func (r *Recorder) short() bool {
 // samples always, periodic ones every stride-th. With merge the sample
 // covers the previous slice too and replaces the previous sample. It holds
 // r.mu (or runs before the goroutine).
-func (r *Recorder) take(edge, merge bool) *Sample {
+func (r *Recorder) take(edge, merge bool) *machine.Sample {
 	s, err := r.p.sample(merge)
 	if err != nil {
 		r.errs++
@@ -198,7 +190,7 @@ func (r *Recorder) end() {
 // after MarkEnd, none when it would be less than a tenth of the interval),
 // stops and waits for the sampling goroutine, and returns the report. Later
 // calls return the same report.
-func (r *Recorder) Stop() *Report {
+func (r *Recorder) Stop() *machine.Report {
 	r.once.Do(r.finish)
 	return r.report
 }
@@ -218,8 +210,8 @@ func (r *Recorder) finish() {
 		r.take(true, false)
 	}
 	sum := r.agg.summary()
-	rep := &Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,
-		Warnings: append(sum.warnings(), r.warnings...)}
+	rep := &machine.Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,
+		Warnings: append(warnings(&sum), r.warnings...)}
 	if r.stride > 1 {
 		rep.Stride = r.stride
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -16,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fixtureReport records the t0 -> t1 step of a fixture tree, dt apart on a
 // fake clock, with an interval of dt whose ticks never come: only the edges
 // sample.
-func fixtureReport(t *testing.T, tree string, dt time.Duration, watches ...Watch) *Report {
+func fixtureReport(t *testing.T, tree string, dt time.Duration, watches ...Watch) *machine.Report {
 	t.Helper()
 	t0 := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 	now := t0
@@ -36,10 +38,10 @@ func TestRecorderFixtureSummary(t *testing.T) {
 	if len(rep.Samples) != 2 || s.Samples != 1 || s.Seconds != 2 {
 		t.Fatalf("%d samples kept, %d summarised over %v s", len(rep.Samples), s.Samples, s.Seconds)
 	}
-	if s.CPU == nil || s.CPU.User != (Stat{25, 25}) || s.CPU.Idle != (Stat{50, 50}) {
+	if s.CPU == nil || s.CPU.User != (machine.Stat{Mean: 25, Max: 25}) || s.CPU.Idle != (machine.Stat{Mean: 50, Max: 50}) {
 		t.Errorf("cpu = %+v", s.CPU)
 	}
-	if len(s.Disks) != 3 || s.Disks[0].Name != "mmcblk0" || s.Disks[0].ReadKBs != (Stat{512, 512}) || s.Disks[0].WriteKBs.Mean != 1024 {
+	if len(s.Disks) != 3 || s.Disks[0].Name != "mmcblk0" || s.Disks[0].ReadKBs != (machine.Stat{Mean: 512, Max: 512}) || s.Disks[0].WriteKBs.Mean != 1024 {
 		t.Errorf("disks = %+v", s.Disks)
 	}
 	if s.TempMaxC == nil || *s.TempMaxC != 61.855 {
@@ -49,7 +51,7 @@ func TestRecorderFixtureSummary(t *testing.T) {
 	if s.FreqMinMHz == nil || *s.FreqMinMHz != 1000 || *s.FreqMaxMHz != 1500 {
 		t.Errorf("freq = %v..%v", s.FreqMinMHz, s.FreqMaxMHz)
 	}
-	if s.Throttled == nil || *s.Throttled != (ThrottleFlags{UnderVoltage: true, Throttled: true}) {
+	if s.Throttled == nil || *s.Throttled != (machine.ThrottleFlags{UnderVoltage: true, Throttled: true}) {
 		t.Errorf("throttled = %+v", s.Throttled)
 	}
 	if s.PSI != nil {
@@ -110,18 +112,18 @@ func TestRecorderFixtureAbsent(t *testing.T) {
 func TestAggregatorSinceBoot(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	start := decodeThrottled(0x10000) // under-voltage before the run
-	g := newAggregator(&Sample{Time: t0, Throttle: &start})
+	g := newAggregator(&machine.Sample{Time: t0, Throttle: &start})
 	mid := decodeThrottled(0x30000) // capping happened since
-	g.add(&Sample{Time: t0.Add(time.Second), Seconds: 1, Throttle: &mid})
+	g.add(&machine.Sample{Time: t0.Add(time.Second), Seconds: 1, Throttle: &mid})
 	s := g.summary()
-	if *s.Throttled != (ThrottleFlags{FreqCapped: true}) {
+	if *s.Throttled != (machine.ThrottleFlags{FreqCapped: true}) {
 		t.Errorf("throttled = %+v, want frequency capped only", s.Throttled)
 	}
 	// Time-weighted means: 10 % for 1 s then 40 % for 3 s.
-	g = newAggregator(&Sample{Time: t0})
-	g.add(&Sample{Time: t0.Add(time.Second), Seconds: 1, CPU: &CPU{User: 10, Idle: 90}})
-	g.add(&Sample{Time: t0.Add(4 * time.Second), Seconds: 3, CPU: &CPU{User: 40, Idle: 60}})
-	if u := g.summary().CPU.User; u != (Stat{Mean: 32.5, Max: 40}) {
+	g = newAggregator(&machine.Sample{Time: t0})
+	g.add(&machine.Sample{Time: t0.Add(time.Second), Seconds: 1, CPU: &machine.CPU{User: 10, Idle: 90}})
+	g.add(&machine.Sample{Time: t0.Add(4 * time.Second), Seconds: 3, CPU: &machine.CPU{User: 40, Idle: 60}})
+	if u := g.summary().CPU.User; u != (machine.Stat{Mean: 32.5, Max: 40}) {
 		t.Errorf("user = %+v, want mean 32.5 max 40", u)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // simProc is a process of a simulated machine.
@@ -166,7 +168,7 @@ var simT0 = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // simRun records the machine through the schedule on a fake clock, calling
 // the recorder as the agent and `edgebench run` do.
-func simRun(t testing.TB, m *simMachine, interval time.Duration, ev []simEvent, watches ...Watch) *Report {
+func simRun(t testing.TB, m *simMachine, interval time.Duration, ev []simEvent, watches ...Watch) *machine.Report {
 	t.Helper()
 	t0 := simT0
 	const boot = 1000.0 // seconds of counters before the run
@@ -259,7 +261,7 @@ func recorderTrial(t testing.TB, m *simMachine, rng *rand.Rand, name string) {
 		ticks := s * userHZ * float64(cores)
 		return (truth/100*ticks + float64(cores)) / (ticks - 4*float64(cores)) * 100
 	}
-	checkShares := func(what string, c CPU, s float64, cores int) {
+	checkShares := func(what string, c machine.CPU, s float64, cores int) {
 		t.Helper()
 		v := [8]float64{c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal}
 		sum := 0.0
@@ -338,7 +340,7 @@ func recorderTrial(t testing.TB, m *simMachine, rng *rand.Rand, name string) {
 func TestRecorderMergesEdgeSlices(t *testing.T) {
 	share := [8]float64{15, 0, 55, 2, 0, 0, 28, 0}
 	m := newSimMachine(t, rand.New(rand.NewPCG(1, 2)), 2, share, simProc{pid: 812, ppid: 1, comm: "nginx", cores: 1.9})
-	times := func(rep *Report) (at, secs []float64) {
+	times := func(rep *machine.Report) (at, secs []float64) {
 		for _, s := range rep.Samples {
 			at = append(at, math.Round(s.Time.Sub(simT0).Seconds()*1000)/1000)
 			secs = append(secs, math.Round(s.Seconds*1000)/1000)

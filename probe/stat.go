@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // cpuTimes is one cpu line of /proc/stat in USER_HZ ticks: user, nice,
@@ -94,21 +96,21 @@ func parseStat(b []byte, s *statSnap) error {
 // cpuShares returns the shares of each state in percent between two
 // snapshots of one cpu line; ok is false when no tick passed (or the counters
 // went backwards, as after a CPU went offline and came back).
-func cpuShares(prev, cur *cpuTimes) (CPU, bool) {
+func cpuShares(prev, cur *cpuTimes) (machine.CPU, bool) {
 	var d [8]float64
 	var total float64
 	for i := range cur.v {
 		if cur.v[i] < prev.v[i] {
-			return CPU{}, false
+			return machine.CPU{}, false
 		}
 		d[i] = float64(cur.v[i] - prev.v[i])
 		total += d[i]
 	}
 	if total == 0 {
-		return CPU{}, false
+		return machine.CPU{}, false
 	}
 	k := 100 / total
-	return CPU{
+	return machine.CPU{
 		User: d[0] * k, Nice: d[1] * k, System: d[2] * k, Idle: d[3] * k,
 		IOWait: d[4] * k, IRQ: d[5] * k, SoftIRQ: d[6] * k, Steal: d[7] * k,
 	}, true

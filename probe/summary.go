@@ -4,107 +4,9 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
-
-// Stat is a figure's time-weighted mean and its maximum over a window.
-type Stat struct {
-	Mean float64 `json:"mean"`
-	Max  float64 `json:"max"`
-}
-
-// Summary is the measured window of a recording: mean and max of each
-// figure. Figures the machine did not provide are absent.
-type Summary struct {
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Seconds float64   `json:"seconds"`
-	Samples int       `json:"samples"`
-
-	CPU             *CPUSummary    `json:"cpu,omitempty"`
-	PerCPUBusy      []CoreStat     `json:"per_cpu_busy,omitempty"` // 100 - idle - iowait
-	Load1           *Stat          `json:"load1,omitempty"`
-	ContextSwitches *Stat          `json:"ctxt_per_s,omitempty"`
-	Interrupts      *Stat          `json:"intr_per_s,omitempty"`
-	Mem             *MemSummary    `json:"mem,omitempty"`
-	Disks           []DiskSummary  `json:"disks,omitempty"`
-	Nets            []NetSummary   `json:"nets,omitempty"`
-	PSI             *PSISummary    `json:"psi,omitempty"`
-	TempMaxC        *float64       `json:"temp_max_c,omitempty"`
-	FreqMinMHz      *float64       `json:"freq_min_mhz,omitempty"` // of the fastest core in each sample
-	FreqMaxMHz      *float64       `json:"freq_max_mhz,omitempty"`
-	Throttled       *ThrottleFlags `json:"throttled,omitempty"` // seen during the window; nil without get_throttled
-	Procs           []ProcSummary  `json:"procs,omitempty"`
-}
-
-// CPUSummary is the CPU shares over the window, in percent.
-type CPUSummary struct {
-	User    Stat `json:"user"`
-	Nice    Stat `json:"nice"`
-	System  Stat `json:"system"`
-	Idle    Stat `json:"idle"`
-	IOWait  Stat `json:"iowait"`
-	IRQ     Stat `json:"irq"`
-	SoftIRQ Stat `json:"softirq"`
-	Steal   Stat `json:"steal"`
-}
-
-// CoreStat is one core's figure.
-type CoreStat struct {
-	ID int `json:"id"`
-	Stat
-}
-
-// MemSummary is memory over the window, in bytes.
-type MemSummary struct {
-	Total     uint64 `json:"total"`
-	Used      Stat   `json:"used"`
-	Free      Stat   `json:"free"`
-	Available *Stat  `json:"available,omitempty"`
-	Cached    *Stat  `json:"cached,omitempty"`
-	Buffers   *Stat  `json:"buffers,omitempty"`
-	Dirty     *Stat  `json:"dirty,omitempty"`
-	SwapUsed  *Stat  `json:"swap_used,omitempty"`
-}
-
-// DiskSummary is one block device over the window.
-type DiskSummary struct {
-	Name      string `json:"name"`
-	Partition bool   `json:"partition,omitempty"`
-	ReadKBs   Stat   `json:"read_kbs"`
-	WriteKBs  Stat   `json:"write_kbs"`
-	ReadIOPS  Stat   `json:"read_iops"`
-	WriteIOPS Stat   `json:"write_iops"`
-	Busy      Stat   `json:"busy"`
-}
-
-// NetSummary is one interface over the window.
-type NetSummary struct {
-	Name  string `json:"name"`
-	RxKBs Stat   `json:"rx_kbs"`
-	TxKBs Stat   `json:"tx_kbs"`
-	RxPps Stat   `json:"rx_pps"`
-	TxPps Stat   `json:"tx_pps"`
-}
-
-// PSISummary is the stall shares over the window, in percent.
-type PSISummary struct {
-	CPUSome *Stat `json:"cpu_some,omitempty"`
-	IOSome  *Stat `json:"io_some,omitempty"`
-	IOFull  *Stat `json:"io_full,omitempty"`
-	MemSome *Stat `json:"mem_some,omitempty"`
-	MemFull *Stat `json:"mem_full,omitempty"`
-}
-
-// ProcSummary is one watched process (or name, or tree) over the window.
-type ProcSummary struct {
-	Name    string   `json:"name"`
-	PID     int      `json:"pid,omitempty"`
-	Count   int      `json:"count"` // most processes seen at once
-	CPU     *Stat    `json:"cpu,omitempty"`
-	RSS     *Stat    `json:"rss,omitempty"`
-	ReadKB  *float64 `json:"read_kb,omitempty"` // total over the window
-	WriteKB *float64 `json:"write_kb,omitempty"`
-}
 
 // acc accumulates one figure: time-weighted sum and max.
 type acc struct {
@@ -121,14 +23,14 @@ func (a *acc) add(v, w float64) {
 	a.n++
 }
 
-func (a *acc) stat() Stat {
+func (a *acc) stat() machine.Stat {
 	if a.n == 0 || a.w == 0 {
-		return Stat{Max: a.max}
+		return machine.Stat{Max: a.max}
 	}
-	return Stat{Mean: a.sum / a.w, Max: a.max}
+	return machine.Stat{Mean: a.sum / a.w, Max: a.max}
 }
 
-func (a *acc) ptr() *Stat {
+func (a *acc) ptr() *machine.Stat {
 	if a.n == 0 {
 		return nil
 	}
@@ -173,10 +75,10 @@ type aggregator struct {
 	// pending is the last sample with rates, folded in when the next one
 	// comes (or at the summary): until then an edge sample merged with it
 	// can replace it.
-	pending  *Sample
-	last     *Sample       // the latest sample, for a window too short for rates
-	base     ThrottleFlags // since-boot flags already set at the start
-	throttle *ThrottleFlags
+	pending  *machine.Sample
+	last     *machine.Sample       // the latest sample, for a window too short for rates
+	base     machine.ThrottleFlags // since-boot flags already set at the start
+	throttle *machine.ThrottleFlags
 
 	cpu        [8]acc
 	hasCPU     bool
@@ -201,7 +103,7 @@ type aggregator struct {
 	procs            []procAcc
 }
 
-func newAggregator(edge *Sample) *aggregator {
+func newAggregator(edge *machine.Sample) *aggregator {
 	g := &aggregator{disks: map[string]*diskAcc{}, nets: map[string]*netAcc{}, start: edge.Time, end: edge.Time}
 	if edge.Throttle != nil {
 		g.base = edge.Throttle.SinceBoot
@@ -212,7 +114,7 @@ func newAggregator(edge *Sample) *aggregator {
 
 // add folds one sample into the window. Samples without an interval (the
 // first of a probe) carry no rates and weigh nothing.
-func (g *aggregator) add(s *Sample) {
+func (g *aggregator) add(s *machine.Sample) {
 	g.instant(s)
 	g.flush()
 	if s.Seconds > 0 {
@@ -225,7 +127,7 @@ func (g *aggregator) add(s *Sample) {
 // own: it replaces the last sample's rates. When the last sample was the
 // window's start, the merged slice reaches before the window: the window
 // is too short to have rates, and only the sample's instant counts.
-func (g *aggregator) replaceLast(s *Sample) {
+func (g *aggregator) replaceLast(s *machine.Sample) {
 	g.instant(s)
 	g.end = s.Time
 	if g.pending != nil && s.Seconds > 0 {
@@ -244,20 +146,20 @@ func (g *aggregator) flush() {
 
 // instant folds in what a sample says about its instant, not its interval:
 // throttling, temperature, frequency. The window's start edge counts.
-func (g *aggregator) instant(s *Sample) {
+func (g *aggregator) instant(s *machine.Sample) {
 	g.last = s
 	if s.Throttle != nil {
 		// Now bits, plus since-boot bits that were not set at the start:
 		// the condition happened between two samples.
 		t := s.Throttle
-		seen := t.Now.Or(ThrottleFlags{
+		seen := t.Now.Or(machine.ThrottleFlags{
 			UnderVoltage:  t.SinceBoot.UnderVoltage && !g.base.UnderVoltage,
 			FreqCapped:    t.SinceBoot.FreqCapped && !g.base.FreqCapped,
 			Throttled:     t.SinceBoot.Throttled && !g.base.Throttled,
 			SoftTempLimit: t.SinceBoot.SoftTempLimit && !g.base.SoftTempLimit,
 		})
 		if g.throttle == nil {
-			g.throttle = &ThrottleFlags{}
+			g.throttle = &machine.ThrottleFlags{}
 		}
 		*g.throttle = g.throttle.Or(seen)
 	}
@@ -285,7 +187,7 @@ func (g *aggregator) instant(s *Sample) {
 }
 
 // rates folds in a sample's interval figures, weighted by its length.
-func (g *aggregator) rates(s *Sample, w float64) {
+func (g *aggregator) rates(s *machine.Sample, w float64) {
 	if c := s.CPU; c != nil {
 		g.hasCPU = true
 		for i, v := range [8]float64{c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal} {
@@ -365,10 +267,10 @@ func (g *aggregator) rates(s *Sample, w float64) {
 
 // instants returns what s says about its instant, not its slice: load,
 // memory, and the watched processes' count and RSS.
-func instants(s *Sample) *Sample {
-	out := &Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
+func instants(s *machine.Sample) *machine.Sample {
+	out := &machine.Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
 	for _, p := range s.Procs {
-		out.Procs = append(out.Procs, Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS})
+		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS})
 	}
 	return out
 }
@@ -382,39 +284,40 @@ func indexOf(ids []int, id int) int {
 	return -1
 }
 
-func (g *aggregator) summary() Summary {
+func (g *aggregator) summary() machine.Summary {
 	g.flush()
 	if g.n == 0 && g.last != nil {
 		// A window too short to measure a rate still has its end's
 		// memory, load and processes.
 		g.rates(instants(g.last), 1)
 	}
-	s := Summary{Start: g.start, End: g.end, Seconds: g.end.Sub(g.start).Seconds(), Samples: g.n, Throttled: g.throttle}
+	s := machine.Summary{Start: g.start, End: g.end, Seconds: g.end.Sub(g.start).Seconds(), Samples: g.n, Throttled: g.throttle}
 	if g.hasCPU {
 		c := g.cpu
-		s.CPU = &CPUSummary{c[0].stat(), c[1].stat(), c[2].stat(), c[3].stat(), c[4].stat(), c[5].stat(), c[6].stat(), c[7].stat()}
+		s.CPU = &machine.CPUSummary{User: c[0].stat(), Nice: c[1].stat(), System: c[2].stat(), Idle: c[3].stat(), IOWait: c[4].stat(),
+			IRQ: c[5].stat(), SoftIRQ: c[6].stat(), Steal: c[7].stat()}
 	}
 	for i, id := range g.coreIDs {
-		s.PerCPUBusy = append(s.PerCPUBusy, CoreStat{ID: id, Stat: g.cores[i].stat()})
+		s.PerCPUBusy = append(s.PerCPUBusy, machine.CoreStat{ID: id, Stat: g.cores[i].stat()})
 	}
 	s.Load1 = g.load1.ptr()
 	s.ContextSwitches = g.ctxt.ptr()
 	s.Interrupts = g.intr.ptr()
 	if g.used.n > 0 {
-		s.Mem = &MemSummary{Total: g.memTotal, Used: g.used.stat(), Free: g.free.stat(), Available: g.avail.ptr(),
+		s.Mem = &machine.MemSummary{Total: g.memTotal, Used: g.used.stat(), Free: g.free.stat(), Available: g.avail.ptr(),
 			Cached: g.cached.ptr(), Buffers: g.buffers.ptr(), Dirty: g.dirty.ptr(), SwapUsed: g.swapUsed.ptr()}
 	}
 	for _, name := range g.diskNames {
 		a := g.disks[name]
-		s.Disks = append(s.Disks, DiskSummary{Name: name, Partition: a.partition, ReadKBs: a.read.stat(), WriteKBs: a.write.stat(),
+		s.Disks = append(s.Disks, machine.DiskSummary{Name: name, Partition: a.partition, ReadKBs: a.read.stat(), WriteKBs: a.write.stat(),
 			ReadIOPS: a.riops.stat(), WriteIOPS: a.wiops.stat(), Busy: a.busy.stat()})
 	}
 	for _, name := range g.netNames {
 		a := g.nets[name]
-		s.Nets = append(s.Nets, NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat()})
+		s.Nets = append(s.Nets, machine.NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat()})
 	}
 	if g.psi[0].n+g.psi[1].n+g.psi[2].n+g.psi[3].n+g.psi[4].n > 0 {
-		s.PSI = &PSISummary{g.psi[0].ptr(), g.psi[1].ptr(), g.psi[2].ptr(), g.psi[3].ptr(), g.psi[4].ptr()}
+		s.PSI = &machine.PSISummary{CPUSome: g.psi[0].ptr(), IOSome: g.psi[1].ptr(), IOFull: g.psi[2].ptr(), MemSome: g.psi[3].ptr(), MemFull: g.psi[4].ptr()}
 	}
 	s.TempMaxC = g.tempMax
 	if g.hasFreq {
@@ -422,7 +325,7 @@ func (g *aggregator) summary() Summary {
 		s.FreqMinMHz, s.FreqMaxMHz = &lo, &hi
 	}
 	for _, a := range g.procs {
-		ps := ProcSummary{Name: a.name, PID: a.pid, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
+		ps := machine.ProcSummary{Name: a.name, PID: a.pid, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
 		if a.hasIO {
 			rd, wr := a.rd, a.wr
 			ps.ReadKB, ps.WriteKB = &rd, &wr
@@ -437,7 +340,7 @@ func (g *aggregator) summary() Summary {
 const freqDropRatio = 0.9
 
 // warnings says what makes the window's figures suspect.
-func (s *Summary) warnings() []string {
+func warnings(s *machine.Summary) []string {
 	var out []string
 	if t := s.Throttled; t != nil && t.Any() {
 		out = append(out, "the board reported "+t.String()+" during the measured window")

@@ -3,6 +3,8 @@ package probe
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // The bits of the Raspberry Pi firmware's get_throttled word (vcgencmd
@@ -18,24 +20,24 @@ const (
 
 // parseThrottled parses sys/devices/platform/soc/soc:firmware/get_throttled,
 // a hexadecimal word with or without 0x ("50005").
-func parseThrottled(b []byte) (Throttle, error) {
+func parseThrottled(b []byte) (machine.Throttle, error) {
 	s := string(trimSpace(b))
 	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
 		s = s[2:]
 	}
 	v, err := strconv.ParseUint(s, 16, 32)
 	if err != nil {
-		return Throttle{}, fmt.Errorf("get_throttled: %w", err)
+		return machine.Throttle{}, fmt.Errorf("get_throttled: %w", err)
 	}
 	return decodeThrottled(uint32(v)), nil
 }
 
-func decodeThrottled(v uint32) Throttle {
-	return Throttle{Raw: v, Now: throttleFlags(v), SinceBoot: throttleFlags(v >> throttleSinceBoot)}
+func decodeThrottled(v uint32) machine.Throttle {
+	return machine.Throttle{Raw: v, Now: throttleFlags(v), SinceBoot: throttleFlags(v >> throttleSinceBoot)}
 }
 
-func throttleFlags(v uint32) ThrottleFlags {
-	return ThrottleFlags{
+func throttleFlags(v uint32) machine.ThrottleFlags {
+	return machine.ThrottleFlags{
 		UnderVoltage:  v&throttleUnderVoltage != 0,
 		FreqCapped:    v&throttleFreqCapped != 0,
 		Throttled:     v&throttleThrottled != 0,

@@ -3,6 +3,8 @@ package probe
 import (
 	"os"
 	"strconv"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // Watch names a process to report: by Name every process of that command
@@ -188,11 +190,11 @@ func (ws *watchState) scan(p *Probe) {
 // sample reads the watched processes and sums them: rates over dt seconds
 // since the last sample, or since the one before it with merge; the CPU sum
 // is at most maxCPU %.
-func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a *arena) Proc {
+func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a *arena) machine.Proc {
 	if (ws.w.PID == 0 || ws.w.Tree) && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
 		ws.scan(p)
 	}
-	out := Proc{Name: ws.name, PID: ws.w.PID}
+	out := machine.Proc{Name: ws.name, PID: ws.w.PID}
 	var ticks, rss, rd, wr uint64
 	var haveCPU, haveIO bool
 	// Map order does not matter: everything is summed.

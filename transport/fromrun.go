@@ -8,7 +8,7 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // This file maps the load generator's and the probe's results onto the
@@ -25,7 +25,7 @@ const (
 
 // FromRun converts one measured run and what the probe saw during it (nil
 // with --no-probe).
-func FromRun(res *report.Result, sys *probe.Report) Run {
+func FromRun(res *report.Result, sys *machine.Report) Run {
 	r := Run{
 		StartedAt:   res.Start.UTC(),
 		DurationUS:  res.Duration.Microseconds(),
@@ -187,10 +187,10 @@ func bp(pct float64) int32     { return int32(math.Round(pct * 100)) }
 func kib(bytes float64) int64  { return int64(math.Round(bytes / 1024)) }
 func dc(celsius float64) int32 { return int32(math.Round(celsius * 10)) }
 func round64(v float64) int64  { return int64(math.Round(v)) }
-func statOf(s probe.Stat, scale func(float64) float64) Stat {
+func statOf(s machine.Stat, scale func(float64) float64) Stat {
 	return Stat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
 }
-func optStat(s *probe.Stat, scale func(float64) float64) *Stat {
+func optStat(s *machine.Stat, scale func(float64) float64) *Stat {
 	if s == nil {
 		return nil
 	}
@@ -203,7 +203,7 @@ func bytesToKiB(v float64) float64 { return v / 1024 }
 func x100(v float64) float64       { return v * 100 }
 
 // ThrottleWord packs flags into the low bits of the Pi's get_throttled word.
-func ThrottleWord(f probe.ThrottleFlags) uint32 {
+func ThrottleWord(f machine.ThrottleFlags) uint32 {
 	var w uint32
 	for i, set := range []bool{f.UnderVoltage, f.FreqCapped, f.Throttled, f.SoftTempLimit} {
 		if set {
@@ -214,8 +214,8 @@ func ThrottleWord(f probe.ThrottleFlags) uint32 {
 }
 
 // ThrottleFlagsOf unpacks the low bits of a get_throttled word.
-func ThrottleFlagsOf(w uint32) probe.ThrottleFlags {
-	return probe.ThrottleFlags{UnderVoltage: w&1 != 0, FreqCapped: w&2 != 0, Throttled: w&4 != 0, SoftTempLimit: w&8 != 0}
+func ThrottleFlagsOf(w uint32) machine.ThrottleFlags {
+	return machine.ThrottleFlags{UnderVoltage: w&1 != 0, FreqCapped: w&2 != 0, Throttled: w&4 != 0, SoftTempLimit: w&8 != 0}
 }
 
 // names interns names into a table, returning their indexes.
@@ -239,7 +239,7 @@ func (n *names) of(s string) int32 {
 
 // FromSystem converts a probe report; sample times become milliseconds
 // after start.
-func FromSystem(rep *probe.Report, start time.Time) *System {
+func FromSystem(rep *machine.Report, start time.Time) *System {
 	sys := &System{IntervalMS: int64(rep.Interval * 1000), Stride: rep.Stride, Warnings: rep.Warnings}
 	var disks, nets, zones, procs names
 	partition := map[int32]bool{}
@@ -364,20 +364,20 @@ func FromSystem(rep *probe.Report, start time.Time) *System {
 
 // Report rebuilds the probe's summary of a run (without its per-interval
 // samples), for the System section of a text report.
-func (s *System) Report() *probe.Report {
-	rep := &probe.Report{Interval: float64(s.IntervalMS) / 1000, Stride: s.Stride, Warnings: s.Warnings}
+func (s *System) Report() *machine.Report {
+	rep := &machine.Report{Interval: float64(s.IntervalMS) / 1000, Stride: s.Stride, Warnings: s.Warnings}
 	su := &s.Summary
-	sm := probe.Summary{Seconds: su.Seconds, Samples: su.Samples, Load1: backStat(su.Load1, 0.01),
+	sm := machine.Summary{Seconds: su.Seconds, Samples: su.Samples, Load1: backStat(su.Load1, 0.01),
 		ContextSwitches: backStat(su.Ctxt, 1), Interrupts: backStat(su.Intr, 1)}
 	if c := su.CPU; c != nil {
-		sm.CPU = &probe.CPUSummary{User: back(c.User, 0.01), Nice: back(c.Nice, 0.01), System: back(c.System, 0.01),
+		sm.CPU = &machine.CPUSummary{User: back(c.User, 0.01), Nice: back(c.Nice, 0.01), System: back(c.System, 0.01),
 			Idle: back(c.Idle, 0.01), IOWait: back(c.IOWait, 0.01), IRQ: back(c.IRQ, 0.01), SoftIRQ: back(c.SoftIRQ, 0.01), Steal: back(c.Steal, 0.01)}
 	}
 	for i, c := range su.CoreBusyBP {
-		sm.PerCPUBusy = append(sm.PerCPUBusy, probe.CoreStat{ID: i, Stat: back(c, 0.01)})
+		sm.PerCPUBusy = append(sm.PerCPUBusy, machine.CoreStat{ID: i, Stat: back(c, 0.01)})
 	}
 	if m := su.Mem; m != nil {
-		sm.Mem = &probe.MemSummary{Total: uint64(m.TotalKB) * 1024, Used: back(m.Used, 1024), Free: back(m.Free, 1024),
+		sm.Mem = &machine.MemSummary{Total: uint64(m.TotalKB) * 1024, Used: back(m.Used, 1024), Free: back(m.Free, 1024),
 			Available: backStat(m.Available, 1024), Buffers: backStat(m.Buffers, 1024), Cached: backStat(m.Cached, 1024),
 			Dirty: backStat(m.Dirty, 1024), SwapUsed: backStat(m.SwapUsed, 1024)}
 	}
@@ -389,15 +389,15 @@ func (s *System) Report() *probe.Report {
 	}
 	for _, d := range su.Disks {
 		part := int(d.I) < len(s.Partitions) && d.I >= 0 && s.Partitions[d.I]
-		sm.Disks = append(sm.Disks, probe.DiskSummary{Name: name(s.Disks, d.I), Partition: part, ReadKBs: back(d.ReadKBs, 1),
+		sm.Disks = append(sm.Disks, machine.DiskSummary{Name: name(s.Disks, d.I), Partition: part, ReadKBs: back(d.ReadKBs, 1),
 			WriteKBs: back(d.WriteKBs, 1), ReadIOPS: back(d.ReadIOPS, 1), WriteIOPS: back(d.WriteIOPS, 1), Busy: back(d.BusyBP, 0.01)})
 	}
 	for _, n := range su.Nets {
-		sm.Nets = append(sm.Nets, probe.NetSummary{Name: name(s.Nets, n.I), RxKBs: back(n.RxKBs, 1), TxKBs: back(n.TxKBs, 1),
+		sm.Nets = append(sm.Nets, machine.NetSummary{Name: name(s.Nets, n.I), RxKBs: back(n.RxKBs, 1), TxKBs: back(n.TxKBs, 1),
 			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1)})
 	}
 	if p := su.PSI; p != nil {
-		sm.PSI = &probe.PSISummary{CPUSome: backStat(p.CPUSome, 0.01), IOSome: backStat(p.IOSome, 0.01), IOFull: backStat(p.IOFull, 0.01),
+		sm.PSI = &machine.PSISummary{CPUSome: backStat(p.CPUSome, 0.01), IOSome: backStat(p.IOSome, 0.01), IOFull: backStat(p.IOFull, 0.01),
 			MemSome: backStat(p.MemSome, 0.01), MemFull: backStat(p.MemFull, 0.01)}
 	}
 	if su.TempMaxDC != nil {
@@ -410,7 +410,7 @@ func (s *System) Report() *probe.Report {
 		sm.Throttled = &f
 	}
 	for _, p := range su.Procs {
-		ps := probe.ProcSummary{Name: name(s.Procs, p.I), PID: int(p.PID), Count: int(p.Count),
+		ps := machine.ProcSummary{Name: name(s.Procs, p.I), PID: int(p.PID), Count: int(p.Count),
 			CPU: backStat(p.CPUBP, 0.01), RSS: backStat(p.RSSKB, 1024)}
 		if p.ReadKB != nil {
 			v := float64(*p.ReadKB)
@@ -426,11 +426,11 @@ func (s *System) Report() *probe.Report {
 	return rep
 }
 
-func back(s Stat, k float64) probe.Stat {
-	return probe.Stat{Mean: float64(s.Mean) * k, Max: float64(s.Max) * k}
+func back(s Stat, k float64) machine.Stat {
+	return machine.Stat{Mean: float64(s.Mean) * k, Max: float64(s.Max) * k}
 }
 
-func backStat(s *Stat, k float64) *probe.Stat {
+func backStat(s *Stat, k float64) *machine.Stat {
 	if s == nil {
 		return nil
 	}

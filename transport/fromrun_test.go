@@ -13,6 +13,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // TestRunSurvivesTheWire runs a real load test with the probe on the live
@@ -94,8 +95,8 @@ func TestRunSurvivesTheWire(t *testing.T) {
 		t.Errorf("system text: %v\n%s", err, text.String())
 	}
 	js, _ := json.Marshal(struct {
-		R *report.JSON  `json:"r"`
-		S *probe.Report `json:"s"`
+		R *report.JSON    `json:"r"`
+		S *machine.Report `json:"s"`
 	}{ptr(res.JSON()), sys})
 	t.Logf("one %.1f s run: %d bytes of msgpack, %d of edgebench's JSON report", res.Duration.Seconds(), len(b), len(js))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // probeFlags is what `edgebench probe` accepts.
@@ -107,7 +108,7 @@ type lineWriter struct {
 	buf     []byte
 }
 
-func (lw *lineWriter) write(s *probe.Sample) error {
+func (lw *lineWriter) write(s *machine.Sample) error {
 	defer func() { lw.lines++ }()
 	switch lw.format {
 	case "json":
@@ -140,7 +141,7 @@ type sums struct {
 	disks, nets         bool
 }
 
-func totals(s *probe.Sample) sums {
+func totals(s *machine.Sample) sums {
 	var t sums
 	for _, d := range s.Disks {
 		if !d.Partition {
@@ -181,7 +182,7 @@ func center(title string, width int) string {
 	return strings.Repeat("-", left) + title + strings.Repeat("-", width-len(title)-left)
 }
 
-func appendTable(b []byte, s *probe.Sample) []byte {
+func appendTable(b []byte, s *machine.Sample) []byte {
 	if c := s.CPU; c != nil {
 		for _, v := range []float64{c.User, c.System, c.SoftIRQ, c.Idle, c.IOWait, c.Steal} {
 			b = appendPct(b, v)
@@ -257,7 +258,7 @@ func appendTable(b []byte, s *probe.Sample) []byte {
 // throttleCode is the Pi's throttling now, in three letters: U under-voltage,
 // C frequency capped, T throttled, S soft temperature limit; "-" without
 // get_throttled, "ok" when clear.
-func throttleCode(t *probe.Throttle) string {
+func throttleCode(t *machine.Throttle) string {
 	if t == nil {
 		return "  -"
 	}
@@ -354,7 +355,7 @@ func csvName(s string) string {
 }
 
 // appendCSV writes one CSV record; absent figures are empty fields.
-func appendCSV(b []byte, s *probe.Sample) []byte {
+func appendCSV(b []byte, s *machine.Sample) []byte {
 	b = s.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 	f := func(v float64, ok bool, prec int) {
 		b = append(b, ',')
@@ -363,11 +364,11 @@ func appendCSV(b []byte, s *probe.Sample) []byte {
 		}
 	}
 	c := s.CPU
-	for _, v := range []func(probe.CPU) float64{
-		func(c probe.CPU) float64 { return c.User }, func(c probe.CPU) float64 { return c.System },
-		func(c probe.CPU) float64 { return c.SoftIRQ }, func(c probe.CPU) float64 { return c.IRQ },
-		func(c probe.CPU) float64 { return c.Idle }, func(c probe.CPU) float64 { return c.IOWait },
-		func(c probe.CPU) float64 { return c.Steal },
+	for _, v := range []func(machine.CPU) float64{
+		func(c machine.CPU) float64 { return c.User }, func(c machine.CPU) float64 { return c.System },
+		func(c machine.CPU) float64 { return c.SoftIRQ }, func(c machine.CPU) float64 { return c.IRQ },
+		func(c machine.CPU) float64 { return c.Idle }, func(c machine.CPU) float64 { return c.IOWait },
+		func(c machine.CPU) float64 { return c.Steal },
 	} {
 		if c != nil {
 			f(v(*c), true, 2)

@@ -16,6 +16,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -51,7 +52,7 @@ type tool struct {
 // runOutcome is one measured run: the load test and what the probe saw.
 type runOutcome struct {
 	res *report.Result
-	sys *probe.Report // nil with --no-probe
+	sys *machine.Report // nil with --no-probe
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
@@ -307,7 +308,7 @@ func describeErrors(e report.Errors) string {
 // runJSON is the --format json document.
 type runJSON struct {
 	report.JSON
-	System *probe.Report     `json:"system,omitempty"`
+	System *machine.Report   `json:"system,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Runs   []runJSONRun      `json:"runs,omitempty"`
 	Repeat *report.Repeated  `json:"repeat,omitempty"`
@@ -315,7 +316,7 @@ type runJSON struct {
 
 type runJSONRun struct {
 	report.JSON
-	System *probe.Report `json:"system,omitempty"`
+	System *machine.Report `json:"system,omitempty"`
 }
 
 // writeRun writes the text report of one run: the tool's, or the format

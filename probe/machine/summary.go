@@ -1,0 +1,103 @@
+package machine
+
+import "time"
+
+// Stat is a figure's time-weighted mean and its maximum over a window.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// Summary is the measured window of a recording: mean and max of each
+// figure. Figures the machine did not provide are absent.
+type Summary struct {
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+	Samples int       `json:"samples"`
+
+	CPU             *CPUSummary    `json:"cpu,omitempty"`
+	PerCPUBusy      []CoreStat     `json:"per_cpu_busy,omitempty"` // 100 - idle - iowait
+	Load1           *Stat          `json:"load1,omitempty"`
+	ContextSwitches *Stat          `json:"ctxt_per_s,omitempty"`
+	Interrupts      *Stat          `json:"intr_per_s,omitempty"`
+	Mem             *MemSummary    `json:"mem,omitempty"`
+	Disks           []DiskSummary  `json:"disks,omitempty"`
+	Nets            []NetSummary   `json:"nets,omitempty"`
+	PSI             *PSISummary    `json:"psi,omitempty"`
+	TempMaxC        *float64       `json:"temp_max_c,omitempty"`
+	FreqMinMHz      *float64       `json:"freq_min_mhz,omitempty"` // of the fastest core in each sample
+	FreqMaxMHz      *float64       `json:"freq_max_mhz,omitempty"`
+	Throttled       *ThrottleFlags `json:"throttled,omitempty"` // seen during the window; nil without get_throttled
+	Procs           []ProcSummary  `json:"procs,omitempty"`
+}
+
+// CPUSummary is the CPU shares over the window, in percent.
+type CPUSummary struct {
+	User    Stat `json:"user"`
+	Nice    Stat `json:"nice"`
+	System  Stat `json:"system"`
+	Idle    Stat `json:"idle"`
+	IOWait  Stat `json:"iowait"`
+	IRQ     Stat `json:"irq"`
+	SoftIRQ Stat `json:"softirq"`
+	Steal   Stat `json:"steal"`
+}
+
+// CoreStat is one core's figure.
+type CoreStat struct {
+	ID int `json:"id"`
+	Stat
+}
+
+// MemSummary is memory over the window, in bytes.
+type MemSummary struct {
+	Total     uint64 `json:"total"`
+	Used      Stat   `json:"used"`
+	Free      Stat   `json:"free"`
+	Available *Stat  `json:"available,omitempty"`
+	Cached    *Stat  `json:"cached,omitempty"`
+	Buffers   *Stat  `json:"buffers,omitempty"`
+	Dirty     *Stat  `json:"dirty,omitempty"`
+	SwapUsed  *Stat  `json:"swap_used,omitempty"`
+}
+
+// DiskSummary is one block device over the window.
+type DiskSummary struct {
+	Name      string `json:"name"`
+	Partition bool   `json:"partition,omitempty"`
+	ReadKBs   Stat   `json:"read_kbs"`
+	WriteKBs  Stat   `json:"write_kbs"`
+	ReadIOPS  Stat   `json:"read_iops"`
+	WriteIOPS Stat   `json:"write_iops"`
+	Busy      Stat   `json:"busy"`
+}
+
+// NetSummary is one interface over the window.
+type NetSummary struct {
+	Name  string `json:"name"`
+	RxKBs Stat   `json:"rx_kbs"`
+	TxKBs Stat   `json:"tx_kbs"`
+	RxPps Stat   `json:"rx_pps"`
+	TxPps Stat   `json:"tx_pps"`
+}
+
+// PSISummary is the stall shares over the window, in percent.
+type PSISummary struct {
+	CPUSome *Stat `json:"cpu_some,omitempty"`
+	IOSome  *Stat `json:"io_some,omitempty"`
+	IOFull  *Stat `json:"io_full,omitempty"`
+	MemSome *Stat `json:"mem_some,omitempty"`
+	MemFull *Stat `json:"mem_full,omitempty"`
+}
+
+// ProcSummary is one watched process (or name, or tree) over the window.
+type ProcSummary struct {
+	Name    string   `json:"name"`
+	PID     int      `json:"pid,omitempty"`
+	Count   int      `json:"count"` // most processes seen at once
+	CPU     *Stat    `json:"cpu,omitempty"`
+	RSS     *Stat    `json:"rss,omitempty"`
+	ReadKB  *float64 `json:"read_kb,omitempty"` // total over the window
+	WriteKB *float64 `json:"write_kb,omitempty"`
+}
