@@ -7,16 +7,10 @@ import (
 	"github.com/edgebench/edgebench/probe/machine"
 )
 
-// The bits of the Raspberry Pi firmware's get_throttled word (vcgencmd
-// get_throttled): the low bits are the state now, the same bits shifted by
-// 16 are "has happened since boot".
-const (
-	throttleUnderVoltage  = 1 << 0
-	throttleFreqCapped    = 1 << 1
-	throttleThrottled     = 1 << 2
-	throttleSoftTempLimit = 1 << 3
-	throttleSinceBoot     = 16
-)
+// throttleSinceBoot is the shift of the get_throttled word's bits that
+// say "has happened since boot" (machine.ThrottleFlagsOf reads the state
+// now, in the low bits).
+const throttleSinceBoot = 16
 
 // parseThrottled parses sys/devices/platform/soc/soc:firmware/get_throttled,
 // a hexadecimal word with or without 0x ("50005").
@@ -33,14 +27,5 @@ func parseThrottled(b []byte) (machine.Throttle, error) {
 }
 
 func decodeThrottled(v uint32) machine.Throttle {
-	return machine.Throttle{Raw: v, Now: throttleFlags(v), SinceBoot: throttleFlags(v >> throttleSinceBoot)}
-}
-
-func throttleFlags(v uint32) machine.ThrottleFlags {
-	return machine.ThrottleFlags{
-		UnderVoltage:  v&throttleUnderVoltage != 0,
-		FreqCapped:    v&throttleFreqCapped != 0,
-		Throttled:     v&throttleThrottled != 0,
-		SoftTempLimit: v&throttleSoftTempLimit != 0,
-	}
+	return machine.Throttle{Raw: v, Now: machine.ThrottleFlagsOf(v), SinceBoot: machine.ThrottleFlagsOf(v >> throttleSinceBoot)}
 }

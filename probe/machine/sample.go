@@ -157,6 +157,38 @@ func (f ThrottleFlags) String() string {
 	return s
 }
 
+// The low bits of the Raspberry Pi firmware's get_throttled word (vcgencmd
+// get_throttled), the state now; the same bits shifted by 16 say "has
+// happened since boot".
+const (
+	throttleUnderVoltage  = 1 << 0
+	throttleFreqCapped    = 1 << 1
+	throttleThrottled     = 1 << 2
+	throttleSoftTempLimit = 1 << 3
+)
+
+// ThrottleFlagsOf unpacks the low bits of a get_throttled word.
+func ThrottleFlagsOf(v uint32) ThrottleFlags {
+	return ThrottleFlags{
+		UnderVoltage:  v&throttleUnderVoltage != 0,
+		FreqCapped:    v&throttleFreqCapped != 0,
+		Throttled:     v&throttleThrottled != 0,
+		SoftTempLimit: v&throttleSoftTempLimit != 0,
+	}
+}
+
+// Word packs f into the low bits of a get_throttled word, as
+// ThrottleFlagsOf unpacks them.
+func (f ThrottleFlags) Word() uint32 {
+	var w uint32
+	for i, set := range []bool{f.UnderVoltage, f.FreqCapped, f.Throttled, f.SoftTempLimit} {
+		if set {
+			w |= 1 << i
+		}
+	}
+	return w
+}
+
 // Proc is a watched process, or the processes of a watched name or tree
 // summed.
 type Proc struct {
