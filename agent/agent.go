@@ -9,13 +9,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/transport"
@@ -123,7 +123,7 @@ func New(cfg *Config, opt Options) (*Agent, error) {
 		jobs:   make(chan *job, max(cfg.QueueSize, 0)+1),
 		seqs:   map[string]uint32{},
 	}
-	a.info, a.bootID = DeviceInfo(opt.ProbeRoot, opt.Version, cfg.Labels)
+	a.info, a.bootID = measure.DeviceInfo(opt.ProbeRoot, opt.Version, cfg.Labels)
 	return a, nil
 }
 
@@ -584,21 +584,6 @@ func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) 
 	if err := a.link.PublishHeartbeat(ctx, hb); err != nil {
 		a.log.Debug("heartbeat", zap.Error(err))
 	}
-}
-
-// DeviceInfo is the system info of the birth message, and the boot id,
-// read below root.
-func DeviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
-	di := &transport.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
-	info, err := probe.SystemInfo(root)
-	if err != nil || info == nil {
-		return di, ""
-	}
-	di.Hostname, di.Board, di.CPUModel, di.Cores = info.Hostname, info.Board, info.CPUModel, info.Cores
-	di.MemKB = int64(info.MemoryBytes / 1024)
-	di.OS, di.Kernel, di.Arch, di.Governor = info.OS, info.Kernel, info.Arch, info.Governor
-	di.MaxFreqMHz = info.MaxFreqMHz
-	return di, info.BootID
 }
 
 // loadSpecOf is what the policy checks of a loadtest spec. Milliseconds

@@ -10,9 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
-	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -116,7 +115,7 @@ func (a *Agent) newResult(j *job) *transport.Result {
 	r := &transport.Result{
 		V: transport.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
 		BootID: a.bootID, CreatedAt: a.opt.Now().UTC(), Kind: j.cmd.Kind, Labels: map[string]string{},
-		Fingerprint: transport.FingerprintOf(a.info),
+		Fingerprint: measure.FingerprintOf(a.info),
 	}
 	for k, v := range a.cfg.Labels {
 		r.Labels[k] = v
@@ -132,78 +131,38 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 	}
 	cfg := loadConfigOf(lt, j.target, a.opt.Version)
 	interval := time.Second
-	res.Spec = transport.SpecOf(cfg, max(lt.Repeat, 1), interval, lt.Watch)
+	res.Spec = measure.SpecOf(cfg, max(lt.Repeat, 1), interval, lt.Watch)
 	var watches []probe.Watch
 	for _, w := range lt.Watch {
 		watches = append(watches, probe.ParseWatch(w))
 	}
-	if len(watches) == 0 && j.target != nil {
-		watches = probe.DefaultWatches(a.opt.ProbeRoot, int(j.target.Port))
-	}
-	var results []*report.Result
-	for i := range max(lt.Repeat, 1) {
-		c := cfg
-		var last time.Time
-		c.Progress = func(p loadgen.Progress) {
-			if p.Warmup || time.Since(last) < progressEvery {
-				return
+	runs, err := measure.Repeat(ctx, measure.Test{
+		Load: cfg, Repeat: lt.Repeat, ProbeRoot: a.opt.ProbeRoot, Interval: interval, Watches: watches,
+		Progress: func(i int) func(loadgen.Progress) {
+			var last time.Time
+			return func(p loadgen.Progress) {
+				if p.Warmup || time.Since(last) < progressEvery {
+					return
+				}
+				last = time.Now()
+				pr := &transport.Progress{ElapsedMS: p.Elapsed.Milliseconds(), Completed: p.Completed, Errors: p.Errors}
+				if s := p.Elapsed.Seconds(); s > 0 {
+					pr.RPS = float64(p.Completed) / s
+				}
+				a.event(ctx, j.cmd.ID, transport.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
 			}
-			last = time.Now()
-			pr := &transport.Progress{ElapsedMS: p.Elapsed.Milliseconds(), Completed: p.Completed, Errors: p.Errors}
-			if s := p.Elapsed.Seconds(); s > 0 {
-				pr.RPS = float64(p.Completed) / s
-			}
-			a.event(ctx, j.cmd.ID, transport.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
-		}
-		r, sys, err := Measure(ctx, c, a.opt.ProbeRoot, interval, watches)
-		if err != nil {
-			return err
-		}
-		results = append(results, r)
-		res.Runs = append(res.Runs, transport.FromRun(r, sys))
-		if sys != nil {
-			res.Warnings = append(res.Warnings, sys.Warnings...)
-			if t := sys.Summary.Throttled; t != nil && t.Any() {
-				res.Fingerprint.Throttled = true
-			}
-		}
-		if res.Fingerprint.Server == "" {
-			res.Fingerprint.Server = r.Server
-		}
-		if r.Interrupted || ctx.Err() != nil {
-			break
-		}
+		},
+	})
+	measure.AddRuns(res, runs)
+	if err != nil {
+		return err
 	}
-	if len(results) > 1 {
-		res.Repeat = transport.RepeatOf(report.Summarize(results))
-	}
-	var ok int64
-	for _, r := range results {
-		ok += r.AllOK()
-	}
-	if ok == 0 && ctx.Err() == nil {
+	if measure.OK(runs) == 0 && ctx.Err() == nil {
+		e := runs[0].Load.Errors
 		return fmt.Errorf("no successful response (connect %d, read %d, write %d, timeout %d, status %d errors)",
-			results[0].Errors.Connect, results[0].Errors.Read, results[0].Errors.Write, results[0].Errors.Timeout, results[0].Errors.Status)
+			e.Connect, e.Read, e.Write, e.Timeout, e.Status)
 	}
 	return nil
-}
-
-// Measure runs one load test while a probe below root records the
-// machine over the load generator's window, edge for edge (it sets cfg's
-// window hooks): the warm-up and the drain are in neither. The agent and
-// `edgebench run` both measure through it.
-func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *machine.Report, error) {
-	p := probe.New(root)
-	defer p.Close()
-	rec := p.Record(ctx, interval, watches)
-	cfg.WindowStart, cfg.WindowEnd = rec.MarkStart, rec.MarkEnd
-	res, err := loadgen.Run(ctx, cfg)
-	rec.MarkEnd()
-	sys := rec.Stop()
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, sys, nil
 }
 
 // probeOnly records the machine without load for the asked duration.
@@ -231,7 +190,7 @@ func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) er
 	rec.MarkEnd()
 	sys := rec.Stop()
 	res.Runs = []transport.Run{{StartedAt: start.UTC(), DurationUS: time.Since(start).Microseconds(), DocLength: -1,
-		Interrupted: ctx.Err() != nil, System: transport.FromSystem(sys, start)}}
+		Interrupted: ctx.Err() != nil, System: measure.FromSystem(sys, start)}}
 	res.Warnings = sys.Warnings
 	return nil
 }

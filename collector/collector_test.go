@@ -18,9 +18,10 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tinylib/msgp/msgp"
+
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
-	"github.com/tinylib/msgp/msgp"
 )
 
 func TestMain(m *testing.M) {

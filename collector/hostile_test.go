@@ -161,11 +161,11 @@ func FuzzResultViews(f *testing.F) {
 			run := &r.Runs[i]
 			Figures(run, r.Fingerprint)
 			RunCharts(run)
-			if lr, err := run.Loadgen(r.Spec); err == nil {
+			if lr, err := LoadResult(run, r.Spec); err == nil {
 				report.WriteText(io.Discard, lr)
 			}
 			if run.System != nil {
-				run.System.Report()
+				SystemReport(run.System)
 			}
 		}
 	})

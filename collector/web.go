@@ -210,14 +210,14 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		data["Throttled"] = fig.Throttled
 		data["Charts"] = RunCharts(run)
 		var rep bytes.Buffer
-		if lr, err := run.Loadgen(res.Spec); err != nil {
+		if lr, err := LoadResult(run, res.Spec); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		} else if err := report.WriteText(&rep, lr); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		}
 		if run.System != nil {
 			rep.WriteByte('\n')
-			if err := run.System.Report().WriteText(&rep); err != nil {
+			if err := SystemReport(run.System).WriteText(&rep); err != nil {
 				fmt.Fprintf(&rep, "no System section: %v\n", err)
 			}
 		}

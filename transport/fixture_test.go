@@ -49,10 +49,10 @@ func testResultN(t testing.TB, n int) *Result {
 		Connects:    62,
 		DocLength:   2159,
 		Server:      "nginx/1.22.1",
-		Latency:     hist(t, 1, n, 3600, WireDigits),
-		Connect:     hist(t, 2, 62, 90, WireDigits),
-		Waiting:     hist(t, 3, n, 3400, WirePhaseDigits),
-		Processing:  hist(t, 4, n, 3550, WirePhaseDigits),
+		Latency:     hist(t, 1, n, 3600, 3),
+		Connect:     hist(t, 2, 62, 90, 3),
+		Waiting:     hist(t, 3, n, 3400, 2),
+		Processing:  hist(t, 4, n, 3550, 2),
 	}
 	for s := range 30 {
 		run.Timeline = append(run.Timeline, Second{

@@ -195,7 +195,7 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
 		}
 		fmt.Fprintln(w)
-		lr, err := run.Loadgen(res.Spec)
+		lr, err := collector.LoadResult(run, res.Spec)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
@@ -212,7 +212,7 @@ func writeShow(w io.Writer, res *transport.Result, format string, only int) erro
 		}
 		if run.System != nil {
 			fmt.Fprintln(w)
-			if err := run.System.Report().WriteText(w); err != nil {
+			if err := collector.SystemReport(run.System).WriteText(w); err != nil {
 				return err
 			}
 		}

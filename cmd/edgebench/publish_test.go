@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/transport"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/transport"
 )
 
 func TestPublishFlagsPrecedence(t *testing.T) {

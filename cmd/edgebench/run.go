@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/transport"
@@ -47,12 +47,6 @@ type tool struct {
 	progress func(stderr io.Writer) func(loadgen.Progress)          // during each run
 	report   func(stdout, stderr io.Writer, r *report.Result) error // after each run
 	files    func(r *report.Result) error                           // after each run, whatever the format
-}
-
-// runOutcome is one measured run: the load test and what the probe saw.
-type runOutcome struct {
-	res *report.Result
-	sys *machine.Report // nil with --no-probe
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
@@ -165,72 +159,79 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 	if tl.banner != nil {
 		tl.banner(env.Stdout)
 	}
-	var runs []runOutcome
-	for i := range rf.repeat {
-		if text && rf.repeat > 1 {
-			fmt.Fprintf(env.Stdout, "--- run %d of %d\n", i+1, rf.repeat)
-		}
-		if tl.before != nil {
-			tl.before(env.Stdout)
-		}
-		cfg := rf.cfg
-		switch {
-		case tl.progress != nil:
-			cfg.Progress = tl.progress(env.Stderr)
-		case rf.tool == nil && !rf.quiet && isTerminal(env.Stderr):
-			cfg.Progress = progressLine(env.Stderr, i, rf.repeat)
-		}
-		out, err := measure(ctx, cfg, rf)
-		if cfg.Progress != nil && tl.progress == nil {
-			fmt.Fprint(env.Stderr, "\r\033[K")
-		}
-		if errors.Is(err, loadgen.ErrConfig) {
-			return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
-		}
-		var de *loadgen.DialError
-		if errors.As(err, &de) && rf.format == "json" {
-			// Scripts get a document saying what happened, not zeros.
-			enc := json.NewEncoder(env.Stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(struct {
-				URL   string `json:"url"`
-				Error string `json:"error"`
-			}{rf.url, de.Error()})
-		}
-		if err != nil {
-			return err
-		}
-		runs = append(runs, out)
-		if text {
-			if err := writeRun(env, rf, out); err != nil {
-				return err
+	lineShown := false // run's own progress line, cleared after each run
+	runs, err := measure.Repeat(ctx, measure.Test{
+		Load: rf.cfg, Repeat: rf.repeat,
+		NoProbe: rf.noProbe, ProbeRoot: rf.probeRoot, Interval: rf.probeInterval, Watches: rf.watches,
+		Before: func(i int) {
+			if text && rf.repeat > 1 {
+				fmt.Fprintf(env.Stdout, "--- run %d of %d\n", i+1, rf.repeat)
 			}
-		}
-		if rf.tool != nil && rf.tool.files != nil {
-			if err := rf.tool.files(out.res); err != nil {
-				return err
+			if tl.before != nil {
+				tl.before(env.Stdout)
 			}
-		}
-		if out.res.Interrupted {
-			break
-		}
+		},
+		Progress: func(i int) func(loadgen.Progress) {
+			switch {
+			case tl.progress != nil:
+				return tl.progress(env.Stderr)
+			case rf.tool == nil && !rf.quiet && isTerminal(env.Stderr):
+				lineShown = true
+				return progressLine(env.Stderr, i, rf.repeat)
+			}
+			return nil
+		},
+		After: func(_ int, r measure.Run) error {
+			if lineShown {
+				fmt.Fprint(env.Stderr, "\r\033[K")
+				lineShown = false
+			}
+			if text {
+				if err := writeRun(env, rf, r); err != nil {
+					return err
+				}
+			}
+			if rf.tool != nil && rf.tool.files != nil {
+				return rf.tool.files(r.Load)
+			}
+			return nil
+		},
+	})
+	if lineShown {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	if errors.Is(err, loadgen.ErrConfig) {
+		return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	}
+	var de *loadgen.DialError
+	if errors.As(err, &de) && rf.format == "json" {
+		// Scripts get a document saying what happened, not zeros.
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			URL   string `json:"url"`
+			Error string `json:"error"`
+		}{rf.url, de.Error()})
+	}
+	if err != nil {
+		return err
 	}
 	if err := writeSummary(env.Stdout, rf, runs); err != nil {
 		return err
 	}
 	if rf.publish.publish {
-		if err := publishResult(ctx, env, rf.publish, wireResult(rf, runs)); err != nil {
+		if err := publishResult(ctx, env, rf.publish, wireResult(ctx, rf, runs)); err != nil {
 			return err
 		}
 	}
-	var ok, answered int64
+	var answered int64
 	for _, r := range runs {
-		ok += r.res.AllOK()
-		answered += r.res.Completed + r.res.Drained.Completed
+		answered += r.Load.Completed + r.Load.Drained.Completed
 	}
-	last := runs[len(runs)-1].res
+	ok := measure.OK(runs)
+	last := runs[len(runs)-1].Load
 	switch {
-	case last.Interrupted:
+	case last.Interrupted || ctx.Err() != nil:
 		return &cli.ExitError{Code: 130, Msg: "interrupted"}
 	case rf.tool != nil && answered == 0:
 		// As ab and wrk: a server that answered, whatever its status, was
@@ -243,61 +244,26 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 }
 
 // wireResult is the result of the runs as the agent would send it.
-func wireResult(rf *runFlags, runs []runOutcome) *transport.Result {
+func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *transport.Result {
 	r := &transport.Result{
 		V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
 		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: rf.labels,
-		Spec: transport.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
+		Spec: measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
 	}
 	var info *transport.DeviceInfo
-	info, r.BootID = agent.DeviceInfo(rf.probeRoot, version, rf.labels)
-	r.Fingerprint = transport.FingerprintOf(info)
+	info, r.BootID = measure.DeviceInfo(rf.probeRoot, version, rf.labels)
+	r.Fingerprint = measure.FingerprintOf(info)
 	for _, w := range rf.watches {
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
 	}
-	results := make([]*report.Result, 0, len(runs))
-	var ok int64
-	for _, o := range runs {
-		results = append(results, o.res)
-		ok += o.res.AllOK()
-		r.Runs = append(r.Runs, transport.FromRun(o.res, o.sys))
-		if r.Fingerprint.Server == "" {
-			r.Fingerprint.Server = o.res.Server
-		}
-		if o.sys != nil {
-			r.Warnings = append(r.Warnings, o.sys.Warnings...)
-			if t := o.sys.Summary.Throttled; t != nil && t.Any() {
-				r.Fingerprint.Throttled = true
-			}
-		}
-		if o.res.Interrupted {
-			r.Outcome, r.Reason = transport.StateCancelled, "interrupted"
-		}
-	}
-	if ok == 0 && r.Outcome == transport.StateSucceeded {
+	measure.AddRuns(r, runs)
+	switch {
+	case runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil:
+		r.Outcome, r.Reason = transport.StateCancelled, "interrupted"
+	case measure.OK(runs) == 0:
 		r.Outcome, r.Reason = transport.StateFailed, "no successful response"
 	}
-	if len(results) > 1 {
-		r.Repeat = transport.RepeatOf(report.Summarize(results))
-	}
 	return r
-}
-
-// measure runs one load test while the probe samples the machine, the
-// warm-up left out of the probe's window as it is of the statistics.
-func measure(ctx context.Context, cfg loadgen.Config, rf *runFlags) (runOutcome, error) {
-	if rf.noProbe {
-		res, err := loadgen.Run(ctx, cfg)
-		return runOutcome{res: res}, err
-	}
-	watches := rf.watches
-	if len(watches) == 0 {
-		if t, err := report.ParseTarget(cfg.URL); err == nil {
-			watches = probe.DefaultWatches(rf.probeRoot, t.Port)
-		}
-	}
-	res, sys, err := agent.Measure(ctx, cfg, rf.probeRoot, rf.probeInterval, watches)
-	return runOutcome{res: res, sys: sys}, err
 }
 
 func describeErrors(e report.Errors) string {
@@ -321,40 +287,36 @@ type runJSONRun struct {
 
 // writeRun writes the text report of one run: the tool's, or the format
 // asked of run, then the System section.
-func writeRun(env *cli.Env, rf *runFlags, o runOutcome) error {
+func writeRun(env *cli.Env, rf *runFlags, o measure.Run) error {
 	w := env.Stdout
 	var err error
 	switch {
 	case rf.tool != nil:
-		err = rf.tool.report(w, env.Stderr, o.res)
+		err = rf.tool.report(w, env.Stderr, o.Load)
 	case rf.format == "ab":
-		err = report.WriteAB(w, o.res, report.ABOptions{})
+		err = report.WriteAB(w, o.Load, report.ABOptions{})
 	case rf.format == "wrk":
-		err = report.WriteWrk(w, o.res, report.WrkOptions{Latency: true})
+		err = report.WriteWrk(w, o.Load, report.WrkOptions{Latency: true})
 	default:
-		err = report.WriteText(w, o.res)
+		err = report.WriteText(w, o.Load)
 	}
-	if err == nil && o.sys != nil {
+	if err == nil && o.System != nil {
 		// A blank line and the section's own heading: no line of it
 		// repeats a label of the report, so scripts that grep the
 		// report's lines find each once.
 		fmt.Fprintln(w)
-		err = o.sys.WriteText(w)
+		err = o.System.WriteText(w)
 	}
 	return err
 }
 
 // writeSummary writes what follows the runs: the JSON document of all
 // of them, or the spread of a text report's repeated runs.
-func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
+func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 	last := runs[len(runs)-1]
 	var rep *report.Repeated
 	if len(runs) > 1 {
-		results := make([]*report.Result, len(runs))
-		for i, r := range runs {
-			results[i] = r.res
-		}
-		s := report.Summarize(results)
+		s := report.Summarize(measure.Loads(runs))
 		rep = &s
 	}
 	if rf.format != "json" {
@@ -363,13 +325,13 @@ func writeSummary(w io.Writer, rf *runFlags, runs []runOutcome) error {
 		}
 		return nil
 	}
-	doc := runJSON{JSON: last.res.JSON(), System: last.sys, Repeat: rep}
+	doc := runJSON{JSON: last.Load.JSON(), System: last.System, Repeat: rep}
 	if len(rf.labels) > 0 {
 		doc.Labels = rf.labels
 	}
 	if len(runs) > 1 {
 		for _, r := range runs {
-			doc.Runs = append(doc.Runs, runJSONRun{r.res.JSON(), r.sys})
+			doc.Runs = append(doc.Runs, runJSONRun{r.Load.JSON(), r.System})
 		}
 	}
 	enc := json.NewEncoder(w)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -53,7 +54,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 		res.Runs[0].Completed != 300 || res.Runs[0].System == nil || res.Fingerprint.Server != "edgebench/test" {
 		t.Errorf("result %+v", res)
 	}
-	lg, err := res.Runs[0].Loadgen(res.Spec)
+	lg, err := collector.LoadResult(&res.Runs[0], res.Spec)
 	if err != nil || lg.Completed != 300 || lg.Latency.Count() != 300 {
 		t.Errorf("rebuilt result: %v %+v", err, lg)
 	}

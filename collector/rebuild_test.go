@@ -1,4 +1,4 @@
-package transport
+package collector
 
 import (
 	"bytes"
@@ -12,13 +12,16 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
+	"github.com/edgebench/edgebench/transport"
 )
 
 // TestRunSurvivesTheWire runs a real load test with the probe on the live
-// machine, sends it through msgpack and checks that the reports rebuilt on
-// the other side say what the device's did.
+// machine, maps it onto the wire as a device does (measure), sends it
+// through msgpack and checks that the reports rebuilt here (LoadResult,
+// SystemReport) say what the device's did.
 func TestRunSurvivesTheWire(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "wire-test")
@@ -38,18 +41,18 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	sys := rec.Stop()
 	p.Close()
 
-	out := Result{V: SchemaVersion, ID: NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
-		Kind: KindLoadTest, Outcome: StateSucceeded, Spec: SpecOf(cfg, 1, 500*time.Millisecond, nil),
-		Runs: []Run{FromRun(res, sys)}}
+	out := transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
+		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Spec: measure.SpecOf(cfg, 1, 500*time.Millisecond, nil),
+		Runs: []transport.Run{measure.FromRun(res, sys)}}
 	b, err := out.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := DecodeResult(b)
+	in, err := transport.DecodeResult(b)
 	if err != nil {
 		t.Fatalf("decode %d bytes: %v", len(b), err)
 	}
-	back, err := in.Runs[0].Loadgen(in.Spec)
+	back, err := LoadResult(&in.Runs[0], in.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	if sysIn == nil || len(sysIn.Samples) < 2 || sysIn.Summary.CPU == nil || sysIn.Summary.Mem == nil {
 		t.Fatalf("system section lost: %+v", sysIn)
 	}
-	rep := sysIn.Report()
+	rep := SystemReport(sysIn)
 	if d := rep.Summary.CPU.User.Mean - sys.Summary.CPU.User.Mean; d > 0.01 || d < -0.01 {
 		t.Errorf("CPU user %.3f after the wire, %.3f before", rep.Summary.CPU.User.Mean, sys.Summary.CPU.User.Mean)
 	}
@@ -97,16 +100,6 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	js, _ := json.Marshal(struct {
 		R *report.JSON    `json:"r"`
 		S *machine.Report `json:"s"`
-	}{ptr(res.JSON()), sys})
+	}{new(res.JSON()), sys})
 	t.Logf("one %.1f s run: %d bytes of msgpack, %d of edgebench's JSON report", res.Duration.Seconds(), len(b), len(js))
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func TestThrottleWordRoundTrip(t *testing.T) {
-	for w := uint32(0); w < 16; w++ {
-		if got := ThrottleWord(ThrottleFlagsOf(w)); got != w {
-			t.Errorf("%#x -> %#x", w, got)
-		}
-	}
 }

@@ -1,0 +1,33 @@
+package measure
+
+import (
+	"runtime"
+
+	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/transport"
+)
+
+// DeviceInfo is the system info of the birth message, and the boot id,
+// read below root.
+func DeviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
+	di := &transport.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
+	info, err := probe.SystemInfo(root)
+	if err != nil || info == nil {
+		return di, ""
+	}
+	di.Hostname, di.Board, di.CPUModel, di.Cores = info.Hostname, info.Board, info.CPUModel, info.Cores
+	di.MemKB = int64(info.MemoryBytes / 1024)
+	di.OS, di.Kernel, di.Arch, di.Governor = info.OS, info.Kernel, info.Arch, info.Governor
+	di.MaxFreqMHz = info.MaxFreqMHz
+	return di, info.BootID
+}
+
+// FingerprintOf is the part of a result's fingerprint the device's info
+// gives: agent version, kernel, OS, board, CPU, memory, governor.
+func FingerprintOf(i *transport.DeviceInfo) transport.Fingerprint {
+	if i == nil {
+		return transport.Fingerprint{}
+	}
+	return transport.Fingerprint{AgentVersion: i.AgentVersion, Kernel: i.Kernel, OS: i.OS, Arch: i.Arch, Board: i.Board,
+		CPUModel: i.CPUModel, Cores: i.Cores, MemKB: i.MemKB, Governor: i.Governor, MaxFreqMHz: i.MaxFreqMHz}
+}

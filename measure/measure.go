@@ -1,0 +1,117 @@
+package measure
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
+)
+
+// Run is one measured run: what the load generator measured, and what the
+// probe saw of the machine over the same window (nil without the probe).
+type Run struct {
+	Load   *report.Result
+	System *machine.Report
+}
+
+// Test is a load test to measure, and how.
+type Test struct {
+	Load   loadgen.Config
+	Repeat int // runs; 0 is 1
+
+	NoProbe   bool          // do not sample the machine
+	ProbeRoot string        // read proc/ and sys/ below it; "" is "/"
+	Interval  time.Duration // between the probe's samples; 0 is 1 s
+	// Watches are the processes the probe reports; nil: the server
+	// listening on the target's port, with its workers, and this process
+	// (probe.DefaultWatches).
+	Watches []probe.Watch
+
+	// Before, when set, is called before each run (i counts from 0).
+	Before func(i int)
+	// Progress, when set, gives run i's progress callback (nil: none).
+	Progress func(i int) func(loadgen.Progress)
+	// After, when set, is called with each run measured; an error stops
+	// the runs and is returned.
+	After func(i int, r Run) error
+}
+
+// Repeat measures t: t.Repeat runs one after another, each with the probe
+// recording the machine over its window unless t.NoProbe. It stops early
+// when a run was interrupted or ctx ends. It returns the runs measured,
+// also with an error, which is the first run's that could not be measured
+// (a bad configuration, a target that refuses every connection) or the
+// After hook's.
+func Repeat(ctx context.Context, t Test) ([]Run, error) {
+	watches := t.Watches
+	if len(watches) == 0 && !t.NoProbe {
+		if tg, err := report.ParseTarget(t.Load.URL); err == nil {
+			watches = probe.DefaultWatches(t.root(), tg.Port)
+		}
+	}
+	var runs []Run
+	for i := range max(t.Repeat, 1) {
+		if t.Before != nil {
+			t.Before(i)
+		}
+		cfg := t.Load
+		if t.Progress != nil {
+			cfg.Progress = t.Progress(i)
+		}
+		var r Run
+		var err error
+		if t.NoProbe {
+			r.Load, err = loadgen.Run(ctx, cfg)
+		} else {
+			r.Load, r.System, err = Measure(ctx, cfg, t.root(), t.interval(), watches)
+		}
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, r)
+		if t.After != nil {
+			if err := t.After(i, r); err != nil {
+				return runs, err
+			}
+		}
+		if r.Load.Interrupted || ctx.Err() != nil {
+			break
+		}
+	}
+	return runs, nil
+}
+
+func (t *Test) root() string {
+	if t.ProbeRoot == "" {
+		return "/"
+	}
+	return t.ProbeRoot
+}
+
+func (t *Test) interval() time.Duration {
+	if t.Interval <= 0 {
+		return time.Second
+	}
+	return t.Interval
+}
+
+// Measure runs one load test while a probe below root records the
+// machine over the load generator's window, edge for edge (it sets cfg's
+// window hooks): the warm-up and the drain are in neither. Repeat measures each run
+// through it.
+func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *machine.Report, error) {
+	p := probe.New(root)
+	defer p.Close()
+	rec := p.Record(ctx, interval, watches)
+	cfg.WindowStart, cfg.WindowEnd = rec.MarkStart, rec.MarkEnd
+	res, err := loadgen.Run(ctx, cfg)
+	rec.MarkEnd()
+	sys := rec.Stop()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, sys, nil
+}
