@@ -40,7 +40,7 @@ check-generated: generate
 	@git diff --exit-code -- '*_gen.go' '*_gen_test.go' || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
 
 # 32-bit pass: unaligned 64-bit atomics and int overflows show up on arm.
-TEST32 := ./loadgen/... ./target/... ./probe/... ./transport/... ./agent/...
+TEST32 := ./loadgen/... ./target/... ./probe/... ./measure/... ./wire/... ./spool/... ./transport/... ./agent/...
 
 # The whole suite: lint, generated code, race-enabled tests, and the 32-bit
 # packages again as armv7 binaries under qemu-user (-short: tests that

@@ -18,16 +18,16 @@ import (
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/target"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Link is what the agent needs of its broker connection. The transport
 // package's client provides it; PublishResult spools the result on disk
 // before it publishes, and keeps it until the collector acknowledges it.
 type Link interface {
-	PublishEvent(ctx context.Context, ev *transport.Event) error
-	PublishResult(ctx context.Context, r *transport.Result) error
-	PublishHeartbeat(ctx context.Context, hb *transport.Heartbeat) error
+	PublishEvent(ctx context.Context, ev *wire.Event) error
+	PublishResult(ctx context.Context, r *wire.Result) error
+	PublishHeartbeat(ctx context.Context, hb *wire.Heartbeat) error
 }
 
 // Options are what the daemon gets besides its Config.
@@ -52,7 +52,7 @@ type Agent struct {
 	replay   *ReplayGuard
 	link     Link
 	waitLink func(context.Context) error // waits for the broker; nil: always there
-	info     *transport.DeviceInfo
+	info     *wire.DeviceInfo
 	bootID   string
 
 	cmds chan incoming // from the broker, handled in order
@@ -67,7 +67,7 @@ type Agent struct {
 
 // job is an accepted loadtest or probe command.
 type job struct {
-	cmd      *transport.Command
+	cmd      *wire.Command
 	resultID string
 	target   *Target // checked addresses (loadtest)
 	ctx      context.Context
@@ -132,16 +132,16 @@ func New(cfg *Config, opt Options) (*Agent, error) {
 func (a *Agent) SetLink(l Link, wait func(context.Context) error) { a.link, a.waitLink = l, wait }
 
 // Status is the retained birth for connection seq.
-func (a *Agent) Status(seq uint64) *transport.Status {
-	return &transport.Status{V: transport.SchemaVersion, State: transport.StatusOnline, BootID: a.bootID,
+func (a *Agent) Status(seq uint64) *wire.Status {
+	return &wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: a.bootID,
 		ConnSeq: seq, At: a.opt.Now().UTC(), Info: a.info}
 }
 
 // incoming is a command payload as it arrived: decoded, or the error and
 // whatever id could be read from it, with the topic it came on.
 type incoming struct {
-	cmd         *transport.Command
-	to          transport.Addr // the topic's fleet and device (or "_all"); a signature must be for them
+	cmd         *wire.Command
+	to          wire.Addr // the topic's fleet and device (or "_all"); a signature must be for them
 	id          string
 	err         error
 	interrupted *Inflight // not a command: report this interrupted run
@@ -152,10 +152,10 @@ type incoming struct {
 // full the command is dropped and logged.
 func (a *Agent) HandlePayload(_ context.Context, topic string, b []byte) {
 	in := incoming{}
-	in.to, _ = transport.Topics{Prefix: a.cfg.TopicPrefix}.Parse(topic) // on an odd topic, no signature verifies
-	in.cmd, in.err = transport.DecodeCommand(b)
+	in.to, _ = wire.Topics{Prefix: a.cfg.TopicPrefix}.Parse(topic) // on an odd topic, no signature verifies
+	in.cmd, in.err = wire.DecodeCommand(b)
 	if in.err != nil {
-		in.id = transport.PeekID(b)
+		in.id = wire.PeekID(b)
 	}
 	select {
 	case a.cmds <- in:
@@ -233,14 +233,14 @@ func (a *Agent) takeInflight() *Inflight {
 func (a *Agent) command(ctx context.Context, in incoming) {
 	if in.interrupted != nil {
 		a.log.Warn("a run was interrupted by a restart", zap.String("cmd", in.interrupted.CommandID))
-		a.send(ctx, &transport.Event{V: transport.SchemaVersion, CommandID: in.interrupted.CommandID, Seq: transport.SeqInterrupted,
-			State: transport.StateFailed, Reason: InterruptedReason, At: a.opt.Now().UTC()})
+		a.send(ctx, &wire.Event{V: wire.SchemaVersion, CommandID: in.interrupted.CommandID, Seq: wire.SeqInterrupted,
+			State: wire.StateFailed, Reason: InterruptedReason, At: a.opt.Now().UTC()})
 		return
 	}
 	if in.err != nil {
 		a.log.Warn("malformed command", zap.String("cmd", in.id), zap.Error(in.err))
 		if in.id != "" {
-			a.event(ctx, in.id, transport.StateRejected, "malformed command: "+in.err.Error(), nil, "")
+			a.event(ctx, in.id, wire.StateRejected, "malformed command: "+in.err.Error(), nil, "")
 		}
 		return
 	}
@@ -252,7 +252,7 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 	}
 	reject := func(reason string) {
 		log.Warn("command rejected", zap.String("reason", reason))
-		a.event(ctx, cmd.ID, transport.StateRejected, reason, nil, "")
+		a.event(ctx, cmd.ID, wire.StateRejected, reason, nil, "")
 	}
 	if a.verifier != nil || a.signReq {
 		msg, err := cmd.SigningBytes(in.to.Fleet, in.to.Device)
@@ -275,18 +275,18 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 		return
 	}
 	switch cmd.Kind {
-	case transport.KindLoadTest, transport.KindProbe:
+	case wire.KindLoadTest, wire.KindProbe:
 		a.enqueue(ctx, cmd, reject)
-	case transport.KindCancel:
+	case wire.KindCancel:
 		a.cancelCommand(ctx, cmd, reject)
-	case transport.KindServe:
+	case wire.KindServe:
 		a.serve(ctx, cmd, reject)
-	case transport.KindInfo:
+	case wire.KindInfo:
 		// The system info is in the retained birth; the answer names it.
 		i := a.info
-		a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
-		a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
-		a.event(ctx, cmd.ID, transport.StateSucceeded, fmt.Sprintf("%s, %s, %d cores, %s, kernel %s, edgebench %s",
+		a.event(ctx, cmd.ID, wire.StateAccepted, "", nil, "")
+		a.event(ctx, cmd.ID, wire.StateRunning, "", nil, "")
+		a.event(ctx, cmd.ID, wire.StateSucceeded, fmt.Sprintf("%s, %s, %d cores, %s, kernel %s, edgebench %s",
 			i.Board, i.CPUModel, i.Cores, i.OS, i.Kernel, i.AgentVersion), nil, "")
 	default:
 		reject(fmt.Sprintf("unknown command kind %q", cmd.Kind))
@@ -295,7 +295,7 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 
 // selected reports whether a fleet-wide command's label selector matches
 // this device (a device's own commands carry none).
-func (a *Agent) selected(cmd *transport.Command) bool {
+func (a *Agent) selected(cmd *wire.Command) bool {
 	for _, l := range cmd.Select {
 		if a.cfg.Labels[l.K] != l.V && !(l.K == "device" && l.V == a.cfg.DeviceID) {
 			return false
@@ -306,11 +306,11 @@ func (a *Agent) selected(cmd *transport.Command) bool {
 
 // enqueue checks a loadtest or probe command and accepts it as the run, or
 // behind the run when it asked to queue, or rejects it.
-func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func(string)) {
-	j := &job{cmd: cmd, resultID: transport.NewID()}
+func (a *Agent) enqueue(ctx context.Context, cmd *wire.Command, reject func(string)) {
+	j := &job{cmd: cmd, resultID: wire.NewID()}
 	queue := false
 	switch cmd.Kind {
-	case transport.KindLoadTest:
+	case wire.KindLoadTest:
 		lt := cmd.Spec.LoadTest
 		if lt == nil {
 			reject("loadtest without a spec")
@@ -326,7 +326,7 @@ func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func
 			return
 		}
 		j.target, queue = t, lt.Queue
-	case transport.KindProbe:
+	case wire.KindProbe:
 		ps := cmd.Spec.Probe
 		if ps == nil || ps.DurationMS <= 0 {
 			reject("probe needs a duration")
@@ -353,13 +353,13 @@ func (a *Agent) enqueue(ctx context.Context, cmd *transport.Command, reject func
 	}
 	select {
 	case a.jobs <- j:
-		a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
+		a.event(ctx, cmd.ID, wire.StateAccepted, "", nil, "")
 	default:
 		reject(fmt.Sprintf("busy: the queue is full (%d)", cap(a.jobs)-1))
 	}
 }
 
-func (a *Agent) cancelCommand(ctx context.Context, cmd *transport.Command, reject func(string)) {
+func (a *Agent) cancelCommand(ctx context.Context, cmd *wire.Command, reject func(string)) {
 	cs := cmd.Spec.Cancel
 	if cs == nil || cs.CommandID == "" {
 		reject("cancel without a command id")
@@ -380,16 +380,16 @@ func (a *Agent) cancelCommand(ctx context.Context, cmd *transport.Command, rejec
 		reject(fmt.Sprintf("no running command %s", cs.CommandID))
 		return
 	}
-	a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
-	a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
-	a.event(ctx, cmd.ID, transport.StateSucceeded, "", nil, "")
+	a.event(ctx, cmd.ID, wire.StateAccepted, "", nil, "")
+	a.event(ctx, cmd.ID, wire.StateRunning, "", nil, "")
+	a.event(ctx, cmd.ID, wire.StateSucceeded, "", nil, "")
 }
 
 // serve starts the built-in target on a loopback address for a while.
-func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(string)) {
+func (a *Agent) serve(ctx context.Context, cmd *wire.Command, reject func(string)) {
 	ss := cmd.Spec.Serve
 	if ss == nil {
-		ss = &transport.ServeSpec{}
+		ss = &wire.ServeSpec{}
 	}
 	addr := ss.Addr
 	if addr == "" {
@@ -428,8 +428,8 @@ func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(s
 	a.mu.Lock()
 	a.srv = s
 	a.mu.Unlock()
-	a.event(ctx, cmd.ID, transport.StateAccepted, "", nil, "")
-	a.event(ctx, cmd.ID, transport.StateRunning, "serving on http://"+srv.Addr()+"/", nil, "")
+	a.event(ctx, cmd.ID, wire.StateAccepted, "", nil, "")
+	a.event(ctx, cmd.ID, wire.StateRunning, "serving on http://"+srv.Addr()+"/", nil, "")
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -443,9 +443,9 @@ func (a *Agent) serve(ctx context.Context, cmd *transport.Command, reject func(s
 			a.srv = nil
 		}
 		a.mu.Unlock()
-		state := transport.StateSucceeded
+		state := wire.StateSucceeded
 		if !errors.Is(sctx.Err(), context.DeadlineExceeded) {
-			state = transport.StateCancelled
+			state = wire.StateCancelled
 		}
 		a.event(context.Background(), cmd.ID, state, "", nil, "")
 	}()
@@ -509,7 +509,7 @@ func (a *Agent) runner(ctx context.Context) {
 			for {
 				select {
 				case j := <-a.jobs:
-					a.event(context.Background(), j.cmd.ID, transport.StateCancelled, "agent stopping", nil, "")
+					a.event(context.Background(), j.cmd.ID, wire.StateCancelled, "agent stopping", nil, "")
 				default:
 					return
 				}
@@ -521,7 +521,7 @@ func (a *Agent) runner(ctx context.Context) {
 }
 
 // event publishes the next state of a command, numbering its events.
-func (a *Agent) event(ctx context.Context, cmdID string, st transport.EventState, reason string, p *transport.Progress, resultID string) {
+func (a *Agent) event(ctx context.Context, cmdID string, st wire.EventState, reason string, p *wire.Progress, resultID string) {
 	a.mu.Lock()
 	a.seqs[cmdID]++
 	seq := a.seqs[cmdID]
@@ -529,19 +529,19 @@ func (a *Agent) event(ctx context.Context, cmdID string, st transport.EventState
 		delete(a.seqs, cmdID)
 	}
 	a.mu.Unlock()
-	a.send(ctx, &transport.Event{V: transport.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
+	a.send(ctx, &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
 		Progress: p, ResultID: resultID, At: a.opt.Now().UTC()})
 }
 
 // send publishes an event.
-func (a *Agent) send(ctx context.Context, ev *transport.Event) {
+func (a *Agent) send(ctx context.Context, ev *wire.Event) {
 	if err := a.link.PublishEvent(ctx, ev); err != nil {
 		a.log.Warn("publish event", zap.String("cmd", ev.CommandID), zap.String("state", string(ev.State)), zap.Error(err))
 	}
 }
 
 func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) {
-	hb := &transport.Heartbeat{V: transport.SchemaVersion, At: a.opt.Now().UTC(), UptimeS: int64(a.opt.Now().Sub(start).Seconds())}
+	hb := &wire.Heartbeat{V: wire.SchemaVersion, At: a.opt.Now().UTC(), UptimeS: int64(a.opt.Now().Sub(start).Seconds())}
 	a.mu.Lock()
 	if a.cur != nil {
 		hb.Busy, hb.CommandID = true, a.cur.cmd.ID
@@ -588,7 +588,7 @@ func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) 
 
 // loadSpecOf is what the policy checks of a loadtest spec. Milliseconds
 // that a Duration cannot hold are refused here.
-func loadSpecOf(lt *transport.LoadTestSpec) (LoadSpec, error) {
+func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
 	d, err := msDuration("duration", lt.DurationMS)
 	if err != nil {
 		return LoadSpec{}, err
@@ -611,7 +611,7 @@ func loadSpecOf(lt *transport.LoadTestSpec) (LoadSpec, error) {
 
 // loadConfigOf is the load generator's configuration of a spec the policy
 // checked, dialling only the addresses it checked.
-func loadConfigOf(lt *transport.LoadTestSpec, t *Target, version string) loadgen.Config {
+func loadConfigOf(lt *wire.LoadTestSpec, t *Target, version string) loadgen.Config {
 	s, _ := loadSpecOf(lt) // checked before the command was accepted
 	c := loadgen.Config{
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,

@@ -19,7 +19,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 
 	"github.com/edgebench/edgebench/target"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // These tests run the real `edgebench agent` process against a real broker
@@ -82,15 +82,15 @@ type fleetSide struct {
 	t       *testing.T
 	c       paho.Client
 	mu      sync.Mutex
-	events  map[string][]*transport.Event
-	results map[string]*transport.Result
-	status  *transport.Status
+	events  map[string][]*wire.Event
+	results map[string]*wire.Result
+	status  *wire.Status
 	changed chan struct{}
 	ack     bool
 }
 
 func newFleetSide(t *testing.T, broker string) *fleetSide {
-	f := &fleetSide{t: t, events: map[string][]*transport.Event{}, results: map[string]*transport.Result{},
+	f := &fleetSide{t: t, events: map[string][]*wire.Event{}, results: map[string]*wire.Result{},
 		changed: make(chan struct{}, 1), ack: true}
 	opts := paho.NewClientOptions().AddBroker(broker).SetClientID("test-collector").SetCleanSession(true).
 		SetOrderMatters(false)
@@ -105,7 +105,7 @@ func newFleetSide(t *testing.T, broker string) *fleetSide {
 		}
 	}
 	sub("edgebench/v1/+/+/event", func(m paho.Message) {
-		ev, err := transport.DecodeEvent(m.Payload())
+		ev, err := wire.DecodeEvent(m.Payload())
 		if err != nil {
 			t.Errorf("bad event: %v", err)
 			return
@@ -116,7 +116,7 @@ func newFleetSide(t *testing.T, broker string) *fleetSide {
 		f.poke()
 	})
 	sub("edgebench/v1/+/+/result", func(m paho.Message) {
-		r, err := transport.DecodeResult(m.Payload())
+		r, err := wire.DecodeResult(m.Payload())
 		if err != nil {
 			t.Errorf("bad result: %v", err)
 			return
@@ -126,13 +126,13 @@ func newFleetSide(t *testing.T, broker string) *fleetSide {
 		ack := f.ack
 		f.mu.Unlock()
 		if ack {
-			b, _ := (&transport.Ack{V: transport.SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
+			b, _ := (&wire.Ack{V: wire.SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
 			f.c.Publish("edgebench/v1/"+r.Fleet+"/"+r.Device+"/ack", 1, false, b)
 		}
 		f.poke()
 	})
 	sub("edgebench/v1/+/+/status", func(m paho.Message) {
-		st, err := transport.DecodeStatus(m.Payload())
+		st, err := wire.DecodeStatus(m.Payload())
 		if err != nil {
 			return
 		}
@@ -171,7 +171,7 @@ func (f *fleetSide) waitFor(d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func (f *fleetSide) send(device string, cmd *transport.Command) {
+func (f *fleetSide) send(device string, cmd *wire.Command) {
 	f.t.Helper()
 	b, err := cmd.MarshalMsg(nil)
 	if err != nil {
@@ -187,7 +187,7 @@ func (f *fleetSide) sendRaw(device string, b []byte) {
 }
 
 // terminal is the last event of a command once it is terminal.
-func (f *fleetSide) terminal(id string) *transport.Event {
+func (f *fleetSide) terminal(id string) *wire.Event {
 	evs := f.events[id]
 	if len(evs) > 0 && evs[len(evs)-1].State.Terminal() {
 		return evs[len(evs)-1]
@@ -205,12 +205,12 @@ func (f *fleetSide) states(id string) string {
 	return strings.Join(s, ",")
 }
 
-func loadCmd(url string, d time.Duration, conns int) *transport.Command {
+func loadCmd(url string, d time.Duration, conns int) *wire.Command {
 	now := time.Now().UTC()
-	return &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
-		Kind: transport.KindLoadTest, Spec: transport.CommandSpec{LoadTest: &transport.LoadTestSpec{
+	return &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
+		Kind: wire.KindLoadTest, Spec: wire.CommandSpec{LoadTest: &wire.LoadTestSpec{
 			URL: url, Connections: conns, DurationMS: d.Milliseconds(), KeepAlive: true,
-			Labels: []transport.Label{{K: "case", V: "e2e"}}}}}
+			Labels: []wire.Label{{K: "case", V: "e2e"}}}}}
 }
 
 // agentProc is a running `edgebench agent`.
@@ -311,7 +311,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	}()
 	agent := startAgent(t, broker, state, "NOTIFY_SOCKET="+sockPath)
 	fleet.waitFor(20*time.Second, "the birth status", func() bool {
-		return fleet.status != nil && fleet.status.State == transport.StatusOnline
+		return fleet.status != nil && fleet.status.State == wire.StatusOnline
 	})
 	if info := fleet.status.Info; info == nil || info.AgentVersion == "" || info.Labels["server"] != "builtin" || info.Cores == 0 {
 		t.Errorf("birth info: %+v", fleet.status.Info)
@@ -323,7 +323,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	fleet.send("pi1", cmd)
 	fleet.waitFor(30*time.Second, "the load test's end", func() bool { return fleet.terminal(cmd.ID) != nil })
 	last := fleet.terminal(cmd.ID)
-	if last.State != transport.StateSucceeded || last.ResultID == "" {
+	if last.State != wire.StateSucceeded || last.ResultID == "" {
 		t.Fatalf("load test ended %s (%s): %s", last.State, last.Reason, fleet.states(cmd.ID))
 	}
 	states := fleet.states(cmd.ID)
@@ -351,7 +351,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	unknown := loadCmd(url, time.Second, 4)
 	unknown.Kind = "format-disk"
 	for _, c := range []struct {
-		cmd    *transport.Command
+		cmd    *wire.Command
 		reason string
 	}{
 		{loadCmd("http://10.0.0.1/", time.Second, 4), "allowlist"},
@@ -362,7 +362,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		fleet.send("pi1", c.cmd)
 		fleet.waitFor(10*time.Second, "rejection of "+c.reason, func() bool { return fleet.terminal(c.cmd.ID) != nil })
 		ev := fleet.terminal(c.cmd.ID)
-		if ev.State != transport.StateRejected || !strings.Contains(ev.Reason, c.reason) {
+		if ev.State != wire.StateRejected || !strings.Contains(ev.Reason, c.reason) {
 			t.Errorf("%s: %s %q", c.reason, ev.State, ev.Reason)
 		}
 	}
@@ -375,7 +375,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	next := loadCmd(url, 500*time.Millisecond, 2)
 	fleet.send("pi1", next)
 	fleet.waitFor(30*time.Second, "the next run", func() bool { return fleet.terminal(next.ID) != nil })
-	if ev := fleet.terminal(next.ID); ev.State != transport.StateSucceeded {
+	if ev := fleet.terminal(next.ID); ev.State != wire.StateSucceeded {
 		t.Errorf("after the refusals: %s %q", ev.State, ev.Reason)
 	}
 	if after := len(fleet.states(cmd.ID)); after != before {
@@ -388,7 +388,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	fleet.send("pi1", long)
 	fleet.waitFor(10*time.Second, "the long run to start", func() bool {
 		evs := fleet.events[long.ID]
-		return len(evs) > 0 && evs[len(evs)-1].State == transport.StateRunning
+		return len(evs) > 0 && evs[len(evs)-1].State == wire.StateRunning
 	})
 	agent.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -399,7 +399,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	agent.done <- nil // for the cleanup
 	waitNote(t, notes, "STOPPING=1")
 	fleet.waitFor(10*time.Second, "the cancelled run's end", func() bool { return fleet.terminal(long.ID) != nil })
-	if ev := fleet.terminal(long.ID); ev.State != transport.StateCancelled || ev.ResultID == "" {
+	if ev := fleet.terminal(long.ID); ev.State != wire.StateCancelled || ev.ResultID == "" {
 		t.Errorf("after SIGTERM: %s %q result %q", ev.State, ev.Reason, ev.ResultID)
 	}
 }
@@ -438,12 +438,12 @@ func waitSpoolEmpty(t *testing.T, state string) {
 func TestAgentKilledMidRun(t *testing.T) {
 	broker, url, fleet, state := e2e(t, "/bytes/64")
 	first := startAgent(t, broker, state)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 	long := loadCmd(url, 30*time.Second, 2)
 	fleet.send("pi1", long)
 	fleet.waitFor(10*time.Second, "the run to start", func() bool {
 		evs := fleet.events[long.ID]
-		return len(evs) > 0 && evs[len(evs)-1].State == transport.StateRunning
+		return len(evs) > 0 && evs[len(evs)-1].State == wire.StateRunning
 	})
 	first.cmd.Process.Kill()
 	<-first.done
@@ -454,13 +454,13 @@ func TestAgentKilledMidRun(t *testing.T) {
 
 	startAgent(t, broker, state)
 	fleet.waitFor(20*time.Second, "the killed run reported failed", func() bool { return fleet.terminal(long.ID) != nil })
-	if ev := fleet.terminal(long.ID); ev.State != transport.StateFailed || ev.Reason != InterruptedReason || ev.Seq != transport.SeqInterrupted {
+	if ev := fleet.terminal(long.ID); ev.State != wire.StateFailed || ev.Reason != InterruptedReason || ev.Seq != wire.SeqInterrupted {
 		t.Errorf("after the restart: %s %q seq %d", ev.State, ev.Reason, ev.Seq)
 	}
 	next := loadCmd(url, 500*time.Millisecond, 2)
 	fleet.send("pi1", next)
 	fleet.waitFor(30*time.Second, "the next run", func() bool { return fleet.terminal(next.ID) != nil })
-	if ev := fleet.terminal(next.ID); ev.State != transport.StateSucceeded {
+	if ev := fleet.terminal(next.ID); ev.State != wire.StateSucceeded {
 		t.Errorf("the next run: %s %q", ev.State, ev.Reason)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(state, "spool", "torn")); len(entries) > 0 {
@@ -476,14 +476,14 @@ func TestAgentSignedCommands(t *testing.T) {
 	keyFile := filepath.Join(state, "hmac.key")
 	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
 	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 
 	signer, err := NewHMACSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wrong, _ := NewHMACSigner(bytes.Repeat([]byte{0x11}, 32))
-	sign := func(s Signer, c *transport.Command) *transport.Command {
+	sign := func(s Signer, c *wire.Command) *wire.Command {
 		msg, err := c.SigningBytes("lab", "pi1")
 		if err != nil {
 			t.Fatal(err)
@@ -496,19 +496,19 @@ func TestAgentSignedCommands(t *testing.T) {
 	tampered := sign(signer, loadCmd(url, 300*time.Millisecond, 2))
 	tampered.Spec.LoadTest.Connections = 60 // changed after signing
 	for _, c := range []struct {
-		cmd  *transport.Command
+		cmd  *wire.Command
 		want string
 	}{{unsigned, "signature"}, {badly, "bad signature"}, {tampered, "bad signature"}} {
 		fleet.send("pi1", c.cmd)
 		fleet.waitFor(10*time.Second, "rejection: "+c.want, func() bool { return fleet.terminal(c.cmd.ID) != nil })
-		if ev := fleet.terminal(c.cmd.ID); ev.State != transport.StateRejected || !strings.Contains(ev.Reason, c.want) {
+		if ev := fleet.terminal(c.cmd.ID); ev.State != wire.StateRejected || !strings.Contains(ev.Reason, c.want) {
 			t.Errorf("%s: %s %q", c.want, ev.State, ev.Reason)
 		}
 	}
 	good := sign(signer, loadCmd(url, 300*time.Millisecond, 2))
 	fleet.send("pi1", good)
 	fleet.waitFor(20*time.Second, "the signed run", func() bool { return fleet.terminal(good.ID) != nil })
-	if ev := fleet.terminal(good.ID); ev.State != transport.StateSucceeded {
+	if ev := fleet.terminal(good.ID); ev.State != wire.StateSucceeded {
 		t.Errorf("signed command: %s %q", ev.State, ev.Reason)
 	}
 }
@@ -523,12 +523,12 @@ func TestAgentSignatureBoundToItsTarget(t *testing.T) {
 	keyFile := filepath.Join(state, "hmac.key")
 	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
 	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 	signer, err := NewHMACSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	signFor := func(fl, dev string, c *transport.Command) *transport.Command {
+	signFor := func(fl, dev string, c *wire.Command) *wire.Command {
 		msg, err := c.SigningBytes(fl, dev)
 		if err != nil {
 			t.Fatal(err)
@@ -538,35 +538,35 @@ func TestAgentSignatureBoundToItsTarget(t *testing.T) {
 	}
 	for _, c := range []struct {
 		what    string
-		cmd     *transport.Command
+		cmd     *wire.Command
 		sendTo  string
 		succeed bool
 	}{
 		{"signed for lab/pi-s, sent to lab/pi1", signFor("lab", "pi-s", loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
 		{"signed for lab2/pi1, sent to lab/pi1", signFor("lab2", "pi1", loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
-		{"signed for lab/_all, sent to lab/pi1", signFor("lab", transport.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
-		{"signed for lab/pi1, sent to lab/_all", signFor("lab", "pi1", loadCmd(url, 300*time.Millisecond, 2)), transport.AllDevices, false},
+		{"signed for lab/_all, sent to lab/pi1", signFor("lab", wire.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), "pi1", false},
+		{"signed for lab/pi1, sent to lab/_all", signFor("lab", "pi1", loadCmd(url, 300*time.Millisecond, 2)), wire.AllDevices, false},
 		{"signed for lab/pi1, sent to lab/pi1", signFor("lab", "pi1", loadCmd(url, 300*time.Millisecond, 2)), "pi1", true},
-		{"signed for lab/_all, sent to lab/_all", signFor("lab", transport.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), transport.AllDevices, true},
+		{"signed for lab/_all, sent to lab/_all", signFor("lab", wire.AllDevices, loadCmd(url, 300*time.Millisecond, 2)), wire.AllDevices, true},
 	} {
 		fleet.send(c.sendTo, c.cmd)
 		fleet.waitFor(20*time.Second, c.what, func() bool { return fleet.terminal(c.cmd.ID) != nil })
 		ev := fleet.terminal(c.cmd.ID)
 		switch {
-		case c.succeed && ev.State != transport.StateSucceeded:
+		case c.succeed && ev.State != wire.StateSucceeded:
 			t.Errorf("%s: %s %q, want succeeded", c.what, ev.State, ev.Reason)
-		case !c.succeed && (ev.State != transport.StateRejected || ev.Reason != ErrBadSignature.Error()):
+		case !c.succeed && (ev.State != wire.StateRejected || ev.Reason != ErrBadSignature.Error()):
 			t.Errorf("%s: %s %q, want rejected for a bad signature", c.what, ev.State, ev.Reason)
 		}
 	}
 	// The selector is signed too: changed on the way, it no longer verifies.
 	sel := loadCmd(url, 300*time.Millisecond, 2)
-	sel.Select = []transport.Label{{K: "server", V: "nginx"}}
-	signFor("lab", transport.AllDevices, sel)
-	sel.Select = []transport.Label{{K: "server", V: "builtin"}}
-	fleet.send(transport.AllDevices, sel)
+	sel.Select = []wire.Label{{K: "server", V: "nginx"}}
+	signFor("lab", wire.AllDevices, sel)
+	sel.Select = []wire.Label{{K: "server", V: "builtin"}}
+	fleet.send(wire.AllDevices, sel)
 	fleet.waitFor(20*time.Second, "the re-selected command", func() bool { return fleet.terminal(sel.ID) != nil })
-	if ev := fleet.terminal(sel.ID); ev.State != transport.StateRejected {
+	if ev := fleet.terminal(sel.ID); ev.State != wire.StateRejected {
 		t.Errorf("a selector changed after signing: %s %q", ev.State, ev.Reason)
 	}
 }

@@ -20,7 +20,7 @@ const inflightFile = "inflight"
 // The daemon calls WriteInflight before the run starts, ClearInflight when
 // it has ended (whatever its outcome) and its final event is spooled, and
 // RecoverInflight once at start: when that returns a marker, it publishes a
-// "failed" event with InterruptedReason and transport.SeqInterrupted for
+// "failed" event with InterruptedReason and wire.SeqInterrupted for
 // its command and then calls ClearInflight.
 type Inflight struct {
 	CommandID string    `json:"command_id"`

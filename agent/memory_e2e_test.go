@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // procKB reads a "VmHWM:"-like line of /proc/<pid>/status, in KiB.
@@ -38,7 +38,7 @@ func procKB(t *testing.T, pid int, field string) int64 {
 func TestAgentBigCommandCostsNoMemory(t *testing.T) {
 	broker, _, fleet, state := e2e(t, "/")
 	agent := startAgent(t, broker, state)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 	pid := agent.cmd.Process.Pid
 	idle := procKB(t, pid, "VmHWM")
 	start := time.Now()
@@ -54,8 +54,8 @@ func TestAgentBigCommandCostsNoMemory(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("100 MiB sent and skipped in %v", time.Since(start).Round(time.Millisecond))
-	info := &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: time.Now().UTC(),
-		ExpiresAt: time.Now().Add(time.Minute).UTC(), Kind: transport.KindInfo}
+	info := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: time.Now().UTC(),
+		ExpiresAt: time.Now().Add(time.Minute).UTC(), Kind: wire.KindInfo}
 	fleet.send("pi1", info)
 	fleet.waitFor(30*time.Second, "the info command's answer", func() bool { return fleet.terminal(info.ID) != nil })
 	peak := procKB(t, pid, "VmHWM")

@@ -13,6 +13,7 @@ import (
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // progressEvery is how often a running test reports its progress.
@@ -24,7 +25,7 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 	cmd := j.cmd
 	log := a.log.With(zap.String("cmd", cmd.ID), zap.String("result", j.resultID))
 	if a.opt.Now().After(cmd.ExpiresAt) {
-		a.event(ctx, cmd.ID, transport.StateTimedOut, "expired in the queue", nil, "")
+		a.event(ctx, cmd.ID, wire.StateTimedOut, "expired in the queue", nil, "")
 		return
 	}
 	budget := a.budget(cmd)
@@ -50,24 +51,24 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 			log.Warn("clear in-flight marker", zap.Error(err))
 		}
 	}()
-	a.event(ctx, cmd.ID, transport.StateRunning, "", nil, "")
+	a.event(ctx, cmd.ID, wire.StateRunning, "", nil, "")
 
 	res := a.newResult(j)
 	var err error
 	switch cmd.Kind {
-	case transport.KindLoadTest:
+	case wire.KindLoadTest:
 		err = a.loadTest(jctx, j, res)
-	case transport.KindProbe:
+	case wire.KindProbe:
 		err = a.probeOnly(jctx, j, res)
 	}
-	state, reason := transport.StateSucceeded, ""
+	state, reason := wire.StateSucceeded, ""
 	switch cause := context.Cause(jctx); {
 	case errors.Is(cause, errTimedOut):
-		state, reason = transport.StateTimedOut, fmt.Sprintf("over its time budget of %v", budget)
+		state, reason = wire.StateTimedOut, fmt.Sprintf("over its time budget of %v", budget)
 	case errors.Is(cause, errCancelled) || errors.Is(cause, errShutdown):
-		state, reason = transport.StateCancelled, cause.Error()
+		state, reason = wire.StateCancelled, cause.Error()
 	case err != nil:
-		state, reason = transport.StateFailed, err.Error()
+		state, reason = wire.StateFailed, err.Error()
 	}
 	res.Outcome, res.Reason = state, reason
 	// The run is over: a command arriving now is not refused as busy (the
@@ -82,7 +83,7 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 	if perr := a.link.PublishResult(pubCtx, res); perr != nil {
 		if !errors.Is(perr, transport.ErrKeptInMemory) {
 			log.Error("result not spooled", zap.Error(perr))
-			a.event(pubCtx, cmd.ID, transport.StateFailed, "result not stored: "+perr.Error(), nil, "")
+			a.event(pubCtx, cmd.ID, wire.StateFailed, "result not stored: "+perr.Error(), nil, "")
 			return
 		}
 		// Published all the same: the run's outcome stands, and says
@@ -95,7 +96,7 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 
 // budget is how long a command may run: its own length with room for the
 // warm-up, the drain and the probe's edges, at most the policy's cap.
-func (a *Agent) budget(cmd *transport.Command) time.Duration {
+func (a *Agent) budget(cmd *wire.Command) time.Duration {
 	var d time.Duration
 	switch {
 	case cmd.Spec.LoadTest != nil:
@@ -111,9 +112,9 @@ func (a *Agent) budget(cmd *transport.Command) time.Duration {
 	return min(d, a.cfg.Policy.MaxDuration*time.Duration(max(a.cfg.Policy.MaxRepeat, 1))+time.Minute)
 }
 
-func (a *Agent) newResult(j *job) *transport.Result {
-	r := &transport.Result{
-		V: transport.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
+func (a *Agent) newResult(j *job) *wire.Result {
+	r := &wire.Result{
+		V: wire.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
 		BootID: a.bootID, CreatedAt: a.opt.Now().UTC(), Kind: j.cmd.Kind, Labels: map[string]string{},
 		Fingerprint: measure.FingerprintOf(a.info),
 	}
@@ -124,7 +125,7 @@ func (a *Agent) newResult(j *job) *transport.Result {
 }
 
 // loadTest runs the load test (repeated as asked) with the probe.
-func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) error {
+func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	lt := j.cmd.Spec.LoadTest
 	for _, l := range lt.Labels {
 		res.Labels[l.K] = l.V
@@ -145,11 +146,11 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 					return
 				}
 				last = time.Now()
-				pr := &transport.Progress{ElapsedMS: p.Elapsed.Milliseconds(), Completed: p.Completed, Errors: p.Errors}
+				pr := &wire.Progress{ElapsedMS: p.Elapsed.Milliseconds(), Completed: p.Completed, Errors: p.Errors}
 				if s := p.Elapsed.Seconds(); s > 0 {
 					pr.RPS = float64(p.Completed) / s
 				}
-				a.event(ctx, j.cmd.ID, transport.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
+				a.event(ctx, j.cmd.ID, wire.StateRunning, fmt.Sprintf("run %d of %d", i+1, max(lt.Repeat, 1)), pr, "")
 			}
 		},
 	})
@@ -166,7 +167,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *transport.Result) err
 }
 
 // probeOnly records the machine without load for the asked duration.
-func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) error {
+func (a *Agent) probeOnly(ctx context.Context, j *job, res *wire.Result) error {
 	ps := j.cmd.Spec.Probe
 	interval := time.Duration(max(ps.IntervalMS, 100)) * time.Millisecond // checked: at most the duration
 	if ps.IntervalMS == 0 {
@@ -176,7 +177,7 @@ func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) er
 	for _, w := range ps.Watch {
 		watches = append(watches, probe.ParseWatch(w))
 	}
-	res.Spec = transport.RunSpec{DurationMS: ps.DurationMS, IntervalMS: interval.Milliseconds(), Watch: ps.Watch}
+	res.Spec = wire.RunSpec{DurationMS: ps.DurationMS, IntervalMS: interval.Milliseconds(), Watch: ps.Watch}
 	p := probe.New(a.opt.ProbeRoot)
 	defer p.Close()
 	start := time.Now()
@@ -189,7 +190,7 @@ func (a *Agent) probeOnly(ctx context.Context, j *job, res *transport.Result) er
 	}
 	rec.MarkEnd()
 	sys := rec.Stop()
-	res.Runs = []transport.Run{{StartedAt: start.UTC(), DurationUS: time.Since(start).Microseconds(), DocLength: -1,
+	res.Runs = []wire.Run{{StartedAt: start.UTC(), DurationUS: time.Since(start).Microseconds(), DocLength: -1,
 		Interrupted: ctx.Err() != nil, System: measure.FromSystem(sys, start)}}
 	res.Warnings = sys.Warnings
 	return nil

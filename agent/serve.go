@@ -6,7 +6,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Serve is the daemon: it connects to the broker (and keeps reconnecting),
@@ -21,7 +23,7 @@ func Serve(ctx context.Context, cfg *Config, opt Options, getenv func(string) st
 		return err
 	}
 	log := a.log
-	spool, err := transport.OpenSpool(cfg.Spool.Dir, transport.SpoolLimits{MaxCount: cfg.Spool.MaxCount, MaxBytes: int64(cfg.Spool.MaxBytes)})
+	spool, err := spool.Open(cfg.Spool.Dir, spool.Limits{MaxCount: cfg.Spool.MaxCount, MaxBytes: int64(cfg.Spool.MaxBytes)})
 	if err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
@@ -46,8 +48,8 @@ func Serve(ctx context.Context, cfg *Config, opt Options, getenv func(string) st
 		return err
 	}
 	a.SetLink(client, client.WaitConnected)
-	for _, dev := range []string{cfg.DeviceID, transport.AllDevices} {
-		topic, err := client.Topics().Topic(cfg.Fleet, dev, transport.TopicCmd)
+	for _, dev := range []string{cfg.DeviceID, wire.AllDevices} {
+		topic, err := client.Topics().Topic(cfg.Fleet, dev, wire.TopicCmd)
 		if err == nil {
 			err = client.Subscribe(topic, 1, a.HandlePayload)
 		}

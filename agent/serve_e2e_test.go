@@ -9,23 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
-func serveCmd(dir string, d time.Duration) *transport.Command {
+func serveCmd(dir string, d time.Duration) *wire.Command {
 	now := time.Now().UTC()
-	return &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
-		Kind: transport.KindServe, Spec: transport.CommandSpec{Serve: &transport.ServeSpec{Addr: "127.0.0.1:0", Dir: dir, DurationMS: d.Milliseconds()}}}
+	return &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
+		Kind: wire.KindServe, Spec: wire.CommandSpec{Serve: &wire.ServeSpec{Addr: "127.0.0.1:0", Dir: dir, DurationMS: d.Milliseconds()}}}
 }
 
 // serving sends a serve command and returns the base URL the agent serves
 // on, or "" and the rejection's reason.
-func (f *fleetSide) serving(cmd *transport.Command) (base, rejected string) {
+func (f *fleetSide) serving(cmd *wire.Command) (base, rejected string) {
 	f.t.Helper()
 	f.send("pi1", cmd)
 	f.waitFor(10*time.Second, "the serve command's answer", func() bool {
 		for _, e := range f.events[cmd.ID] {
-			if e.State == transport.StateRunning || e.State == transport.StateRejected {
+			if e.State == wire.StateRunning || e.State == wire.StateRejected {
 				return true
 			}
 		}
@@ -35,9 +35,9 @@ func (f *fleetSide) serving(cmd *transport.Command) (base, rejected string) {
 	defer f.mu.Unlock()
 	for _, e := range f.events[cmd.ID] {
 		switch e.State {
-		case transport.StateRejected:
+		case wire.StateRejected:
 			return "", e.Reason
-		case transport.StateRunning:
+		case wire.StateRunning:
 			return strings.TrimSuffix(strings.TrimPrefix(e.Reason, "serving on "), "/"), ""
 		}
 	}
@@ -70,7 +70,7 @@ func TestAgentServeStaysUnderItsRoot(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(root, "escape"))      // a served dir that is a symlink out
 	os.Symlink("../secret", filepath.Join(site, "up.txt")) // out of the served dir, still in the root
 	startAgent(t, broker, state, "EDGEBENCH_POLICY_SERVE_ROOT="+root)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 
 	for _, dir := range []string{"/", "/etc", "..", "site/../..", root + "/..", "escape", "escape/ssh"} {
 		base, reason := fleet.serving(serveCmd(dir, 5*time.Second))
@@ -102,7 +102,7 @@ func TestAgentServeStaysUnderItsRoot(t *testing.T) {
 		// 11.10: the target stops when its time is up, and the next serve
 		// command is accepted.
 		fleet.waitFor(10*time.Second, "the serve command's end", func() bool { return fleet.terminal(cmd.ID) != nil })
-		if ev := fleet.terminal(cmd.ID); ev.State != transport.StateSucceeded {
+		if ev := fleet.terminal(cmd.ID); ev.State != wire.StateSucceeded {
 			t.Errorf("serve ended %s %q", ev.State, ev.Reason)
 		}
 	}
@@ -113,7 +113,7 @@ func TestAgentServeStaysUnderItsRoot(t *testing.T) {
 func TestAgentServeWithoutRoot(t *testing.T) {
 	broker, _, fleet, state := e2e(t, "/")
 	startAgent(t, broker, state)
-	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == transport.StatusOnline })
+	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 	if base, reason := fleet.serving(serveCmd(t.TempDir(), 5*time.Second)); base != "" || !strings.Contains(reason, "serve_root") {
 		t.Errorf("a dir without serve_root: base %q reason %q", base, reason)
 	}

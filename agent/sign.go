@@ -18,7 +18,7 @@ package agent
 // 32-byte seed or the 64-byte seed||public key.
 //
 // What is signed is the command's canonical bytes as the transport package
-// produces them (transport.Command.SigningBytes): the command with the
+// produces them (wire.Command.SigningBytes): the command with the
 // fleet and device, or "_all", of the topic it is sent on, so a command
 // signed for one device is refused by every other. This file only sees msg.
 

@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Accounts are who may connect to the embedded broker: the collector's
@@ -85,10 +86,10 @@ func (a *Accounts) check() error {
 	seen := map[string]bool{a.Collector.Username: true}
 	for i := range a.Devices {
 		d := &a.Devices[i]
-		if err := transport.ValidID(d.Fleet); err != nil {
+		if err := wire.ValidID(d.Fleet); err != nil {
 			return fmt.Errorf("device %d: fleet: %w", i+1, err)
 		}
-		if err := transport.ValidID(d.ID); err != nil {
+		if err := wire.ValidID(d.ID); err != nil {
 			return fmt.Errorf("device %d: id: %w", i+1, err)
 		}
 		if d.Username == "" {
@@ -167,7 +168,7 @@ func (h *aclHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool
 	reason := h.login(cl, pk)
 	var fields []zap.Field
 	if reason == "" && pk.Connect.WillFlag && !h.mayPublish(cl, pk.Connect.WillTopic) {
-		reason, fields = "Last Will on a topic the account may not publish to", []zap.Field{zap.String("will_topic", transport.Clip(pk.Connect.WillTopic))}
+		reason, fields = "Last Will on a topic the account may not publish to", []zap.Field{zap.String("will_topic", wire.Clip(pk.Connect.WillTopic))}
 	}
 	if reason != "" {
 		// MQTT 3.1.1 clients read "not authorized" (mochi maps its bad
@@ -217,9 +218,9 @@ func (h *aclHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		return false
 	}
 	own := h.prefix + "/" + d.Fleet + "/" + d.ID + "/"
-	return topic == own+string(transport.TopicCmd) || topic == own+string(transport.TopicAck) ||
-		topic == h.prefix+"/"+d.Fleet+"/"+transport.AllDevices+"/"+string(transport.TopicCmd) ||
-		topic == transport.Topics{Prefix: h.prefix}.CollectorStatus()
+	return topic == own+string(wire.TopicCmd) || topic == own+string(wire.TopicAck) ||
+		topic == h.prefix+"/"+d.Fleet+"/"+wire.AllDevices+"/"+string(wire.TopicCmd) ||
+		topic == wire.Topics{Prefix: h.prefix}.CollectorStatus()
 }
 
 // mayPublish reports whether cl's account may publish to topic: the
@@ -238,8 +239,8 @@ func (h *aclHook) mayPublish(cl *mqtt.Client, topic string) bool {
 	if !ok {
 		return false
 	}
-	switch transport.Kind(kind) {
-	case transport.TopicStatus, transport.TopicEvent, transport.TopicResult, transport.TopicHeartbeat:
+	switch wire.Kind(kind) {
+	case wire.TopicStatus, wire.TopicEvent, wire.TopicResult, wire.TopicHeartbeat:
 		return true
 	}
 	return false
@@ -258,7 +259,7 @@ func (h *aclHook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 		return will, nil
 	}
 	h.refused.note(cl.ID, string(cl.Properties.Username), cl.Net.Remote, "Last Will on a topic the account may not publish to, not sent",
-		zap.String("will_topic", transport.Clip(will.TopicName)))
+		zap.String("will_topic", wire.Clip(will.TopicName)))
 	return mqtt.Will{TopicName: refusedWill, Flag: will.Flag}, nil
 }
 

@@ -17,12 +17,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Config configures a Collector. Zero values take the defaults.
 type Config struct {
 	DB     string // SQLite file; default ./edgebench.db
-	Prefix string // topic prefix; default transport.DefaultPrefix
+	Prefix string // topic prefix; default wire.DefaultPrefix
 
 	// Embedded broker (the default): Listen is its address and Accounts
 	// who may connect. The collector dials it with Accounts.Collector.
@@ -56,7 +57,7 @@ type Config struct {
 	APIToken string
 
 	// Signer, when set, signs every command for the topic it is sent on
-	// (see transport.Command.SigningBytes); devices with the matching key
+	// (see wire.Command.SigningBytes); devices with the matching key
 	// refuse unsigned commands.
 	Signer Signer
 
@@ -77,9 +78,9 @@ func (c *Config) fill() error {
 		c.DB = "edgebench.db"
 	}
 	if c.Prefix == "" {
-		c.Prefix = transport.DefaultPrefix
+		c.Prefix = wire.DefaultPrefix
 	}
-	if err := transport.ValidPrefix(c.Prefix); err != nil {
+	if err := wire.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") || (c.ClientCAFile != "" && c.TLSCert == "") {
@@ -163,8 +164,8 @@ type Collector struct {
 	panics                     atomic.Int64 // results the store panicked on
 
 	hbMu      sync.Mutex
-	heartbeat map[transport.Addr]*transport.Heartbeat // the latest of each device since the last flush
-	hbAt      map[transport.Addr]time.Time            // the time of each device's latest heartbeat taken
+	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
+	hbAt      map[wire.Addr]time.Time       // the time of each device's latest heartbeat taken
 }
 
 // heartbeatFlush is how often the latest heartbeats are written, in one
@@ -224,15 +225,15 @@ func (c *Collector) start() error {
 		return fmt.Errorf("collector: %w", err)
 	}
 	c.client = cl
-	topics := transport.Topics{Prefix: cfg.Prefix}
+	topics := wire.Topics{Prefix: cfg.Prefix}
 	for _, s := range []struct {
-		kind transport.Kind
+		kind wire.Kind
 		qos  byte
 		h    transport.Handler
 	}{
-		{transport.TopicStatus, 1, c.onStatus},
-		{transport.TopicEvent, 1, c.onEvent},
-		{transport.TopicHeartbeat, 0, c.onHeartbeat},
+		{wire.TopicStatus, 1, c.onStatus},
+		{wire.TopicEvent, 1, c.onEvent},
+		{wire.TopicHeartbeat, 0, c.onHeartbeat},
 	} {
 		filter, err := topics.Filter("+", "+", s.kind, "")
 		if err != nil {
@@ -323,7 +324,7 @@ func allowHosts(listen string, names []string, h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		host = transport.Clip(host)
+		host = wire.Clip(host)
 		http.Error(w, fmt.Sprintf("misdirected request: this collector does not answer to the name %q "+
 			"(start it with --web-host %s if that name is its own)", host, host), http.StatusMisdirectedRequest)
 	})
@@ -400,7 +401,7 @@ func (c *Collector) Close() error {
 
 // onResult hands a result, with the payload it came in, to the batcher
 // and waits for its commit: the Subscriber acks it when this returns nil.
-func (c *Collector) onResult(ctx context.Context, _ transport.Addr, r *transport.Result, raw []byte) error {
+func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, raw []byte) error {
 	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
 	select {
 	case c.ingest <- req:
@@ -503,8 +504,8 @@ func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
 	return c.store.Ingest(c.ctx, in)
 }
 
-func (c *Collector) addr(topic string) (transport.Addr, bool) {
-	a, err := transport.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
+func (c *Collector) addr(topic string) (wire.Addr, bool) {
+	a, err := wire.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
 	if err != nil {
 		c.log.Warn("message on a bad topic dropped", zap.String("topic", topic), zap.Error(err))
 		return a, false
@@ -520,7 +521,7 @@ func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
 	if len(b) == 0 { // a cleared retained message
 		return
 	}
-	st, err := transport.DecodeStatus(b)
+	st, err := wire.DecodeStatus(b)
 	if err != nil {
 		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
 		return
@@ -535,7 +536,7 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 	if !ok {
 		return
 	}
-	ev, err := transport.DecodeEvent(b)
+	ev, err := wire.DecodeEvent(b)
 	if err != nil {
 		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
@@ -550,7 +551,7 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 	if !ok {
 		return
 	}
-	hb, err := transport.DecodeHeartbeat(b)
+	hb, err := wire.DecodeHeartbeat(b)
 	if err != nil {
 		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
 		return
@@ -559,10 +560,10 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 	// order: an older one must not replace a newer one.
 	c.hbMu.Lock()
 	if c.heartbeat == nil {
-		c.heartbeat = map[transport.Addr]*transport.Heartbeat{}
+		c.heartbeat = map[wire.Addr]*wire.Heartbeat{}
 	}
 	if c.hbAt == nil {
-		c.hbAt = map[transport.Addr]time.Time{}
+		c.hbAt = map[wire.Addr]time.Time{}
 	}
 	if last, ok := c.hbAt[a]; !ok || !hb.At.Before(last) {
 		c.hbAt[a] = hb.At

@@ -21,14 +21,16 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const prefix = transport.DefaultPrefix
+const prefix = wire.DefaultPrefix
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
@@ -85,13 +87,13 @@ func startCollector(t *testing.T, cfg Config) *Collector {
 // device is a device's transport client with a spool.
 func device(t *testing.T, broker, fleet, id, password string) *transport.Client {
 	t.Helper()
-	sp, err := transport.OpenSpool(t.TempDir(), transport.SpoolLimits{})
+	sp, err := spool.Open(t.TempDir(), spool.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := transport.Dial(transport.ClientConfig{Broker: broker, Username: id, Password: password, Fleet: fleet, Device: id,
 		RetryInterval: 200 * time.Millisecond},
-		transport.Options{Spool: sp, Birth: &transport.Status{BootID: "boot-" + id, Info: &transport.DeviceInfo{
+		transport.Options{Spool: sp, Birth: &wire.Status{BootID: "boot-" + id, Info: &wire.DeviceInfo{
 			Board: "Raspberry Pi 4 Model B", OS: "Debian 12", Labels: map[string]string{"site": "attic"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +257,8 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}
 
 	// Trigger through the HTTP API reaches the device's command handler.
-	got := make(chan *transport.Command, 4)
-	if err := d1.SubscribeCommands(func(_ context.Context, c *transport.Command) {
+	got := make(chan *wire.Command, 4)
+	if err := d1.SubscribeCommands(func(_ context.Context, c *wire.Command) {
 		select {
 		case got <- c:
 		default:
@@ -265,7 +267,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(TriggerRequest{Select: map[string]string{"site": "attic"},
-		Spec: transport.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
+		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
 	resp, err := http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +286,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("command never arrived")
 	}
-	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: transport.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
+	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
 		t.Error("selection of nothing accepted")
 	}
 
@@ -433,7 +435,7 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 	d1 := device(t, "tcp://"+listen, "lab", "pi-1", "one")
 	defer d1.Close()
 	res := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
-	res.V = transport.SchemaVersion
+	res.V = wire.SchemaVersion
 	plain, err := res.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -481,7 +483,7 @@ func TestHeartbeatsStored(t *testing.T) {
 	}
 	beat := func(id, cmd string, up int64, at time.Time) {
 		t.Helper()
-		hb := &transport.Heartbeat{V: transport.SchemaVersion, At: at.UTC(), Busy: cmd != "", CommandID: cmd, UptimeS: up}
+		hb := &wire.Heartbeat{V: wire.SchemaVersion, At: at.UTC(), Busy: cmd != "", CommandID: cmd, UptimeS: up}
 		if err := devs[id].PublishHeartbeat(ctx, hb); err != nil {
 			t.Fatal(err)
 		}

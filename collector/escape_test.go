@@ -3,7 +3,7 @@ package collector
 import (
 	"testing"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestPrintable(t *testing.T) {
@@ -26,12 +26,12 @@ func TestPrintable(t *testing.T) {
 // TestMakePrintable: every string of a result, map keys and nested
 // structs included, is escaped in place; the figures are left alone.
 func TestMakePrintable(t *testing.T) {
-	r := &transport.Result{
+	r := &wire.Result{
 		Fleet: "lab", Reason: "\x1b[2J", Labels: map[string]string{"k\n": "v\r"},
-		Spec:        transport.RunSpec{URL: "http://x/\x07", Headers: []transport.Header{{Name: "A", Value: "\x1b"}}},
-		Fingerprint: transport.Fingerprint{Board: "\x1b]0;t\a", Extra: []transport.Label{{K: "\x00", V: "ok"}}},
-		Runs: []transport.Run{{Completed: 7, Server: "\x1b[31m", Timeline: []transport.Second{{T: 1, Completed: 3}},
-			System: &transport.System{Disks: []string{"sd\x1ba"}}}},
+		Spec:        wire.RunSpec{URL: "http://x/\x07", Headers: []wire.Header{{Name: "A", Value: "\x1b"}}},
+		Fingerprint: wire.Fingerprint{Board: "\x1b]0;t\a", Extra: []wire.Label{{K: "\x00", V: "ok"}}},
+		Runs: []wire.Run{{Completed: 7, Server: "\x1b[31m", Timeline: []wire.Second{{T: 1, Completed: 3}},
+			System: &wire.System{Disks: []string{"sd\x1ba"}}}},
 	}
 	MakePrintable(r)
 	for got, want := range map[string]string{

@@ -8,40 +8,40 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // fakeRun builds a run of about rps requests/s over 10 s with latencies
 // around p50us, and a system summary.
-func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyBP int64) transport.Run {
+func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyBP int64) wire.Run {
 	h := report.NewLatencyHistogram()
 	for range 2000 {
 		h.Record(p50us/2 + rng.Int64N(p50us+1))
 	}
 	n := int64(rps * 10)
 	temp := int32(550)
-	sec := make([]transport.Second, 10)
-	samples := make([]transport.SysSample, 10)
+	sec := make([]wire.Second, 10)
+	samples := make([]wire.SysSample, 10)
 	for i := range sec {
-		sec[i] = transport.Second{T: int32(i), Completed: n / 10, P50US: p50us, P99US: 2 * p50us}
+		sec[i] = wire.Second{T: int32(i), Completed: n / 10, P50US: p50us, P99US: 2 * p50us}
 		busy := int32(cpuBusyBP) + int32(rng.IntN(200))
 		tc := []int32{temp + int32(i)}
-		samples[i] = transport.SysSample{T: int32(1000 * (i + 1)), CPU: &transport.CPUShares{User: busy, Idle: 10000 - busy}, TempDC: tc,
-			Disks: []transport.DiskRate{{I: 0, ReadKBs: 12, WriteKBs: 30}}}
+		samples[i] = wire.SysSample{T: int32(1000 * (i + 1)), CPU: &wire.CPUShares{User: busy, Idle: 10000 - busy}, TempDC: tc,
+			Disks: []wire.DiskRate{{I: 0, ReadKBs: 12, WriteKBs: 30}}}
 	}
-	return transport.Run{
-		StartedAt: start, DurationUS: 10_000_000, Completed: n, OK: n, Errors: transport.ErrorCounts{Timeout: 3},
+	return wire.Run{
+		StartedAt: start, DurationUS: 10_000_000, Completed: n, OK: n, Errors: wire.ErrorCounts{Timeout: 3},
 		DocLength: 13, Server: "nginx/1.22.1", Latency: h.AppendCompact(nil), Timeline: sec,
-		System: &transport.System{
+		System: &wire.System{
 			IntervalMS: 1000, Disks: []string{"mmcblk0", "mmcblk0p1"}, Partitions: []bool{false, true}, Zones: []string{"cpu-thermal"},
 			Samples: samples,
-			Summary: transport.SysSummary{
+			Summary: wire.SysSummary{
 				Seconds: 10, Samples: 10,
-				CPU: &transport.CPUSummary{User: transport.Stat{Mean: cpuBusyBP, Max: cpuBusyBP + 200}, Idle: transport.Stat{Mean: 10000 - cpuBusyBP}},
-				Mem: &transport.MemSummary{TotalKB: 4 << 20, Used: transport.Stat{Mean: 300000, Max: 310000}},
-				Disks: []transport.DiskSummary{
-					{I: 0, ReadKBs: transport.Stat{Mean: 12}, WriteKBs: transport.Stat{Mean: 30}},
-					{I: 1, ReadKBs: transport.Stat{Mean: 12}, WriteKBs: transport.Stat{Mean: 30}},
+				CPU: &wire.CPUSummary{User: wire.Stat{Mean: cpuBusyBP, Max: cpuBusyBP + 200}, Idle: wire.Stat{Mean: 10000 - cpuBusyBP}},
+				Mem: &wire.MemSummary{TotalKB: 4 << 20, Used: wire.Stat{Mean: 300000, Max: 310000}},
+				Disks: []wire.DiskSummary{
+					{I: 0, ReadKBs: wire.Stat{Mean: 12}, WriteKBs: wire.Stat{Mean: 30}},
+					{I: 1, ReadKBs: wire.Stat{Mean: 12}, WriteKBs: wire.Stat{Mean: 30}},
 				},
 				TempMaxDC: &temp,
 			},
@@ -50,17 +50,17 @@ func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyB
 }
 
 // fakeResult builds a succeeded result of one run.
-func fakeResult(rng *rand.Rand, fleet, device string, labels map[string]string, at time.Time, rps float64, p50us int64) *transport.Result {
-	return &transport.Result{
-		V: transport.SchemaVersion, ID: transport.NewID(), Fleet: fleet, Device: device, CreatedAt: at, Kind: transport.KindLoadTest,
-		Outcome: transport.StateSucceeded, Labels: labels,
-		Spec:        transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
-		Fingerprint: transport.Fingerprint{Board: "Raspberry Pi 4 Model B Rev 1.4", Kernel: "6.1.0-rpi7", OS: "Debian GNU/Linux 12", Arch: "aarch64", Cores: 4, Server: "nginx/1.22.1"},
-		Runs:        []transport.Run{fakeRun(rng, at, rps, p50us, 3500)},
+func fakeResult(rng *rand.Rand, fleet, device string, labels map[string]string, at time.Time, rps float64, p50us int64) *wire.Result {
+	return &wire.Result{
+		V: wire.SchemaVersion, ID: wire.NewID(), Fleet: fleet, Device: device, CreatedAt: at, Kind: wire.KindLoadTest,
+		Outcome: wire.StateSucceeded, Labels: labels,
+		Spec:        wire.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
+		Fingerprint: wire.Fingerprint{Board: "Raspberry Pi 4 Model B Rev 1.4", Kernel: "6.1.0-rpi7", OS: "Debian GNU/Linux 12", Arch: "aarch64", Cores: 4, Server: "nginx/1.22.1"},
+		Runs:        []wire.Run{fakeRun(rng, at, rps, p50us, 3500)},
 	}
 }
 
-func incoming(t testing.TB, r *transport.Result) Incoming {
+func incoming(t testing.TB, r *wire.Result) Incoming {
 	t.Helper()
 	b, err := r.MarshalMsg(nil)
 	if err != nil {

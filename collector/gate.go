@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // The embedded broker's limits on packets, whoever sends them.
@@ -191,7 +192,7 @@ func newRefusals(log *zap.Logger, every time.Duration) *refusals {
 // note records one refusal: of the login of user with client id on remote
 // (any of them "" when not known yet), for reason.
 func (r *refusals) note(clientID, user, remote, reason string, fields ...zap.Field) {
-	user = transport.Clip(user)
+	user = wire.Clip(user)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -211,7 +212,7 @@ func (r *refusals) note(clientID, user, remote, reason string, fields ...zap.Fie
 	}
 	r.counts[k] = 0
 	r.log.Warn("broker refused a client", append([]zap.Field{zap.String("reason", reason), zap.String("user", user),
-		zap.String("client_id", transport.Clip(clientID)), zap.String("remote", remote)}, fields...)...)
+		zap.String("client_id", wire.Clip(clientID)), zap.String("remote", remote)}, fields...)...)
 }
 
 // flush ends a period: one line per user and reason refused again.

@@ -22,7 +22,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // startObserved starts a collector whose log the test reads; it is
@@ -47,10 +47,10 @@ func startObserved(t *testing.T, cfg Config) (*Collector, *observer.ObservedLogs
 // badDiskResult is a result whose summary names disk -1 of a one-disk
 // table: what crashed the collector. It never gets past the decoder; here
 // it stands for whatever else could make the store panic.
-func badDiskResult(rng *rand.Rand) *transport.Result {
+func badDiskResult(rng *rand.Rand) *wire.Result {
 	r := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-	r.Runs[0].System = &transport.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Summary: transport.SysSummary{Disks: []transport.DiskSummary{{I: -1}}}}
+	r.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+		Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: -1}}}}
 	return r
 }
 
@@ -63,18 +63,18 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 	defer cancel()
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "p.db"), Listen: freeAddr(t), Accounts: testAccounts(), Web: "-"})
 	rng := rand.New(rand.NewPCG(7, 8))
-	var good []*transport.Result
+	var good []*wire.Result
 	for range 20 {
 		good = append(good, fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
 	}
 	bad := badDiskResult(rng)
-	all := append([]*transport.Result{bad}, good...)
+	all := append([]*wire.Result{bad}, good...)
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, r := range all {
 		wg.Go(func() {
 			b, _ := r.MarshalMsg(nil)
-			errs[i] = col.onResult(ctx, transport.Addr{Fleet: "lab", Device: "pi-1"}, r, b)
+			errs[i] = col.onResult(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, r, b)
 		})
 	}
 	wg.Wait()
@@ -99,7 +99,7 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 	// And the next result goes through.
 	next := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	b, _ := next.MarshalMsg(nil)
-	if err := col.onResult(ctx, transport.Addr{Fleet: "lab", Device: "pi-1"}, next, b); err != nil {
+	if err := col.onResult(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, next, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,12 +114,12 @@ func TestStoredMalformedResult(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	ok := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	bad := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-	bad.Runs[0].System = &transport.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Samples: []transport.SysSample{{T: 1000, Disks: []transport.DiskRate{{I: -1}}}}}
+	bad.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+		Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}
 	if _, err := st.Ingest(ctx, []Incoming{incoming(t, ok), incoming(t, bad)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Result(ctx, bad.ID); !errors.Is(err, transport.ErrMalformed) {
+	if _, err := st.Result(ctx, bad.ID); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("reading it back: %v", err)
 	}
 	w, err := NewWeb(st, nil)
@@ -153,7 +153,7 @@ func FuzzResultViews(f *testing.F) {
 	b, _ := r.MarshalMsg(nil)
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := transport.DecodeResult(b)
+		r, err := wire.DecodeResult(b)
 		if err != nil {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestCollectorStatusForDevices: the collector publishes its retained
@@ -17,8 +18,8 @@ func TestCollectorStatusForDevices(t *testing.T) {
 	broker := "tcp://" + listen
 	col := startCollector(t, Config{DB: t.TempDir() + "/c.db", Listen: listen, Accounts: testAccounts()})
 	defer col.Close()
-	topic := transport.Topics{Prefix: prefix}.CollectorStatus()
-	read := func() *transport.Status {
+	topic := wire.Topics{Prefix: prefix}.CollectorStatus()
+	read := func() *wire.Status {
 		t.Helper()
 		c, err := rawClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
 		if err != nil {
@@ -36,7 +37,7 @@ func TestCollectorStatusForDevices(t *testing.T) {
 		}
 		select {
 		case b := <-got:
-			st, err := transport.DecodeStatus(b)
+			st, err := wire.DecodeStatus(b)
 			if err != nil {
 				t.Fatalf("collector status: %v", err)
 			}
@@ -47,14 +48,14 @@ func TestCollectorStatusForDevices(t *testing.T) {
 		}
 	}
 	first := read()
-	if first.State != transport.StatusOnline || first.BootID == "" {
+	if first.State != wire.StatusOnline || first.BootID == "" {
 		t.Fatalf("collector status %+v", first)
 	}
 	c, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged, _ := (&transport.Status{V: transport.SchemaVersion, State: transport.StatusOnline, BootID: "forged", ConnSeq: 1}).MarshalMsg(nil)
+	forged, _ := (&wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: "forged", ConnSeq: 1}).MarshalMsg(nil)
 	c.Publish(topic, 1, true, forged).WaitTimeout(5 * time.Second)
 	c.Disconnect(0)
 	if again := read(); again.BootID != first.BootID {

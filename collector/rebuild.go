@@ -6,7 +6,7 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe/machine"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // This file maps a stored result back onto the load generator's and the
@@ -14,12 +14,12 @@ import (
 // measure.FromRun and FromSystem.
 
 // reportErrors are the failed requests of a run as the reports count them.
-func reportErrors(e transport.ErrorCounts) report.Errors {
+func reportErrors(e wire.ErrorCounts) report.Errors {
 	return report.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
 }
 
 // statusMap is the status counts of l by code.
-func statusMap(l []transport.StatusCount) map[int]int64 {
+func statusMap(l []wire.StatusCount) map[int]int64 {
 	m := map[int]int64{}
 	for _, c := range l {
 		m[c.Code] += c.N
@@ -30,7 +30,7 @@ func statusMap(l []transport.StatusCount) map[int]int64 {
 // LoadResult rebuilds the load generator's Result of a run of a result
 // with the given spec, for its reports: a device's report.WriteText,
 // WriteAB or WriteWrk print the same from it as `edgebench run` did.
-func LoadResult(r *transport.Run, spec transport.RunSpec) (*report.Result, error) {
+func LoadResult(r *wire.Run, spec wire.RunSpec) (*report.Result, error) {
 	t, err := report.ParseTarget(spec.URL)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func LoadResult(r *transport.Run, spec transport.RunSpec) (*report.Result, error
 
 // SystemReport rebuilds the probe's summary of a run (without its
 // per-interval samples), for the System section of a text report.
-func SystemReport(s *transport.System) *machine.Report {
+func SystemReport(s *wire.System) *machine.Report {
 	rep := &machine.Report{Interval: float64(s.IntervalMS) / 1000, Stride: s.Stride, Warnings: s.Warnings}
 	su := &s.Summary
 	sm := machine.Summary{Seconds: su.Seconds, Samples: su.Samples, Load1: backStat(su.Load1, 0.01),
@@ -139,11 +139,11 @@ func SystemReport(s *transport.System) *machine.Report {
 	return rep
 }
 
-func back(s transport.Stat, k float64) machine.Stat {
+func back(s wire.Stat, k float64) machine.Stat {
 	return machine.Stat{Mean: float64(s.Mean) * k, Max: float64(s.Max) * k}
 }
 
-func backStat(s *transport.Stat, k float64) *machine.Stat {
+func backStat(s *wire.Stat, k float64) *machine.Stat {
 	if s == nil {
 		return nil
 	}

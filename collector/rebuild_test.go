@@ -15,7 +15,7 @@ import (
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestRunSurvivesTheWire runs a real load test with the probe on the live
@@ -41,14 +41,14 @@ func TestRunSurvivesTheWire(t *testing.T) {
 	sys := rec.Stop()
 	p.Close()
 
-	out := transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
-		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Spec: measure.SpecOf(cfg, 1, 500*time.Millisecond, nil),
-		Runs: []transport.Run{measure.FromRun(res, sys)}}
+	out := wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Spec: measure.SpecOf(cfg, 1, 500*time.Millisecond, nil),
+		Runs: []wire.Run{measure.FromRun(res, sys)}}
 	b, err := out.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := transport.DecodeResult(b)
+	in, err := wire.DecodeResult(b)
 	if err != nil {
 		t.Fatalf("decode %d bytes: %v", len(b), err)
 	}

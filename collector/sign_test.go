@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/agent"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestTriggerSignsForEachTarget: with a signing key the collector signs
@@ -22,13 +22,13 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	listen := freeAddr(t)
 	col := startCollector(t, Config{DB: t.TempDir() + "/c.db", Listen: listen, Accounts: testAccounts(), Signer: signer})
 	defer col.Close()
-	got := map[string]chan *transport.Command{}
+	got := map[string]chan *wire.Command{}
 	for _, id := range []string{"pi-1", "pi-2"} {
 		d := device(t, "tcp://"+listen, "lab", id, map[string]string{"pi-1": "one", "pi-2": "two"}[id])
 		defer d.Close()
-		ch := make(chan *transport.Command, 4)
+		ch := make(chan *wire.Command, 4)
 		got[id] = ch
-		if err := d.SubscribeCommands(func(_ context.Context, c *transport.Command) { ch <- c }); err != nil {
+		if err := d.SubscribeCommands(func(_ context.Context, c *wire.Command) { ch <- c }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,11 +36,11 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 		devs, _ := col.Store().Devices(ctx)
 		return len(devs) == 2
 	})
-	verifies := func(c *transport.Command, fleet, device string) bool {
+	verifies := func(c *wire.Command, fleet, device string) bool {
 		msg, err := c.SigningBytes(fleet, device)
 		return err == nil && verifier.Verify(msg, c.Sig) == nil
 	}
-	receive := func(id string) *transport.Command {
+	receive := func(id string) *wire.Command {
 		select {
 		case c := <-got[id]:
 			return c
@@ -49,7 +49,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 			return nil
 		}
 	}
-	spec := transport.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 2, DurationMS: 1000}
+	spec := wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 2, DurationMS: 1000}
 	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	if !verifies(c1, "lab", "pi-1") || !verifies(c2, "lab", "pi-2") {
 		t.Errorf("a device's command does not verify for it")
 	}
-	if verifies(c1, "lab", "pi-2") || verifies(c2, "lab", "pi-1") || verifies(c1, "lab", transport.AllDevices) || verifies(c1, "lab2", "pi-1") {
+	if verifies(c1, "lab", "pi-2") || verifies(c2, "lab", "pi-1") || verifies(c1, "lab", wire.AllDevices) || verifies(c1, "lab2", "pi-1") {
 		t.Errorf("a command verifies for a target it was not sent to")
 	}
 	if _, err := col.Trigger(ctx, TriggerRequest{Fleet: "lab", Spec: spec}); err != nil {
@@ -68,7 +68,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	}
 	for _, id := range []string{"pi-1", "pi-2"} {
 		c := receive(id)
-		if !verifies(c, "lab", transport.AllDevices) || verifies(c, "lab", id) {
+		if !verifies(c, "lab", wire.AllDevices) || verifies(c, "lab", id) {
 			t.Errorf("%s: the fleet's command is not signed for lab/_all alone", id)
 		}
 	}

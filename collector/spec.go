@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Spec is the work a run asked of the server: the request (method, URL,
@@ -31,7 +31,7 @@ type Spec struct {
 }
 
 // SpecOf is the Spec of a result's run spec.
-func SpecOf(rs transport.RunSpec) Spec {
+func SpecOf(rs wire.RunSpec) Spec {
 	ka := rs.KeepAlive
 	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes, Mode: rs.Mode}
 	if s.Method == "" {
@@ -187,7 +187,7 @@ func (s *Store) backfillSpecs(ctx context.Context) error {
 			return fmt.Errorf("backfill specs: %w", err)
 		}
 		spec := ""
-		if r, err := transport.DecodeResult(raw); err == nil {
+		if r, err := wire.DecodeResult(raw); err == nil {
 			spec = SpecOf(r.Spec).key()
 		}
 		specs[id] = spec

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestSpecsOfOlderResults: results stored before the store kept specs get
@@ -45,8 +45,8 @@ func TestSpecsOfOlderResults(t *testing.T) {
 
 // TestSpec: what makes two runs the same work, and how it reads.
 func TestSpec(t *testing.T) {
-	a := SpecOf(transport.RunSpec{URL: "http://pi/", Connections: 1, Rate: 2000, BodyBytes: 512, Mode: "ab",
-		Headers: []transport.Header{{Name: "x-b", Value: "2"}, {Name: "accept-encoding", Value: "gzip"}}})
+	a := SpecOf(wire.RunSpec{URL: "http://pi/", Connections: 1, Rate: 2000, BodyBytes: 512, Mode: "ab",
+		Headers: []wire.Header{{Name: "x-b", Value: "2"}, {Name: "accept-encoding", Value: "gzip"}}})
 	if got, want := a.String(), "GET http://pi/ · 1 connection · no keep-alive · open loop 2000 req/s · body 512 B · -H 'Accept-Encoding: gzip' · -H 'X-B: 2' · edgebench ab"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", pure Go
 )
@@ -235,7 +235,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // Incoming is a decoded result with the payload it came in, as the store
 // keeps both.
 type Incoming struct {
-	Result *transport.Result
+	Result *wire.Result
 	Raw    []byte
 }
 
@@ -252,7 +252,7 @@ type RunFigures struct {
 	MaxUS     float64
 	Timeouts  int64
 	Errors    int64
-	ErrBy     transport.ErrorCounts
+	ErrBy     wire.ErrorCounts
 	CPUPct    float64 // busy: 100 % less idle and iowait
 	CPUUser   float64
 	IOKBs     float64 // read plus write over the whole disks (partitions left out)
@@ -264,7 +264,7 @@ type RunFigures struct {
 
 // Figures computes the summary figures of a run. A histogram that does
 // not decode leaves the latency figures absent.
-func Figures(run *transport.Run, fp transport.Fingerprint) RunFigures {
+func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 	nan := math.NaN()
 	f := RunFigures{
 		Started: run.StartedAt, DurationS: float64(run.DurationUS) / 1e6, Completed: run.Completed,
@@ -415,7 +415,7 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 // SetStatus records a device's status message. A lost or offline message
 // of an older connection of the same boot than the one stored (a stale
 // Last Will) is ignored; it reports whether the message was applied.
-func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *transport.Status) (bool, error) {
+func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *wire.Status) (bool, error) {
 	info := "{}"
 	labels := "{}"
 	if st.Info != nil {
@@ -430,7 +430,7 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *transpo
 		}
 		labels = string(lb)
 	}
-	online := st.State == transport.StatusOnline
+	online := st.State == wire.StatusOnline
 	now := time.Now().UnixNano()
 	// A stale message: same boot, older connection, and not a birth.
 	res, err := s.w.ExecContext(ctx, `INSERT INTO devices (fleet, id, state, boot_id, conn_seq, online, info, labels, last_seen, updated)
@@ -455,7 +455,7 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *transpo
 
 // SetHeartbeats records the latest heartbeat of each device in one
 // transaction: a fleet's heartbeats cost one commit, not one each.
-func (s *Store) SetHeartbeats(ctx context.Context, hbs map[transport.Addr]*transport.Heartbeat) error {
+func (s *Store) SetHeartbeats(ctx context.Context, hbs map[wire.Addr]*wire.Heartbeat) error {
 	if len(hbs) == 0 {
 		return nil
 	}
@@ -492,7 +492,7 @@ func (s *Store) SetHeartbeats(ctx context.Context, hbs map[transport.Addr]*trans
 
 // AddCommand records a command the collector sent; target is the device
 // id or "_all".
-func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *transport.Command, raw []byte) error {
+func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *wire.Command, raw []byte) error {
 	spec, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
@@ -507,7 +507,7 @@ func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *transpo
 
 // AddEvent records a command event; a repeated one (same command, device
 // and sequence number) is stored once.
-func (s *Store) AddEvent(ctx context.Context, fleet, device string, ev *transport.Event) error {
+func (s *Store) AddEvent(ctx context.Context, fleet, device string, ev *wire.Event) error {
 	progress := ""
 	if ev.Progress != nil {
 		b, err := json.Marshal(ev.Progress)
@@ -527,19 +527,19 @@ func (s *Store) AddEvent(ctx context.Context, fleet, device string, ev *transpor
 
 // Device is what the store knows of one device.
 type Device struct {
-	Fleet        string                `json:"fleet"`
-	ID           string                `json:"id"`
-	State        string                `json:"state"`
-	Online       bool                  `json:"online"`
-	BootID       string                `json:"boot_id,omitempty"`
-	ConnSeq      uint64                `json:"conn_seq"`
-	Info         *transport.DeviceInfo `json:"info,omitempty"`
-	Labels       map[string]string     `json:"labels,omitempty"`
-	Heartbeat    *transport.Heartbeat  `json:"heartbeat,omitempty"`
-	BusyCommand  string                `json:"busy_cmd,omitempty"`
-	LastSeen     time.Time             `json:"last_seen"`
-	LastResult   string                `json:"last_result,omitempty"`
-	LastResultAt time.Time             `json:"last_result_at,omitzero"`
+	Fleet        string            `json:"fleet"`
+	ID           string            `json:"id"`
+	State        string            `json:"state"`
+	Online       bool              `json:"online"`
+	BootID       string            `json:"boot_id,omitempty"`
+	ConnSeq      uint64            `json:"conn_seq"`
+	Info         *wire.DeviceInfo  `json:"info,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Heartbeat    *wire.Heartbeat   `json:"heartbeat,omitempty"`
+	BusyCommand  string            `json:"busy_cmd,omitempty"`
+	LastSeen     time.Time         `json:"last_seen"`
+	LastResult   string            `json:"last_result,omitempty"`
+	LastResultAt time.Time         `json:"last_result_at,omitzero"`
 }
 
 // Field is the value of a system-info field or label of the device, for
@@ -593,7 +593,7 @@ func (s *Store) Devices(ctx context.Context) ([]Device, error) {
 		}
 		d.ConnSeq = uint64(seq)
 		if info != "{}" && info != "" {
-			d.Info = new(transport.DeviceInfo)
+			d.Info = new(wire.DeviceInfo)
 			if err := json.Unmarshal([]byte(info), d.Info); err != nil {
 				return nil, fmt.Errorf("devices: %s/%s info: %w", d.Fleet, d.ID, err)
 			}
@@ -602,7 +602,7 @@ func (s *Store) Devices(ctx context.Context) ([]Device, error) {
 			return nil, fmt.Errorf("devices: %s/%s labels: %w", d.Fleet, d.ID, err)
 		}
 		if hb != "" {
-			d.Heartbeat = new(transport.Heartbeat)
+			d.Heartbeat = new(wire.Heartbeat)
 			if err := json.Unmarshal([]byte(hb), d.Heartbeat); err != nil {
 				return nil, fmt.Errorf("devices: %s/%s heartbeat: %w", d.Fleet, d.ID, err)
 			}
@@ -742,7 +742,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 }
 
 // Result returns a stored result, decoded from the payload it came in.
-func (s *Store) Result(ctx context.Context, id string) (*transport.Result, error) {
+func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
 	var raw []byte
 	err := s.r.QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -751,7 +751,7 @@ func (s *Store) Result(ctx context.Context, id string) (*transport.Result, error
 	if err != nil {
 		return nil, fmt.Errorf("result %s: %w", id, err)
 	}
-	r, err := transport.DecodeResult(raw)
+	r, err := wire.DecodeResult(raw)
 	if err != nil {
 		return nil, fmt.Errorf("result %s: stored payload: %w", id, err)
 	}
@@ -801,15 +801,15 @@ func (s *Store) CountResults(ctx context.Context) (results, runs int64, err erro
 
 // Event is a stored command event.
 type Event struct {
-	CommandID string               `json:"cmd_id"`
-	Fleet     string               `json:"fleet"`
-	Device    string               `json:"device"`
-	Seq       uint32               `json:"seq"`
-	State     transport.EventState `json:"state"`
-	Reason    string               `json:"reason,omitempty"`
-	ResultID  string               `json:"result_id,omitempty"`
-	Progress  *transport.Progress  `json:"progress,omitempty"`
-	At        time.Time            `json:"at"`
+	CommandID string          `json:"cmd_id"`
+	Fleet     string          `json:"fleet"`
+	Device    string          `json:"device"`
+	Seq       uint32          `json:"seq"`
+	State     wire.EventState `json:"state"`
+	Reason    string          `json:"reason,omitempty"`
+	ResultID  string          `json:"result_id,omitempty"`
+	Progress  *wire.Progress  `json:"progress,omitempty"`
+	At        time.Time       `json:"at"`
 }
 
 // Events lists a command's events by device and sequence.
@@ -829,7 +829,7 @@ func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
 			return nil, fmt.Errorf("events %s: %w", commandID, err)
 		}
 		if progress != "" {
-			e.Progress = new(transport.Progress)
+			e.Progress = new(wire.Progress)
 			if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
 				return nil, fmt.Errorf("events %s: progress: %w", commandID, err)
 			}

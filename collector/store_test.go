@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestIngestIdempotentAndDurable(t *testing.T) {
@@ -91,8 +91,8 @@ func TestIngestIdempotentAndDurable(t *testing.T) {
 func TestIngestAbsentFigures(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	r := &transport.Result{V: 1, ID: transport.NewID(), Fleet: "lab", Device: "bare", CreatedAt: time.Now(), Outcome: transport.StateSucceeded,
-		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 1e6, Completed: 10}}}
+	r := &wire.Result{V: 1, ID: wire.NewID(), Fleet: "lab", Device: "bare", CreatedAt: time.Now(), Outcome: wire.StateSucceeded,
+		Runs: []wire.Run{{StartedAt: time.Now(), DurationUS: 1e6, Completed: 10}}}
 	if _, err := s.Ingest(ctx, []Incoming{incoming(t, r)}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,17 +108,17 @@ func TestIngestAbsentFigures(t *testing.T) {
 func TestStatusStaleWillIgnored(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	info := &transport.DeviceInfo{Board: "Raspberry Pi 4", Labels: map[string]string{"site": "attic"}}
+	info := &wire.DeviceInfo{Board: "Raspberry Pi 4", Labels: map[string]string{"site": "attic"}}
 	steps := []struct {
-		st      transport.Status
+		st      wire.Status
 		applied bool
 		online  bool
 	}{
-		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b1", ConnSeq: 1, Info: info}, true, true},
-		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b1", ConnSeq: 2, Info: info}, true, true},
-		{transport.Status{V: 1, State: transport.StatusLost, BootID: "b1", ConnSeq: 1}, false, true}, // stale will
-		{transport.Status{V: 1, State: transport.StatusLost, BootID: "b1", ConnSeq: 2}, true, false},
-		{transport.Status{V: 1, State: transport.StatusOnline, BootID: "b2", ConnSeq: 1, Info: info}, true, true},
+		{wire.Status{V: 1, State: wire.StatusOnline, BootID: "b1", ConnSeq: 1, Info: info}, true, true},
+		{wire.Status{V: 1, State: wire.StatusOnline, BootID: "b1", ConnSeq: 2, Info: info}, true, true},
+		{wire.Status{V: 1, State: wire.StatusLost, BootID: "b1", ConnSeq: 1}, false, true}, // stale will
+		{wire.Status{V: 1, State: wire.StatusLost, BootID: "b1", ConnSeq: 2}, true, false},
+		{wire.Status{V: 1, State: wire.StatusOnline, BootID: "b2", ConnSeq: 1, Info: info}, true, true},
 	}
 	for i, st := range steps {
 		applied, err := s.SetStatus(ctx, "lab", "pi-1", &st.st)
@@ -148,15 +148,15 @@ func TestStatusStaleWillIgnored(t *testing.T) {
 func TestEventsAndCommands(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	cmd := &transport.Command{V: 1, ID: transport.NewID(), IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute), Kind: transport.KindLoadTest}
+	cmd := &wire.Command{V: 1, ID: wire.NewID(), IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute), Kind: wire.KindLoadTest}
 	if err := s.AddCommand(ctx, "lab", "_all", cmd, []byte{0x80}); err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []transport.Event{
-		{V: 1, CommandID: cmd.ID, Seq: 1, State: transport.StateAccepted, At: time.Now()},
-		{V: 1, CommandID: cmd.ID, Seq: 2, State: transport.StateRunning, Progress: &transport.Progress{ElapsedMS: 1000, Completed: 900, RPS: 900}, At: time.Now()},
-		{V: 1, CommandID: cmd.ID, Seq: 2, State: transport.StateRunning, At: time.Now()}, // redelivered
-		{V: 1, CommandID: cmd.ID, Seq: 3, State: transport.StateSucceeded, ResultID: "R1", At: time.Now()},
+	for _, ev := range []wire.Event{
+		{V: 1, CommandID: cmd.ID, Seq: 1, State: wire.StateAccepted, At: time.Now()},
+		{V: 1, CommandID: cmd.ID, Seq: 2, State: wire.StateRunning, Progress: &wire.Progress{ElapsedMS: 1000, Completed: 900, RPS: 900}, At: time.Now()},
+		{V: 1, CommandID: cmd.ID, Seq: 2, State: wire.StateRunning, At: time.Now()}, // redelivered
+		{V: 1, CommandID: cmd.ID, Seq: 3, State: wire.StateSucceeded, ResultID: "R1", At: time.Now()},
 	} {
 		if err := s.AddEvent(ctx, "lab", "pi-1", &ev); err != nil {
 			t.Fatal(err)
@@ -238,15 +238,15 @@ func TestGroupRuns(t *testing.T) {
 // (as a heartbeat was written before) against one for all.
 func BenchmarkHeartbeats(b *testing.B) {
 	ctx := context.Background()
-	hbs := map[transport.Addr]*transport.Heartbeat{}
+	hbs := map[wire.Addr]*wire.Heartbeat{}
 	for i := range 1000 {
-		hbs[transport.Addr{Fleet: "lab", Device: fmt.Sprintf("pi-%04d", i)}] = &transport.Heartbeat{V: transport.SchemaVersion, At: time.Now().UTC(), UptimeS: 60}
+		hbs[wire.Addr{Fleet: "lab", Device: fmt.Sprintf("pi-%04d", i)}] = &wire.Heartbeat{V: wire.SchemaVersion, At: time.Now().UTC(), UptimeS: 60}
 	}
 	b.Run("one-each", func(b *testing.B) {
 		s := openTestStore(b)
 		for b.Loop() {
 			for a, hb := range hbs {
-				if err := s.SetHeartbeats(ctx, map[transport.Addr]*transport.Heartbeat{a: hb}); err != nil {
+				if err := s.SetHeartbeats(ctx, map[wire.Addr]*wire.Heartbeat{a: hb}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 )
 
@@ -25,7 +26,7 @@ func TestEmbeddedBrokerTLS(t *testing.T) {
 
 	dial := func(broker, id, caFile, certFile, keyFile string) *transport.Client {
 		t.Helper()
-		sp, err := transport.OpenSpool(t.TempDir(), transport.SpoolLimits{})
+		sp, err := spool.Open(t.TempDir(), spool.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TriggerRequest asks devices to run a load test. Exactly one way of
@@ -21,11 +22,11 @@ import (
 // topic), or Select (the known devices whose labels or system-info fields
 // match every pair, optionally within Fleet).
 type TriggerRequest struct {
-	Fleet  string                 `json:"fleet,omitempty"`
-	Device string                 `json:"device,omitempty"`
-	Select map[string]string      `json:"select,omitempty"`
-	Spec   transport.LoadTestSpec `json:"spec"`
-	TTL    time.Duration          `json:"ttl,omitempty"` // until the command expires; default 10 min
+	Fleet  string            `json:"fleet,omitempty"`
+	Device string            `json:"device,omitempty"`
+	Select map[string]string `json:"select,omitempty"`
+	Spec   wire.LoadTestSpec `json:"spec"`
+	TTL    time.Duration     `json:"ttl,omitempty"` // until the command expires; default 10 min
 }
 
 // Triggered is what Trigger sent.
@@ -89,7 +90,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			}
 		}
 	default:
-		targets = append(targets, target{req.Fleet, transport.AllDevices})
+		targets = append(targets, target{req.Fleet, wire.AllDevices})
 		for _, d := range devs {
 			if d.Fleet == req.Fleet && d.Online {
 				expected = append(expected, d.Fleet+"/"+d.ID)
@@ -100,10 +101,10 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 		return nil, fmt.Errorf("trigger: %w", ErrNoDevices)
 	}
 	now := time.Now().UTC()
-	cmd := &transport.Command{V: transport.SchemaVersion, ID: transport.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
-		Kind: transport.KindLoadTest, Spec: transport.CommandSpec{LoadTest: &req.Spec}}
+	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
+		Kind: wire.KindLoadTest, Spec: wire.CommandSpec{LoadTest: &req.Spec}}
 	out := &Triggered{CommandID: cmd.ID}
-	topics := transport.Topics{Prefix: c.cfg.Prefix}
+	topics := wire.Topics{Prefix: c.cfg.Prefix}
 	for _, t := range targets {
 		cmd, err := c.sign(cmd, t.fleet, t.device)
 		if err != nil {
@@ -119,9 +120,9 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 		if err := c.client.PublishCommand(ctx, t.fleet, t.device, cmd); err != nil {
 			return nil, fmt.Errorf("trigger: %w", err)
 		}
-		topic, _ := topics.Topic(t.fleet, t.device, transport.TopicCmd)
+		topic, _ := topics.Topic(t.fleet, t.device, wire.TopicCmd)
 		out.Topics = append(out.Topics, topic)
-		if t.device != transport.AllDevices {
+		if t.device != wire.AllDevices {
 			out.Devices = append(out.Devices, t.fleet+"/"+t.device)
 		}
 	}
@@ -133,7 +134,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 
 // sign returns cmd signed for the cmd topic of fleet and device, or cmd
 // itself without a Signer.
-func (c *Collector) sign(cmd *transport.Command, fleet, device string) (*transport.Command, error) {
+func (c *Collector) sign(cmd *wire.Command, fleet, device string) (*wire.Command, error) {
 	if c.cfg.Signer == nil {
 		return cmd, nil
 	}

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // webFiles are the page templates and the chart script. The script is
@@ -232,7 +232,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 // RunCharts builds the run page's chart data: requests/s and latency per
 // second of the load timeline, and CPU, IO and temperature per probe
 // sample. It returns JSON strings for the pages' data-chart attributes.
-func RunCharts(run *transport.Run) []string {
+func RunCharts(run *wire.Run) []string {
 	var out []string
 	if n := len(run.Timeline); n > 0 {
 		x := make([]float64, n)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func newTestWeb(t *testing.T) (*httptest.Server, *Store) {
@@ -307,9 +307,9 @@ func seedWebExtras(t *testing.T, s *Store) (failed, repeated string) {
 	at := time.Date(2025, 3, 3, 10, 0, 0, 0, time.UTC)
 	f := fakeResult(rng, "lab", "pi-3", nil, at, 0, 800)
 	f.Spec.URL = "http://127.0.0.1:1/"
-	f.Outcome, f.Reason = transport.StateFailed, "connection refused: 127.0.0.1:1"
+	f.Outcome, f.Reason = wire.StateFailed, "connection refused: 127.0.0.1:1"
 	f.Runs[0].Completed, f.Runs[0].OK, f.Runs[0].Latency, f.Runs[0].Timeline = 0, 0, nil, nil
-	f.Runs[0].Errors = transport.ErrorCounts{Connect: 10}
+	f.Runs[0].Errors = wire.ErrorCounts{Connect: 10}
 	r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at.Add(time.Minute), 1000, 800)
 	r.Spec.URL = "http://127.0.0.1:8080/index.html"
 	r.Spec.Repeat = 3
@@ -317,7 +317,7 @@ func seedWebExtras(t *testing.T, s *Store) (failed, repeated string) {
 		r.Runs = append(r.Runs, fakeRun(rng, at.Add(time.Duration(i)*15*time.Second), 1000, 800, 3500))
 	}
 	for _, sec := range []int{3, 4} {
-		r.Runs[1].Timeline[sec] = transport.Second{T: int32(sec)}
+		r.Runs[1].Timeline[sec] = wire.Second{T: int32(sec)}
 	}
 	if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, f), incoming(t, r)}); err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func TestWebRunAndFleet(t *testing.T) {
 // TestRunChartsLatencyGap: a second in which no request completed has no
 // latency: the chart's data has a gap there, not 0 ms.
 func TestRunChartsLatencyGap(t *testing.T) {
-	run := &transport.Run{Timeline: []transport.Second{
+	run := &wire.Run{Timeline: []wire.Second{
 		{T: 0, Completed: 5, P50US: 1000, P99US: 3000}, {T: 1}, {T: 2, Completed: 4, Errors: 1, P50US: 1200, P99US: 2500}}}
 	charts := RunCharts(run)
 	var lat lineSpec

@@ -4,13 +4,13 @@ import (
 	"runtime"
 
 	"github.com/edgebench/edgebench/probe"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // DeviceInfo is the system info of the birth message, and the boot id,
 // read below root.
-func DeviceInfo(root, version string, labels map[string]string) (*transport.DeviceInfo, string) {
-	di := &transport.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
+func DeviceInfo(root, version string, labels map[string]string) (*wire.DeviceInfo, string) {
+	di := &wire.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
 	info, err := probe.SystemInfo(root)
 	if err != nil || info == nil {
 		return di, ""
@@ -24,10 +24,10 @@ func DeviceInfo(root, version string, labels map[string]string) (*transport.Devi
 
 // FingerprintOf is the part of a result's fingerprint the device's info
 // gives: agent version, kernel, OS, board, CPU, memory, governor.
-func FingerprintOf(i *transport.DeviceInfo) transport.Fingerprint {
+func FingerprintOf(i *wire.DeviceInfo) wire.Fingerprint {
 	if i == nil {
-		return transport.Fingerprint{}
+		return wire.Fingerprint{}
 	}
-	return transport.Fingerprint{AgentVersion: i.AgentVersion, Kernel: i.Kernel, OS: i.OS, Arch: i.Arch, Board: i.Board,
+	return wire.Fingerprint{AgentVersion: i.AgentVersion, Kernel: i.Kernel, OS: i.OS, Arch: i.Arch, Board: i.Board,
 		CPUModel: i.CPUModel, Cores: i.Cores, MemKB: i.MemKB, Governor: i.Governor, MaxFreqMHz: i.MaxFreqMHz}
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -118,7 +118,7 @@ func TestAddRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs[1].System.Warnings = []string{"a warning"}
-	res := &transport.Result{}
+	res := &wire.Result{}
 	AddRuns(res, runs)
 	if len(res.Runs) != 2 || res.Repeat == nil || res.Repeat.Runs != 2 || res.Fingerprint.Server != "measure-test" ||
 		len(res.Warnings) != len(runs[0].System.Warnings)+1 || res.Runs[1].System == nil || res.Runs[0].Completed != 50 {

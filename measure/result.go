@@ -2,14 +2,14 @@ package measure
 
 import (
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // AddRuns adds the runs to res as the wire carries them: each run with
 // what the probe saw, the spread of repeated runs, the probe's warnings,
 // and what the runs tell of the device to its fingerprint (the target's
 // Server header, throttling during a run).
-func AddRuns(res *transport.Result, runs []Run) {
+func AddRuns(res *wire.Result, runs []Run) {
 	for _, r := range runs {
 		res.Runs = append(res.Runs, FromRun(r.Load, r.System))
 		if r.System != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe/machine"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // This file maps the load generator's and the probe's results onto the
@@ -25,8 +25,8 @@ const (
 
 // FromRun converts one measured run and what the probe saw during it (nil
 // with --no-probe).
-func FromRun(res *report.Result, sys *machine.Report) transport.Run {
-	r := transport.Run{
+func FromRun(res *report.Result, sys *machine.Report) wire.Run {
+	r := wire.Run{
 		StartedAt:   res.Start.UTC(),
 		DurationUS:  res.Duration.Microseconds(),
 		Interrupted: res.Interrupted,
@@ -38,7 +38,7 @@ func FromRun(res *report.Result, sys *machine.Report) transport.Run {
 		StatusCodes: statusCounts(res.StatusCodes), Sent: res.Sent, KeepAliveResponses: res.KeepAliveResponses,
 	}
 	if d := res.Drained; d.Requests > 0 {
-		r.Drained = &transport.DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),
+		r.Drained = &wire.DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),
 			Cut: d.Cut, StatusCodes: statusCounts(d.StatusCodes), Bytes: d.Bytes, BodyBytes: d.BodyBytes, Connects: d.Connects}
 	}
 	hist := func(h *report.Histogram, digits int) []byte {
@@ -57,7 +57,7 @@ func FromRun(res *report.Result, sys *machine.Report) transport.Run {
 	r.Latency, r.Connect = hist(res.Latency, WireDigits), hist(res.Connect, WireDigits)
 	r.Waiting, r.Processing = hist(res.Waiting, WirePhaseDigits), hist(res.Processing, WirePhaseDigits)
 	for _, s := range res.Timeline {
-		r.Timeline = append(r.Timeline, transport.Second{T: int32(s.T), Completed: s.Completed, Errors: s.Errors, P50US: s.P50, P99US: s.P99})
+		r.Timeline = append(r.Timeline, wire.Second{T: int32(s.T), Completed: s.Completed, Errors: s.Errors, P50US: s.P50, P99US: s.P99})
 	}
 	if sys != nil {
 		r.System = FromSystem(sys, res.Start)
@@ -65,27 +65,27 @@ func FromRun(res *report.Result, sys *machine.Report) transport.Run {
 	return r
 }
 
-func errorCounts(e report.Errors) transport.ErrorCounts {
-	return transport.ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+func errorCounts(e report.Errors) wire.ErrorCounts {
+	return wire.ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
 }
 
 // statusCounts lists the counts of m by increasing code.
-func statusCounts(m map[int]int64) []transport.StatusCount {
+func statusCounts(m map[int]int64) []wire.StatusCount {
 	codes := make([]int, 0, len(m))
 	for c := range m {
 		codes = append(codes, c)
 	}
 	sort.Ints(codes)
-	var out []transport.StatusCount
+	var out []wire.StatusCount
 	for _, c := range codes {
-		out = append(out, transport.StatusCount{Code: c, N: m[c]})
+		out = append(out, wire.StatusCount{Code: c, N: m[c]})
 	}
 	return out
 }
 
 // SpecOf is the RunSpec of a load test's configuration.
-func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []string) transport.RunSpec {
-	s := transport.RunSpec{
+func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []string) wire.RunSpec {
+	s := wire.RunSpec{
 		URL: cfg.URL, Method: cfg.Method, BodyBytes: int64(len(cfg.Body)), Connections: cfg.Connections,
 		Threads: cfg.Threads, Requests: cfg.Requests, DurationMS: cfg.Duration.Milliseconds(), Rate: cfg.Rate,
 		KeepAlive: cfg.KeepAlive, TimeoutMS: cfg.Timeout.Milliseconds(), WarmupMS: cfg.Warmup.Milliseconds(),
@@ -101,17 +101,17 @@ func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []stri
 		s.Method = "GET"
 	}
 	for _, h := range cfg.Headers {
-		s.Headers = append(s.Headers, transport.Header{Name: h.Name, Value: h.Value})
+		s.Headers = append(s.Headers, wire.Header{Name: h.Name, Value: h.Value})
 	}
 	return s
 }
 
 // RepeatOf is the wire form of loadgen's spread across repeated runs.
-func RepeatOf(s report.Repeated) *transport.Repeat {
-	sp := func(x report.Spread) transport.Spread {
-		return transport.Spread{Mean: x.Mean, StdDev: x.StdDev, CILow: x.CILow, CIHigh: x.CIHigh, Min: x.Min, Max: x.Max}
+func RepeatOf(s report.Repeated) *wire.Repeat {
+	sp := func(x report.Spread) wire.Spread {
+		return wire.Spread{Mean: x.Mean, StdDev: x.StdDev, CILow: x.CILow, CIHigh: x.CIHigh, Min: x.Min, Max: x.Max}
 	}
-	return &transport.Repeat{Runs: s.Runs, RPS: sp(s.RPS), P50US: sp(s.P50), P99US: sp(s.P99), RSDPct: s.RSD}
+	return &wire.Repeat{Runs: s.Runs, RPS: sp(s.RPS), P50US: sp(s.P50), P99US: sp(s.P99), RSDPct: s.RSD}
 }
 
 // Units of the wire: basis points, KiB, 0.1 °C.
@@ -119,10 +119,10 @@ func bp(pct float64) int32     { return int32(math.Round(pct * 100)) }
 func kib(bytes float64) int64  { return int64(math.Round(bytes / 1024)) }
 func dc(celsius float64) int32 { return int32(math.Round(celsius * 10)) }
 func round64(v float64) int64  { return int64(math.Round(v)) }
-func statOf(s machine.Stat, scale func(float64) float64) transport.Stat {
-	return transport.Stat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
+func statOf(s machine.Stat, scale func(float64) float64) wire.Stat {
+	return wire.Stat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
 }
-func optStat(s *machine.Stat, scale func(float64) float64) *transport.Stat {
+func optStat(s *machine.Stat, scale func(float64) float64) *wire.Stat {
 	if s == nil {
 		return nil
 	}
@@ -155,14 +155,14 @@ func (n *names) of(s string) int32 {
 
 // FromSystem converts a probe report; sample times become milliseconds
 // after start.
-func FromSystem(rep *machine.Report, start time.Time) *transport.System {
-	sys := &transport.System{IntervalMS: int64(rep.Interval * 1000), Stride: rep.Stride, Warnings: rep.Warnings}
+func FromSystem(rep *machine.Report, start time.Time) *wire.System {
+	sys := &wire.System{IntervalMS: int64(rep.Interval * 1000), Stride: rep.Stride, Warnings: rep.Warnings}
 	var disks, nets, zones, procs names
 	partition := map[int32]bool{}
 	for _, s := range rep.Samples {
-		w := transport.SysSample{T: int32(s.Time.Sub(start).Milliseconds())}
+		w := wire.SysSample{T: int32(s.Time.Sub(start).Milliseconds())}
 		if c := s.CPU; c != nil {
-			w.CPU = &transport.CPUShares{User: bp(c.User), Nice: bp(c.Nice), System: bp(c.System), Idle: bp(c.Idle),
+			w.CPU = &wire.CPUShares{User: bp(c.User), Nice: bp(c.Nice), System: bp(c.System), Idle: bp(c.Idle),
 				IOWait: bp(c.IOWait), IRQ: bp(c.IRQ), SoftIRQ: bp(c.SoftIRQ), Steal: bp(c.Steal)}
 		}
 		for _, c := range s.PerCPU {
@@ -175,21 +175,21 @@ func FromSystem(rep *machine.Report, start time.Time) *transport.System {
 		w.Ctxt, w.Intr = optRound(s.ContextSwitches), optRound(s.Interrupts)
 		w.Running, w.Blocked = optInt32(s.Running), optInt32(s.Blocked)
 		if m := s.Mem; m != nil {
-			w.Mem = &transport.MemSample{Used: int64(m.Used / 1024), Free: int64(m.Free / 1024), Available: optKiB(m.Available),
+			w.Mem = &wire.MemSample{Used: int64(m.Used / 1024), Free: int64(m.Free / 1024), Available: optKiB(m.Available),
 				Buffers: optKiB(m.Buffers), Cached: optKiB(m.Cached), Dirty: optKiB(m.Dirty), SwapUsed: optKiB(m.SwapUsed)}
 		}
 		for _, d := range s.Disks {
 			i := disks.of(d.Name)
 			partition[i] = d.Partition
-			w.Disks = append(w.Disks, transport.DiskRate{I: i, ReadKBs: kib(d.ReadBps), WriteKBs: kib(d.WriteBps),
+			w.Disks = append(w.Disks, wire.DiskRate{I: i, ReadKBs: kib(d.ReadBps), WriteKBs: kib(d.WriteBps),
 				ReadIOPS: int32(math.Round(d.ReadIOPS)), WriteIOPS: int32(math.Round(d.WriteIOPS)), BusyBP: bp(d.Busy)})
 		}
 		for _, n := range s.Nets {
-			w.Nets = append(w.Nets, transport.NetRate{I: nets.of(n.Name), RxKBs: kib(n.RxBps), TxKBs: kib(n.TxBps),
+			w.Nets = append(w.Nets, wire.NetRate{I: nets.of(n.Name), RxKBs: kib(n.RxBps), TxKBs: kib(n.TxBps),
 				RxPps: round64(n.RxPps), TxPps: round64(n.TxPps)})
 		}
 		if p := s.PSI; p != nil {
-			w.PSI = &transport.PSIShares{CPUSome: optBP(p.CPUSome), IOSome: optBP(p.IOSome), IOFull: optBP(p.IOFull),
+			w.PSI = &wire.PSIShares{CPUSome: optBP(p.CPUSome), IOSome: optBP(p.IOSome), IOFull: optBP(p.IOFull),
 				MemSome: optBP(p.MemSome), MemFull: optBP(p.MemFull)}
 		}
 		for _, t := range s.Temps {
@@ -211,7 +211,7 @@ func FromSystem(rep *machine.Report, start time.Time) *transport.System {
 			w.Throttle = &v
 		}
 		for _, p := range s.Procs {
-			pr := transport.ProcRate{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count)}
+			pr := wire.ProcRate{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count)}
 			if p.CPU != nil {
 				v := bp(*p.CPU)
 				pr.CPUBP = &v
@@ -223,10 +223,10 @@ func FromSystem(rep *machine.Report, start time.Time) *transport.System {
 		sys.Samples = append(sys.Samples, w)
 	}
 	sm := &rep.Summary
-	su := transport.SysSummary{Seconds: sm.Seconds, Samples: sm.Samples, Load1: optStat(sm.Load1, x100),
+	su := wire.SysSummary{Seconds: sm.Seconds, Samples: sm.Samples, Load1: optStat(sm.Load1, x100),
 		Ctxt: optStat(sm.ContextSwitches, ident), Intr: optStat(sm.Interrupts, ident)}
 	if c := sm.CPU; c != nil {
-		su.CPU = &transport.CPUSummary{User: statOf(c.User, pctToBP), Nice: statOf(c.Nice, pctToBP), System: statOf(c.System, pctToBP),
+		su.CPU = &wire.CPUSummary{User: statOf(c.User, pctToBP), Nice: statOf(c.Nice, pctToBP), System: statOf(c.System, pctToBP),
 			Idle: statOf(c.Idle, pctToBP), IOWait: statOf(c.IOWait, pctToBP), IRQ: statOf(c.IRQ, pctToBP),
 			SoftIRQ: statOf(c.SoftIRQ, pctToBP), Steal: statOf(c.Steal, pctToBP)}
 	}
@@ -234,22 +234,22 @@ func FromSystem(rep *machine.Report, start time.Time) *transport.System {
 		su.CoreBusyBP = append(su.CoreBusyBP, statOf(c.Stat, pctToBP))
 	}
 	if m := sm.Mem; m != nil {
-		su.Mem = &transport.MemSummary{TotalKB: int64(m.Total / 1024), Used: statOf(m.Used, bytesToKiB), Free: statOf(m.Free, bytesToKiB),
+		su.Mem = &wire.MemSummary{TotalKB: int64(m.Total / 1024), Used: statOf(m.Used, bytesToKiB), Free: statOf(m.Free, bytesToKiB),
 			Available: optStat(m.Available, bytesToKiB), Buffers: optStat(m.Buffers, bytesToKiB), Cached: optStat(m.Cached, bytesToKiB),
 			Dirty: optStat(m.Dirty, bytesToKiB), SwapUsed: optStat(m.SwapUsed, bytesToKiB)}
 	}
 	for _, d := range sm.Disks {
 		i := disks.of(d.Name)
 		partition[i] = d.Partition
-		su.Disks = append(su.Disks, transport.DiskSummary{I: i, ReadKBs: statOf(d.ReadKBs, ident), WriteKBs: statOf(d.WriteKBs, ident),
+		su.Disks = append(su.Disks, wire.DiskSummary{I: i, ReadKBs: statOf(d.ReadKBs, ident), WriteKBs: statOf(d.WriteKBs, ident),
 			ReadIOPS: statOf(d.ReadIOPS, ident), WriteIOPS: statOf(d.WriteIOPS, ident), BusyBP: statOf(d.Busy, pctToBP)})
 	}
 	for _, n := range sm.Nets {
-		su.Nets = append(su.Nets, transport.NetSummary{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
+		su.Nets = append(su.Nets, wire.NetSummary{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
 			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident)})
 	}
 	if p := sm.PSI; p != nil {
-		su.PSI = &transport.PSISummary{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
+		su.PSI = &wire.PSISummary{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
 			MemSome: optStat(p.MemSome, pctToBP), MemFull: optStat(p.MemFull, pctToBP)}
 	}
 	if sm.TempMaxC != nil {
@@ -262,7 +262,7 @@ func FromSystem(rep *machine.Report, start time.Time) *transport.System {
 		su.Throttled = &v
 	}
 	for _, p := range sm.Procs {
-		ps := transport.ProcSummary{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
+		ps := wire.ProcSummary{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
 			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
 		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
 		su.Procs = append(su.Procs, ps)

@@ -15,6 +15,9 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/edgebench/edgebench/spool"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // testBroker is an in-process mochi broker on a fixed loopback address,
@@ -194,16 +197,16 @@ func dial(t testing.TB, cfg ClientConfig, opts Options) *Client {
 // of deliveries.
 type store struct {
 	mu         sync.Mutex
-	results    map[string]*Result
+	results    map[string]*wire.Result
 	deliveries map[string]int
-	fail       func(*Result) error // optional: fail a delivery
+	fail       func(*wire.Result) error // optional: fail a delivery
 }
 
 func newStore() *store {
-	return &store{results: map[string]*Result{}, deliveries: map[string]int{}}
+	return &store{results: map[string]*wire.Result{}, deliveries: map[string]int{}}
 }
 
-func (s *store) handle(ctx context.Context, from Addr, r *Result, _ []byte) error {
+func (s *store) handle(ctx context.Context, from wire.Addr, r *wire.Result, _ []byte) error {
 	s.mu.Lock()
 	s.deliveries[r.ID]++
 	fail := s.fail
@@ -248,17 +251,17 @@ func ctx10(t testing.TB) context.Context {
 }
 
 // smallResult is a result small enough to make many of.
-func smallResult() *Result {
-	return &Result{V: SchemaVersion, ID: NewID(), CreatedAt: time.Now().UTC(), Kind: KindLoadTest,
-		Outcome: StateSucceeded, Spec: RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
-		Runs: []Run{{Completed: 10, OK: 10, Timeline: []Second{{T: 0, Completed: 10}}}}}
+func smallResult() *wire.Result {
+	return &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), CreatedAt: time.Now().UTC(), Kind: wire.KindLoadTest,
+		Outcome: wire.StateSucceeded, Spec: wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
+		Runs: []wire.Run{{Completed: 10, OK: 10, Timeline: []wire.Second{{T: 0, Completed: 10}}}}}
 }
 
 // collector dials a collector client with a result subscriber, which
 // announces itself to the devices as the collector's does.
 func collector(t testing.TB, broker string, st *store, group string) (*Client, *Subscriber) {
 	t.Helper()
-	c := dial(t, fastConfig(broker, "", "", "collector-"+NewID()), Options{Workers: 2, AnnounceCollector: true})
+	c := dial(t, fastConfig(broker, "", "", "collector-"+wire.NewID()), Options{Workers: 2, AnnounceCollector: true})
 	sub, err := NewSubscriber(c, SubscriberConfig{Group: group, Handler: st.handle})
 	if err != nil {
 		t.Fatal(err)
@@ -270,9 +273,9 @@ func collector(t testing.TB, broker string, st *store, group string) (*Client, *
 }
 
 // device dials a device client with a spool in dir.
-func device(t testing.TB, broker, dir string, opts Options) (*Client, *Spool) {
+func device(t testing.TB, broker, dir string, opts Options) (*Client, *spool.Spool) {
 	t.Helper()
-	sp, err := OpenSpool(dir, SpoolLimits{})
+	sp, err := spool.Open(dir, spool.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

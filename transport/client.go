@@ -18,6 +18,9 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/spool"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // ClientConfig says where and as whom to connect.
@@ -30,7 +33,7 @@ type ClientConfig struct {
 	CertFile string // optional client certificate (PEM) ...
 	KeyFile  string // ... and its key
 
-	Prefix string // topic prefix; default DefaultPrefix
+	Prefix string // topic prefix; default wire.DefaultPrefix
 	Fleet  string
 	Device string // a device's own id; empty for a collector
 
@@ -38,7 +41,7 @@ type ClientConfig struct {
 	ConnectTimeout time.Duration // one connection attempt; default 10 s
 	RetryInterval  time.Duration // first wait between attempts; default 5 s
 	MaxRetryWait   time.Duration // longest wait between reconnects; default 1 min
-	MaxPayload     int           // size cap on decoded messages; default DefaultMaxPayload
+	MaxPayload     int           // size cap on decoded messages; default wire.DefaultMaxPayload
 }
 
 // Options are what a Client does besides connecting.
@@ -50,11 +53,11 @@ type Options struct {
 	// the time) retained on the status topic, and the Last Will of that
 	// connection is the same status with State lost. Close publishes
 	// offline. V, State, ConnSeq and At are filled in.
-	Birth *Status
+	Birth *wire.Status
 
 	// Spool, when set, holds results until the collector acks them; it is
 	// replayed on every connect and every ResendInterval.
-	Spool          *Spool
+	Spool          *spool.Spool
 	ResendInterval time.Duration // default 1 min
 
 	// OnConnect is called after every connect, once subscriptions are
@@ -94,7 +97,7 @@ type Client struct {
 	cfg    ClientConfig
 	opts   Options
 	log    *zap.Logger
-	topics Topics
+	topics wire.Topics
 	pc     mqtt.Client
 
 	ctx    context.Context
@@ -186,12 +189,12 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 	}
 	c := &Client{
 		cfg: cfg, opts: opts, log: opts.Log.With(zap.String("client_id", cfg.ClientID)), tls: tlsCfg,
-		topics:      Topics{Prefix: cfg.Prefix},
+		topics:      wire.Topics{Prefix: cfg.Prefix},
 		queue:       make(chan delivery, opts.QueueLen),
 		ackQueue:    make(chan []byte, 64),
 		connected:   make(chan struct{}, 1),
 		collectorUp: make(chan struct{}, 1),
-		instance:    NewID(),
+		instance:    wire.NewID(),
 		subs:        map[string]subscription{},
 		waiters:     map[string][]chan error{},
 		lastSent:    map[string]time.Time{},
@@ -228,7 +231,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 			c.log.Debug("message without a route", zap.String("topic", m.Topic()))
 		})
 	if opts.Birth != nil {
-		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, TopicStatus)
+		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, wire.TopicStatus)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt client: %w", err)
 		}
@@ -243,7 +246,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		mo.SetBinaryWill(topic, c.willBuf[:c.willLen], 1, true)
 	}
 	if opts.Spool != nil {
-		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, TopicAck)
+		topic, err := c.topics.Topic(cfg.Fleet, cfg.Device, wire.TopicAck)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt client: %w", err)
 		}
@@ -285,18 +288,18 @@ func (cfg *ClientConfig) fill() error {
 		return fmt.Errorf("mqtt client: a client certificate needs both a cert and a key file")
 	}
 	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
+		cfg.Prefix = wire.DefaultPrefix
 	}
-	if err := ValidPrefix(cfg.Prefix); err != nil {
+	if err := wire.ValidPrefix(cfg.Prefix); err != nil {
 		return fmt.Errorf("mqtt client: %w", err)
 	}
 	if cfg.Fleet != "" {
-		if err := ValidID(cfg.Fleet); err != nil {
+		if err := wire.ValidID(cfg.Fleet); err != nil {
 			return fmt.Errorf("mqtt client: fleet: %w", err)
 		}
 	}
 	if cfg.Device != "" {
-		if err := ValidID(cfg.Device); err != nil {
+		if err := wire.ValidID(cfg.Device); err != nil {
 			return fmt.Errorf("mqtt client: device: %w", err)
 		}
 		if cfg.Fleet == "" {
@@ -322,7 +325,7 @@ func (cfg *ClientConfig) fill() error {
 		cfg.MaxRetryWait = time.Minute
 	}
 	if cfg.MaxPayload <= 0 {
-		cfg.MaxPayload = DefaultMaxPayload
+		cfg.MaxPayload = wire.DefaultMaxPayload
 	}
 	return nil
 }
@@ -355,7 +358,7 @@ func (cfg *ClientConfig) tlsConfig() (*tls.Config, error) {
 }
 
 // Topics returns the client's topic builder.
-func (c *Client) Topics() Topics { return c.topics }
+func (c *Client) Topics() wire.Topics { return c.topics }
 
 // Config returns the configuration with its defaults filled in.
 func (c *Client) Config() ClientConfig { return c.cfg }
@@ -487,7 +490,7 @@ const outboxCap = 4096
 // is kept in memory and sent, in order, after the next connect; the
 // oldest are dropped beyond outboxCap. It fails only for an event that
 // cannot be encoded or after Close.
-func (c *Client) PublishEvent(ctx context.Context, e *Event) error {
+func (c *Client) PublishEvent(ctx context.Context, e *wire.Event) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -521,7 +524,7 @@ func (c *Client) PublishEvent(ctx context.Context, e *Event) error {
 }
 
 func (c *Client) publishEvent(ctx context.Context, b []byte) error {
-	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicEvent)
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, wire.TopicEvent)
 	if err != nil {
 		return err
 	}
@@ -565,17 +568,17 @@ func (c *Client) EventsKept() (waiting int, dropped int64) {
 // PublishHeartbeat sends a heartbeat (QoS 0) on the device's heartbeat
 // topic, with the spool's counts (results waiting, results set aside as
 // rejected) when the client has one.
-func (c *Client) PublishHeartbeat(ctx context.Context, h *Heartbeat) error {
+func (c *Client) PublishHeartbeat(ctx context.Context, h *wire.Heartbeat) error {
 	if c.opts.Spool != nil {
 		st := c.opts.Spool.Stats()
 		h.Spooled, h.Rejected = st.Count, st.Rejected
 	}
-	return c.publishOwn(ctx, TopicHeartbeat, 0, h)
+	return c.publishOwn(ctx, wire.TopicHeartbeat, 0, h)
 }
 
 type marshaler interface{ MarshalMsg([]byte) ([]byte, error) }
 
-func (c *Client) publishOwn(ctx context.Context, k Kind, qos byte, m marshaler) error {
+func (c *Client) publishOwn(ctx context.Context, k wire.Kind, qos byte, m marshaler) error {
 	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, k)
 	if err != nil {
 		return err
@@ -589,8 +592,8 @@ func (c *Client) publishOwn(ctx context.Context, k Kind, qos byte, m marshaler) 
 
 // PublishCommand sends a command (QoS 1) to a device, or to every device
 // of the fleet with device "_all".
-func (c *Client) PublishCommand(ctx context.Context, fleet, device string, cmd *Command) error {
-	topic, err := c.topics.Topic(fleet, device, TopicCmd)
+func (c *Client) PublishCommand(ctx context.Context, fleet, device string, cmd *wire.Command) error {
+	topic, err := c.topics.Topic(fleet, device, wire.TopicCmd)
 	if err != nil {
 		return err
 	}
@@ -603,14 +606,14 @@ func (c *Client) PublishCommand(ctx context.Context, fleet, device string, cmd *
 
 // SubscribeCommands delivers the commands sent to this device and to its
 // fleet's _all topic. Malformed commands are logged and dropped.
-func (c *Client) SubscribeCommands(h func(ctx context.Context, cmd *Command)) error {
-	for _, dev := range []string{c.cfg.Device, AllDevices} {
-		topic, err := c.topics.Topic(c.cfg.Fleet, dev, TopicCmd)
+func (c *Client) SubscribeCommands(h func(ctx context.Context, cmd *wire.Command)) error {
+	for _, dev := range []string{c.cfg.Device, wire.AllDevices} {
+		topic, err := c.topics.Topic(c.cfg.Fleet, dev, wire.TopicCmd)
 		if err != nil {
 			return err
 		}
 		err = c.Subscribe(topic, 1, func(ctx context.Context, topic string, b []byte) {
-			cmd, err := DecodeCommand(b)
+			cmd, err := wire.DecodeCommand(b)
 			if err != nil {
 				c.log.Warn("command dropped", zap.String("topic", topic), zap.Error(err))
 				return
@@ -630,15 +633,15 @@ func (c *Client) SubscribeCommands(h func(ctx context.Context, cmd *Command)) er
 // (see WaitAck). When the spool refuses r (a full disk), r is kept in
 // memory instead, published and resent all the same, and the error wraps
 // ErrKeptInMemory. Empty ID, V, Fleet and Device are filled in.
-func (c *Client) PublishResult(ctx context.Context, r *Result) error {
+func (c *Client) PublishResult(ctx context.Context, r *wire.Result) error {
 	if c.opts.Spool == nil {
 		return errors.New("publish result: the client has no spool")
 	}
 	if r.ID == "" {
-		r.ID = NewID()
+		r.ID = wire.NewID()
 	}
 	if r.V == 0 {
-		r.V = SchemaVersion
+		r.V = wire.SchemaVersion
 	}
 	if r.Fleet == "" {
 		r.Fleet = c.cfg.Fleet
@@ -649,7 +652,7 @@ func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 	if r.Fleet != c.cfg.Fleet || r.Device != c.cfg.Device {
 		return fmt.Errorf("publish result %s: for %s/%s, this client is %s/%s", r.ID, r.Fleet, r.Device, c.cfg.Fleet, c.cfg.Device)
 	}
-	if err := ValidMessageID(r.ID); err != nil {
+	if err := wire.ValidMessageID(r.ID); err != nil {
 		return fmt.Errorf("publish result: %w", err)
 	}
 	b, err := r.MarshalMsg(nil)
@@ -657,7 +660,7 @@ func (c *Client) PublishResult(ctx context.Context, r *Result) error {
 		return fmt.Errorf("publish result %s: encode: %w", r.ID, err)
 	}
 	if len(b) > c.cfg.MaxPayload {
-		return fmt.Errorf("publish result %s: %d bytes, cap %d: %w", r.ID, len(b), c.cfg.MaxPayload, ErrTooLarge)
+		return fmt.Errorf("publish result %s: %d bytes, cap %d: %w", r.ID, len(b), c.cfg.MaxPayload, wire.ErrTooLarge)
 	}
 	var spoolErr error
 	if err := c.opts.Spool.Put(r.ID, b); err != nil {
@@ -785,7 +788,7 @@ func (c *Client) WaitAck(ctx context.Context, id string) error {
 }
 
 func (c *Client) sendResult(ctx context.Context, id string, b []byte) error {
-	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicResult)
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, wire.TopicResult)
 	if err != nil {
 		return err
 	}
@@ -835,9 +838,9 @@ func (c *Client) replay(interval time.Duration) {
 // a newer collector may take), or it is another fleet's or device's, left
 // by a changed device_id.
 func (c *Client) unsendable(b []byte) string {
-	r, err := DecodeResultMax(b, c.cfg.MaxPayload)
+	r, err := wire.DecodeResultMax(b, c.cfg.MaxPayload)
 	switch {
-	case errors.Is(err, ErrVersion):
+	case errors.Is(err, wire.ErrVersion):
 		return ""
 	case err != nil:
 		return err.Error()
@@ -856,7 +859,7 @@ func (c *Client) acker() {
 		case <-c.ctx.Done():
 			return
 		case b := <-c.ackQueue:
-			a, err := DecodeAck(b)
+			a, err := wire.DecodeAck(b)
 			if err != nil {
 				c.log.Warn("ack dropped", zap.Error(err))
 				continue
@@ -967,8 +970,8 @@ func (c *Client) onCollectorStatus(b []byte, retained bool) {
 	if len(b) == 0 { // a cleared retained message
 		return
 	}
-	st, err := DecodeStatus(b)
-	if err != nil || st.State != StatusOnline {
+	st, err := wire.DecodeStatus(b)
+	if err != nil || st.State != wire.StatusOnline {
 		return
 	}
 	seen := st.BootID + "/" + strconv.FormatUint(st.ConnSeq, 10)
@@ -999,13 +1002,13 @@ func (c *Client) restore(seq uint64) {
 	}
 	if c.opts.Birth != nil {
 		st := *c.opts.Birth
-		st.V, st.State, st.ConnSeq, st.At = SchemaVersion, StatusOnline, seq, time.Now().UTC()
+		st.V, st.State, st.ConnSeq, st.At = wire.SchemaVersion, wire.StatusOnline, seq, time.Now().UTC()
 		if err := c.publishStatus(&st); err != nil {
 			c.log.Warn("birth", zap.Error(err))
 		}
 	}
 	if c.opts.AnnounceCollector {
-		st := Status{V: SchemaVersion, State: StatusOnline, BootID: c.instance, ConnSeq: seq, At: time.Now().UTC()}
+		st := wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: c.instance, ConnSeq: seq, At: time.Now().UTC()}
 		if b, err := st.MarshalMsg(nil); err == nil {
 			if err := c.Publish(c.ctx, c.topics.CollectorStatus(), 1, true, b); err != nil {
 				c.log.Warn("collector status", zap.Error(err))
@@ -1025,8 +1028,8 @@ func (c *Client) restore(seq uint64) {
 	c.replay(0)
 }
 
-func (c *Client) publishStatus(st *Status) error {
-	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicStatus)
+func (c *Client) publishStatus(st *wire.Status) error {
+	topic, err := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, wire.TopicStatus)
 	if err != nil {
 		return err
 	}
@@ -1037,8 +1040,8 @@ func (c *Client) publishStatus(st *Status) error {
 	return c.Publish(c.ctx, topic, 1, true, b)
 }
 
-func (c *Client) will(seq uint64) Status {
-	return Status{V: SchemaVersion, State: StatusLost, BootID: c.opts.Birth.BootID, ConnSeq: seq}
+func (c *Client) will(seq uint64) wire.Status {
+	return wire.Status{V: wire.SchemaVersion, State: wire.StatusLost, BootID: c.opts.Birth.BootID, ConnSeq: seq}
 }
 
 // onAttempt runs on paho's connecting goroutine before each attempt: the
@@ -1159,9 +1162,9 @@ func (c *Client) Close() error {
 	c.wg.Wait()
 	if c.opts.Birth != nil && c.pc.IsConnectionOpen() {
 		st := *c.opts.Birth
-		st.V, st.State, st.ConnSeq, st.At = SchemaVersion, StatusOffline, c.seq.Load(), time.Now().UTC()
+		st.V, st.State, st.ConnSeq, st.At = wire.SchemaVersion, wire.StatusOffline, c.seq.Load(), time.Now().UTC()
 		if b, err := st.MarshalMsg(nil); err == nil {
-			topic, _ := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, TopicStatus)
+			topic, _ := c.topics.Topic(c.cfg.Fleet, c.cfg.Device, wire.TopicStatus)
 			wait(context.Background(), c.pc.Publish(topic, 1, true, b), 2*time.Second)
 		}
 	}

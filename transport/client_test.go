@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/spool"
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 func TestPublishResultAcked(t *testing.T) {
@@ -23,7 +26,7 @@ func TestPublishResultAcked(t *testing.T) {
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	res := testResult(t)
+	res := wiretest.Result(t)
 	res.Fleet, res.Device = "", "" // filled in by the client
 	if err := dev.PublishResult(ctx10(t), res); err != nil {
 		t.Fatal(err)
@@ -91,7 +94,7 @@ func TestBrokerRestartBeforeAck(t *testing.T) {
 	var once sync.Once
 	got := make(chan struct{})
 	release := make(chan struct{})
-	st.fail = func(*Result) error {
+	st.fail = func(*wire.Result) error {
 		once.Do(func() {
 			close(got)
 			<-release // hold the first delivery until the broker is gone
@@ -138,7 +141,7 @@ func TestBrokerRestartBeforeAck(t *testing.T) {
 // next start sets it aside and sends the others.
 func TestTornSpoolSendsTheRest(t *testing.T) {
 	dir := t.TempDir()
-	sp, err := OpenSpool(dir, SpoolLimits{})
+	sp, err := spool.Open(dir, spool.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +149,7 @@ func TestTornSpoolSendsTheRest(t *testing.T) {
 	for range 3 {
 		r := smallResult()
 		r.Fleet, r.Device = "lab", "pi4-07"
-		if err := sp.Put(r.ID, mustMarshal(t, r)); err != nil {
+		if err := sp.Put(r.ID, wiretest.Marshal(t, r)); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
@@ -183,7 +186,7 @@ func TestHandlerErrorNotAcked(t *testing.T) {
 	st := newStore()
 	var mu sync.Mutex
 	fails := 1
-	st.fail = func(*Result) error {
+	st.fail = func(*wire.Result) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if fails > 0 {
@@ -219,8 +222,8 @@ func TestMalformedDropped(t *testing.T) {
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	topic, _ := dev.Topics().Topic("lab", "pi4-07", TopicResult)
-	for _, junk := range [][]byte{{0xc1}, {0x81, 0xa2, 'r', 's', 0xdd, 0xff, 0xff, 0xff}, mustMarshal(t, testAck())} {
+	topic, _ := dev.Topics().Topic("lab", "pi4-07", wire.TopicResult)
+	for _, junk := range [][]byte{{0xc1}, {0x81, 0xa2, 'r', 's', 0xdd, 0xff, 0xff, 0xff}, wiretest.Marshal(t, wiretest.Ack())} {
 		if err := dev.Publish(ctx10(t), topic, 1, false, junk); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +231,7 @@ func TestMalformedDropped(t *testing.T) {
 	// A result claiming another device's name.
 	other := smallResult()
 	other.Fleet, other.Device = "lab", "someone-else"
-	dev.Publish(ctx10(t), topic, 1, false, mustMarshal(t, other))
+	dev.Publish(ctx10(t), topic, 1, false, wiretest.Marshal(t, other))
 
 	res := smallResult()
 	if err := dev.PublishResult(ctx10(t), res); err != nil {
@@ -250,11 +253,11 @@ func TestMalformedDropped(t *testing.T) {
 // one; Close publishes offline.
 func TestBirthAndWill(t *testing.T) {
 	b := newBroker(t, false)
-	statuses := make(chan *Status, 16)
+	statuses := make(chan *wire.Status, 16)
 	watch := dial(t, fastConfig(b.url(), "", "", "watcher"), Options{})
-	filter, _ := watch.Topics().Filter("lab", "+", TopicStatus, "")
+	filter, _ := watch.Topics().Filter("lab", "+", wire.TopicStatus, "")
 	if err := watch.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
-		s, err := DecodeStatus(p)
+		s, err := wire.DecodeStatus(p)
 		if err != nil {
 			t.Errorf("status: %v", err)
 			return
@@ -266,7 +269,7 @@ func TestBirthAndWill(t *testing.T) {
 	if err := watch.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	next := func(want StatusState) *Status {
+	next := func(want wire.StatusState) *wire.Status {
 		t.Helper()
 		for {
 			select {
@@ -280,34 +283,34 @@ func TestBirthAndWill(t *testing.T) {
 			}
 		}
 	}
-	info := &DeviceInfo{Hostname: "pi4-07", Cores: 4}
+	info := &wire.DeviceInfo{Hostname: "pi4-07", Cores: 4}
 	// The device reaches the broker through a gate, which drops its link
 	// and holds reconnects back until the will has been seen: a new
 	// connection that takes the session over before the broker has ended
 	// the old one changes when (and whether) mochi sends that will.
 	g := newGate(t, b.addr)
-	dev, err := Dial(fastConfig(g.url(), "lab", "pi4-07", ""), Options{Log: testLog(t), Birth: &Status{BootID: "boot-1", Info: info}})
+	dev, err := Dial(fastConfig(g.url(), "lab", "pi4-07", ""), Options{Log: testLog(t), Birth: &wire.Status{BootID: "boot-1", Info: info}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	birth := next(StatusOnline)
+	birth := next(wire.StatusOnline)
 	if birth.BootID != "boot-1" || birth.Info == nil || birth.Info.Cores != 4 || birth.At.IsZero() {
 		t.Errorf("birth %+v", birth)
 	}
 	if !g.cut() {
 		t.Fatal("the device has no connection through the gate")
 	}
-	will := next(StatusLost)
+	will := next(wire.StatusLost)
 	if will.ConnSeq != birth.ConnSeq || will.BootID != "boot-1" {
 		t.Errorf("will conn_seq %d boot %q, birth conn_seq %d", will.ConnSeq, will.BootID, birth.ConnSeq)
 	}
 	g.open()
 	// A birth not acked before the cut is sent again (QoS 1, at least
 	// once) with its own conn_seq; the new connection's birth follows.
-	var again *Status
+	var again *wire.Status
 	for again == nil {
-		s := next(StatusOnline)
+		s := next(wire.StatusOnline)
 		switch {
 		case s.ConnSeq > birth.ConnSeq:
 			again = s
@@ -318,21 +321,21 @@ func TestBirthAndWill(t *testing.T) {
 		}
 	}
 	dev.Close()
-	off := next(StatusOffline)
+	off := next(wire.StatusOffline)
 	if off.ConnSeq != again.ConnSeq {
 		t.Errorf("offline conn_seq %d, birth %d", off.ConnSeq, again.ConnSeq)
 	}
 	// The status is retained: a newcomer sees offline.
 	late := dial(t, fastConfig(b.url(), "", "", "late"), Options{})
-	seen := make(chan *Status, 4)
+	seen := make(chan *wire.Status, 4)
 	late.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
-		if s, err := DecodeStatus(p); err == nil {
+		if s, err := wire.DecodeStatus(p); err == nil {
 			seen <- s
 		}
 	})
 	select {
 	case s := <-seen:
-		if s.State != StatusOffline || s.ConnSeq != again.ConnSeq {
+		if s.State != wire.StatusOffline || s.ConnSeq != again.ConnSeq {
 			t.Errorf("retained status %s conn_seq %d, want offline %d", s.State, s.ConnSeq, again.ConnSeq)
 		}
 	case <-time.After(10 * time.Second):
@@ -346,16 +349,16 @@ func TestBirthAndWill(t *testing.T) {
 func TestCommandsAndEvents(t *testing.T) {
 	b := newBroker(t, false)
 	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
-	events := make(chan *Event, 8)
-	filter, _ := col.Topics().Filter("lab", "+", TopicEvent, "")
+	events := make(chan *wire.Event, 8)
+	filter, _ := col.Topics().Filter("lab", "+", wire.TopicEvent, "")
 	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
-		if e, err := DecodeEvent(p); err == nil {
+		if e, err := wire.DecodeEvent(p); err == nil {
 			events <- e
 		}
 	})
 	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{})
-	cmds := make(chan *Command, 8)
-	if err := dev.SubscribeCommands(func(_ context.Context, c *Command) { cmds <- c }); err != nil {
+	cmds := make(chan *wire.Command, 8)
+	if err := dev.SubscribeCommands(func(_ context.Context, c *wire.Command) { cmds <- c }); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 2 {
@@ -367,14 +370,14 @@ func TestCommandsAndEvents(t *testing.T) {
 		}
 		// Subscriptions are restored asynchronously after a connect, one
 		// after the other: resend until the device hears.
-		c1 := testCommand()
-		c1.ID = NewID()
-		c2 := testCommand()
-		c2.ID, c2.Kind, c2.Spec = NewID(), KindInfo, CommandSpec{}
+		c1 := wiretest.Command()
+		c1.ID = wire.NewID()
+		c2 := wiretest.Command()
+		c2.ID, c2.Kind, c2.Spec = wire.NewID(), wire.KindInfo, wire.CommandSpec{}
 		for _, c := range []struct {
-			cmd    *Command
+			cmd    *wire.Command
 			device string
-		}{{c1, "pi4-07"}, {c2, AllDevices}} {
+		}{{c1, "pi4-07"}, {c2, wire.AllDevices}} {
 			deadline := time.After(10 * time.Second)
 		send:
 			for {
@@ -390,13 +393,13 @@ func TestCommandsAndEvents(t *testing.T) {
 				}
 			}
 		}
-		ev := &Event{V: SchemaVersion, CommandID: c1.ID, Seq: 1, State: StateAccepted, At: time.Now().UTC()}
+		ev := &wire.Event{V: wire.SchemaVersion, CommandID: c1.ID, Seq: 1, State: wire.StateAccepted, At: time.Now().UTC()}
 		if err := dev.PublishEvent(ctx10(t), ev); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case e := <-events:
-			if e.CommandID != c1.ID || e.State != StateAccepted {
+			if e.CommandID != c1.ID || e.State != wire.StateAccepted {
 				t.Errorf("event %+v", e)
 			}
 		case <-time.After(10 * time.Second):
@@ -408,14 +411,14 @@ func TestCommandsAndEvents(t *testing.T) {
 			b.start()
 		}
 	}
-	if err := dev.PublishHeartbeat(ctx10(t), testHeartbeat()); err != nil {
+	if err := dev.PublishHeartbeat(ctx10(t), wiretest.Heartbeat()); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestCloseWhileBrokerDown(t *testing.T) {
 	b := newBroker(t, true)
-	dev, _ := device(t, b.url(), t.TempDir(), Options{Birth: &Status{BootID: "x"}})
+	dev, _ := device(t, b.url(), t.TempDir(), Options{Birth: &wire.Status{BootID: "x"}})
 	if err := dev.PublishResult(ctx10(t), smallResult()); err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +481,7 @@ func TestTLSClientCert(t *testing.T) {
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := dev.PublishEvent(ctx10(t), testEvent()); err != nil {
+	if err := dev.PublishEvent(ctx10(t), wiretest.Event()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -500,7 +503,7 @@ func TestMosquitto(t *testing.T) {
 	a, bb := newStore(), newStore()
 	collector(t, url, a, "ingest")
 	collector(t, url, bb, "ingest")
-	dev, sp := device(t, url, t.TempDir(), Options{Birth: &Status{BootID: "m"}})
+	dev, sp := device(t, url, t.TempDir(), Options{Birth: &wire.Status{BootID: "m"}})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -533,10 +536,10 @@ func TestMosquitto(t *testing.T) {
 func TestEventsKeptWhileOffline(t *testing.T) {
 	b := newBroker(t, false)
 	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
-	events := make(chan *Event, 16)
-	filter, _ := col.Topics().Filter("lab", "+", TopicEvent, "")
+	events := make(chan *wire.Event, 16)
+	filter, _ := col.Topics().Filter("lab", "+", wire.TopicEvent, "")
 	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
-		if e, err := DecodeEvent(p); err == nil {
+		if e, err := wire.DecodeEvent(p); err == nil {
 			events <- e
 		}
 	})
@@ -550,10 +553,10 @@ func TestEventsKeptWhileOffline(t *testing.T) {
 	}
 	g.cut()
 	waitFor(t, "disconnect", func() bool { return !dev.Connected() })
-	id := NewID()
-	states := []EventState{StateAccepted, StateRunning, StateRunning, StateSucceeded}
+	id := wire.NewID()
+	states := []wire.EventState{wire.StateAccepted, wire.StateRunning, wire.StateRunning, wire.StateSucceeded}
 	for i, st := range states {
-		ev := &Event{V: SchemaVersion, CommandID: id, Seq: uint32(i + 1), State: st, At: time.Now().UTC()}
+		ev := &wire.Event{V: wire.SchemaVersion, CommandID: id, Seq: uint32(i + 1), State: st, At: time.Now().UTC()}
 		if err := dev.PublishEvent(ctx10(t), ev); err != nil {
 			t.Fatalf("event %d while offline: %v", i+1, err)
 		}

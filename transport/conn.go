@@ -14,6 +14,8 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 	"golang.org/x/net/proxy"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 // MaxPacketSize caps the MQTT packets a Client reads, as the remaining
@@ -21,7 +23,7 @@ import (
 // room for its topic. The payload of a larger PUBLISH is skipped as it
 // arrives, in small reads, without being held in memory, and the message
 // reaches its handler empty; any other larger packet ends the connection. The collector's embedded broker has the same cap.
-const MaxPacketSize = DefaultMaxPayload + 8<<10
+const MaxPacketSize = wire.DefaultMaxPayload + 8<<10
 
 // ErrLoginRefused wraps a broker's refusal of a login: bad user name or
 // password, not authorised, or client id rejected.

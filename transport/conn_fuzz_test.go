@@ -7,19 +7,6 @@ import (
 	"testing"
 )
 
-// FuzzPeekID: hostile bytes never panic PeekID, and what it returns is a
-// valid id or "".
-func FuzzPeekID(f *testing.F) {
-	f.Add(mustMarshal(f, testCommand()))
-	f.Add(mustMarshal(f, smallResult()))
-	seedHostile(f)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if id := PeekID(b); id != "" && ValidMessageID(id) != nil {
-			t.Fatalf("PeekID returned %q", id)
-		}
-	})
-}
-
 // FuzzCappedConn: whatever a broker sends, cappedConn passes on exactly
 // the packets within the cap, byte for byte, passes a PUBLISH over it
 // without its payload, and stops at the first other packet over it or a

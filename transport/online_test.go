@@ -3,6 +3,8 @@ package transport
 import (
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestCollectorOnlineTriggersReplay: after a broker restart without
@@ -15,7 +17,7 @@ func TestCollectorOnlineTriggersReplay(t *testing.T) {
 	b := newBroker(t, false)
 	g := newGate(t, b.addr)
 	st := newStore()
-	col := dial(t, fastConfig(g.url(), "", "", "collector-"+NewID()), Options{Workers: 2, AnnounceCollector: true})
+	col := dial(t, fastConfig(g.url(), "", "", "collector-"+wire.NewID()), Options{Workers: 2, AnnounceCollector: true})
 	sub, err := NewSubscriber(col, SubscriberConfig{Handler: st.handle})
 	if err != nil {
 		t.Fatal(err)

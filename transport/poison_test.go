@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/spool"
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // TestPoisonEntriesLeaveTheSpool: a spooled entry that is whole but does
@@ -16,14 +20,14 @@ import (
 // entry is delivered.
 func TestPoisonEntriesLeaveTheSpool(t *testing.T) {
 	dir := t.TempDir()
-	sp, err := OpenSpool(dir, SpoolLimits{})
+	sp, err := spool.Open(dir, spool.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	garbage, old, good := NewID(), smallResult(), smallResult()
+	garbage, old, good := wire.NewID(), smallResult(), smallResult()
 	old.Fleet, old.Device = "lab", "pi4-old"
 	good.Fleet, good.Device = "lab", "pi4-07"
-	for id, b := range map[string][]byte{garbage: {0x81, 0xa2, 'i', 'd', 0xc1}, old.ID: mustMarshal(t, old), good.ID: mustMarshal(t, good)} {
+	for id, b := range map[string][]byte{garbage: {0x81, 0xa2, 'i', 'd', 0xc1}, old.ID: wiretest.Marshal(t, old), good.ID: wiretest.Marshal(t, good)} {
 		if err := sp.Put(id, b); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +62,7 @@ func TestCollectorRejectsForGood(t *testing.T) {
 	b := newBroker(t, false)
 	st := newStore()
 	bad := smallResult()
-	st.fail = func(r *Result) error {
+	st.fail = func(r *wire.Result) error {
 		if r.ID == bad.ID {
 			return fmt.Errorf("run 0 refers to disk 7 of 1: %w", ErrRejected)
 		}
@@ -85,8 +89,8 @@ func TestCollectorRejectsForGood(t *testing.T) {
 		t.Errorf("entry not in rejected/: %v", err)
 	}
 	// Undecodable bytes whose id can be read are acked as rejected too.
-	topic, _ := dev.Topics().Topic("lab", "pi4-07", TopicResult)
-	junk := NewID()
+	topic, _ := dev.Topics().Topic("lab", "pi4-07", wire.TopicResult)
+	junk := wire.NewID()
 	if err := dev.Publish(ctx10(t), topic, 1, false, append([]byte{0x82, 0xa2, 'i', 'd', 0xda, 0, 26}, append([]byte(junk), 0xa1, 'v', 0xc1)...)); err != nil {
 		t.Fatal(err)
 	}
@@ -104,23 +108,23 @@ func TestSpoolRefusalKeepsTheResultInMemory(t *testing.T) {
 	b := newBroker(t, true)
 	st := newStore()
 	dir := t.TempDir()
-	sp, err := OpenSpool(dir, SpoolLimits{MaxCount: 1})
+	sp, err := spool.Open(dir, spool.Limits{MaxCount: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, second := smallResult(), smallResult()
 	first.Fleet, first.Device = "lab", "pi4-07"
-	if err := sp.Put(first.ID, mustMarshal(t, first)); err != nil {
+	if err := sp.Put(first.ID, wiretest.Marshal(t, first)); err != nil {
 		t.Fatal(err)
 	}
 	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{Spool: sp})
 	err = dev.PublishResult(ctx10(t), second)
-	if !errors.Is(err, ErrKeptInMemory) || !errors.Is(err, ErrSpoolFull) {
+	if !errors.Is(err, ErrKeptInMemory) || !errors.Is(err, spool.ErrFull) {
 		t.Fatalf("PublishResult on a full spool: %v, want ErrKeptInMemory and the spool's error", err)
 	}
 	b.start()
 	collector(t, b.url(), st, "")
-	for _, r := range []*Result{first, second} {
+	for _, r := range []*wire.Result{first, second} {
 		if err := dev.WaitAck(ctx10(t), r.ID); err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tinylib/msgp/msgp"
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 // ResultHandler stores one result. from is the topic's fleet and device,
@@ -20,7 +21,7 @@ import (
 // than once; storing must be idempotent by ID.
 // raw is the payload as it came, which the handler may keep: storing it,
 // not r re-encoded, keeps the fields a newer sender added.
-type ResultHandler func(ctx context.Context, from Addr, r *Result, raw []byte) error
+type ResultHandler func(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) error
 
 // SubscriberConfig says which results a Subscriber takes.
 type SubscriberConfig struct {
@@ -62,7 +63,7 @@ func NewSubscriber(c *Client, cfg SubscriberConfig) (*Subscriber, error) {
 	if cfg.Fleet == "" {
 		cfg.Fleet = "+"
 	}
-	filter, err := c.topics.Filter(cfg.Fleet, "+", TopicResult, cfg.Group)
+	filter, err := c.topics.Filter(cfg.Fleet, "+", wire.TopicResult, cfg.Group)
 	if err != nil {
 		return nil, fmt.Errorf("result subscriber: %w", err)
 	}
@@ -83,17 +84,17 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 	s.received.Add(1)
 	log := s.c.log.With(zap.String("topic", topic))
 	from, err := s.c.topics.Parse(topic)
-	if err != nil || from.Kind != TopicResult {
+	if err != nil || from.Kind != wire.TopicResult {
 		s.malformed.Add(1)
 		log.Warn("result dropped: bad topic", zap.Error(err))
 		return
 	}
-	r, err := DecodeResultMax(b, s.c.cfg.MaxPayload)
+	r, err := wire.DecodeResultMax(b, s.c.cfg.MaxPayload)
 	if err != nil {
 		s.malformed.Add(1)
 		log.Warn("result dropped", zap.Int("bytes", len(b)), zap.Error(err))
 		// A newer schema may be stored by a newer collector: not refused.
-		if id := PeekID(b); id != "" && !errors.Is(err, ErrVersion) {
+		if id := wire.PeekID(b); id != "" && !errors.Is(err, wire.ErrVersion) {
 			s.ack(ctx, from, id, err.Error())
 		}
 		return
@@ -120,9 +121,9 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 
 // ack acknowledges result id to the device that sent it: as stored, or as
 // rejected for the given reason.
-func (s *Subscriber) ack(ctx context.Context, from Addr, id, rejected string) {
-	ack, _ := (&Ack{V: SchemaVersion, ResultID: id, Rejected: rejected}).MarshalMsg(nil)
-	ackTopic, err := s.c.topics.Topic(from.Fleet, from.Device, TopicAck)
+func (s *Subscriber) ack(ctx context.Context, from wire.Addr, id, rejected string) {
+	ack, _ := (&wire.Ack{V: wire.SchemaVersion, ResultID: id, Rejected: rejected}).MarshalMsg(nil)
+	ackTopic, err := s.c.topics.Topic(from.Fleet, from.Device, wire.TopicAck)
 	if err == nil {
 		err = s.c.Publish(ctx, ackTopic, 1, false, ack)
 	}
@@ -136,31 +137,4 @@ func (s *Subscriber) ack(ctx context.Context, from Addr, id, rejected string) {
 	} else {
 		s.acked.Add(1)
 	}
-}
-
-// PeekID reads the "id" of a msgpack map that may not decode as a whole
-// (a command or a result), so that its refusal can name it; "" when there
-// is no valid id to read.
-func PeekID(b []byte) string {
-	n, rest, err := msgp.ReadMapHeaderBytes(b)
-	if err != nil || n > 64 {
-		return ""
-	}
-	for range n {
-		var key []byte
-		if key, rest, err = msgp.ReadMapKeyZC(rest); err != nil {
-			return ""
-		}
-		if string(key) == "id" {
-			id, _, err := msgp.ReadStringBytes(rest)
-			if err != nil || ValidMessageID(id) != nil {
-				return ""
-			}
-			return id
-		}
-		if rest, err = msgp.Skip(rest); err != nil {
-			return ""
-		}
-	}
-	return ""
 }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 type config struct {
@@ -90,10 +90,10 @@ func run(ctx context.Context, cfg config) error {
 				connectErr.Store(fmt.Errorf("%s connect: %v", id, tok.Error()))
 				return
 			}
-			ack := transport.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/ack"
+			ack := wire.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/ack"
 			ch := acks[i]
 			tok := c.Subscribe(ack, 1, func(_ paho.Client, m paho.Message) {
-				a, err := transport.DecodeAck(m.Payload())
+				a, err := wire.DecodeAck(m.Payload())
 				if err == nil {
 					select {
 					case ch <- a.ResultID:
@@ -130,11 +130,11 @@ func run(ctx context.Context, cfg config) error {
 		go func() {
 			defer wg.Done()
 			id := devID(i)
-			topic := transport.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/result"
+			topic := wire.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/result"
 			want := map[string]bool{}
 			for range cfg.results {
 				r := *payload
-				r.ID, r.Device = transport.NewID(), id
+				r.ID, r.Device = wire.NewID(), id
 				b, err := r.MarshalMsg(nil)
 				if err != nil {
 					failed.Store(err)
@@ -185,18 +185,18 @@ func run(ctx context.Context, cfg config) error {
 
 // sample is a realistic small result: one run with a latency histogram
 // and a 10 s timeline.
-func sample(fleet string) *transport.Result {
+func sample(fleet string) *wire.Result {
 	h := report.NewLatencyHistogram()
 	for i := range 5000 {
 		h.Record(300 + int64(i%700))
 	}
-	var tl []transport.Second
+	var tl []wire.Second
 	for s := range 10 {
-		tl = append(tl, transport.Second{T: int32(s), Completed: 1000, P50US: 600, P99US: 990})
+		tl = append(tl, wire.Second{T: int32(s), Completed: 1000, P50US: 600, P99US: 990})
 	}
-	return &transport.Result{V: transport.SchemaVersion, Fleet: fleet, CreatedAt: time.Now(), Kind: transport.KindLoadTest,
-		Outcome: transport.StateSucceeded, Labels: map[string]string{"server": "nginx"},
-		Spec: transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
-		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 10e6, Completed: 10000, OK: 10000, DocLength: 13,
+	return &wire.Result{V: wire.SchemaVersion, Fleet: fleet, CreatedAt: time.Now(), Kind: wire.KindLoadTest,
+		Outcome: wire.StateSucceeded, Labels: map[string]string{"server": "nginx"},
+		Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 10000, KeepAlive: true},
+		Runs: []wire.Run{{StartedAt: time.Now(), DurationUS: 10e6, Completed: 10000, OK: 10000, DocLength: 13,
 			Latency: h.AppendCompact(nil), Timeline: tl}}}
 }

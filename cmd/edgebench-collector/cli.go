@@ -16,7 +16,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // openDB opens an existing store for the reading commands.
@@ -117,7 +117,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct))
 		outcome := r.Outcome
-		if r.Outcome != string(transport.StateSucceeded) { // no figure of work that failed: why instead
+		if r.Outcome != string(wire.StateSucceeded) { // no figure of work that failed: why instead
 			figures = "-\t-\t-\t-\t-"
 			if r.Reason != "" {
 				outcome += ": " + r.Reason
@@ -167,7 +167,7 @@ func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 
 // writeShow writes a result's report: its spec, the device, then per run
 // (or only run only) the load report and the System section.
-func writeShow(w io.Writer, res *transport.Result, format string, only int) error {
+func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

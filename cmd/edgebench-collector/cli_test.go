@@ -11,7 +11,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // hostile is what a device may put in any string it sends: a terminal
@@ -29,18 +29,18 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := &transport.DeviceInfo{Board: hostile, OS: hostile, Kernel: hostile, Labels: map[string]string{"server": hostile, hostile: "v"}}
-	if _, err := s.SetStatus(ctx, "lab", "pi-1", &transport.Status{V: 1, State: transport.StatusOnline, BootID: "b", Info: info}); err != nil {
+	info := &wire.DeviceInfo{Board: hostile, OS: hostile, Kernel: hostile, Labels: map[string]string{"server": hostile, hostile: "v"}}
+	if _, err := s.SetStatus(ctx, "lab", "pi-1", &wire.Status{V: 1, State: wire.StatusOnline, BootID: "b", Info: info}); err != nil {
 		t.Fatal(err)
 	}
 	var batch []collector.Incoming
-	for i, outcome := range []transport.EventState{transport.StateSucceeded, transport.StateSucceeded, transport.StateFailed} {
+	for i, outcome := range []wire.EventState{wire.StateSucceeded, wire.StateSucceeded, wire.StateFailed} {
 		r := fakeWire("lab", "pi-1", hostile, 1000+float64(i), 800, "")
 		r.Labels[hostile] = hostile
 		r.Outcome, r.Reason = outcome, hostile
 		r.Spec.URL = "http://127.0.0.1:8080/" + hostile
-		r.Spec.Headers = []transport.Header{{Name: "X-A", Value: hostile}}
-		r.Fingerprint = transport.Fingerprint{Board: hostile, OS: hostile, Kernel: hostile, Arch: hostile}
+		r.Spec.Headers = []wire.Header{{Name: "X-A", Value: hostile}}
+		r.Fingerprint = wire.Fingerprint{Board: hostile, OS: hostile, Kernel: hostile, Arch: hostile}
 		r.Runs[0].Server = hostile
 		r.CreatedAt = time.Date(2025, 3, 1, 12, i, 0, 0, time.UTC)
 		raw, err := r.MarshalMsg(nil)

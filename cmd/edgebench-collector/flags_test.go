@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestTriggerFlagsAsTyped parses trigger's load-test flags as they are
@@ -23,24 +23,24 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	for _, tc := range []struct {
 		args []string
-		want func(s transport.LoadTestSpec, tc *triggerConfig) bool
+		want func(s wire.LoadTestSpec, tc *triggerConfig) bool
 	}{
-		{[]string{"--device", "pi-1", "-c5000", "-d", "30", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+		{[]string{"--device", "pi-1", "-c5000", "-d", "30", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.Connections == 5000 && s.DurationMS == 30000 && s.KeepAlive
 		}},
-		{[]string{"-c5000", "-n50000", "--fleet", "lab", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+		{[]string{"-c5000", "-n50000", "--fleet", "lab", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.Connections == 5000 && s.Requests == 50000 && s.DurationMS == 0
 		}},
-		{[]string{u, "--select", "server=nginx", "-t10", "-c10", "-d30s"}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+		{[]string{u, "--select", "server=nginx", "-t10", "-c10", "-d30s"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.Threads == 10 && s.Connections == 10 && s.DurationMS == 30000
 		}},
-		{[]string{"--device", "pi-1", "-k=false", "-HHost: x", "--timeout=2s", "-warmup", "1", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
-			return !s.KeepAlive && slices.Equal(s.Headers, []transport.Header{{Name: "Host", Value: "x"}}) && s.TimeoutMS == 2000 && s.WarmupMS == 1000
+		{[]string{"--device", "pi-1", "-k=false", "-HHost: x", "--timeout=2s", "-warmup", "1", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return !s.KeepAlive && slices.Equal(s.Headers, []wire.Header{{Name: "Host", Value: "x"}}) && s.TimeoutMS == 2000 && s.WarmupMS == 1000
 		}},
-		{[]string{"--device", "pi-1", "--no-keepalive", "-timeout", "2s", "--ttl", "90", "--max-wait", "2m", "--wait", u}, func(s transport.LoadTestSpec, tc *triggerConfig) bool {
+		{[]string{"--device", "pi-1", "--no-keepalive", "-timeout", "2s", "--ttl", "90", "--max-wait", "2m", "--wait", u}, func(s wire.LoadTestSpec, tc *triggerConfig) bool {
 			return !s.KeepAlive && s.TimeoutMS == 2000 && tc.req.TTL == 90*time.Second && tc.maxWait == 2*time.Minute && tc.wait
 		}},
-		{[]string{"--device", "pi-1", "--connections", "50", "--duration", "2m", "--header", "Host: x", u}, func(s transport.LoadTestSpec, _ *triggerConfig) bool {
+		{[]string{"--device", "pi-1", "--connections", "50", "--duration", "2m", "--header", "Host: x", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.Connections == 50 && s.DurationMS == 120000 && len(s.Headers) == 1
 		}},
 	} {

@@ -19,8 +19,9 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/target"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // These tests run the fleet as a user does: the collector binary and real
@@ -276,7 +277,7 @@ func TestTriggerWaitEndsWhenTheAgentIsKilled(t *testing.T) {
 	id := commandID(t, trig)
 	until(t, "the run to start", func() bool {
 		for _, e := range f.commandStatus(id).Events {
-			if e.State == transport.StateRunning {
+			if e.State == wire.StateRunning {
 				return true
 			}
 		}
@@ -294,8 +295,8 @@ func TestTriggerWaitEndsWhenTheAgentIsKilled(t *testing.T) {
 		t.Errorf("trigger --wait did not report the interrupted run:\n%s", out)
 	}
 	evs := f.commandStatus(id).Events
-	if last := evs[len(evs)-1]; last.State != transport.StateFailed || last.Seq != transport.SeqInterrupted {
-		t.Errorf("last event %+v, want failed with seq %d", last, transport.SeqInterrupted)
+	if last := evs[len(evs)-1]; last.State != wire.StateFailed || last.Seq != wire.SeqInterrupted {
+		t.Errorf("last event %+v, want failed with seq %d", last, wire.SeqInterrupted)
 	}
 	t.Log("\n" + out)
 }
@@ -350,14 +351,14 @@ func TestRunPublishWithTheAccountsFile(t *testing.T) {
 func TestChangedDeviceIDLeavesNoPoison(t *testing.T) {
 	f := newTestFleet(t)
 	spoolDir := filepath.Join(f.dir, "agent-pi-2", "spool")
-	sp, err := transport.OpenSpool(spoolDir, transport.SpoolLimits{})
+	sp, err := spool.Open(spoolDir, spool.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), Fleet: "lab", Device: "pi-1", CreatedAt: time.Now().UTC(),
-		Outcome: transport.StateSucceeded, Runs: []transport.Run{{StartedAt: time.Now().UTC(), DocLength: -1}}}
+	old := &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: "lab", Device: "pi-1", CreatedAt: time.Now().UTC(),
+		Outcome: wire.StateSucceeded, Runs: []wire.Run{{StartedAt: time.Now().UTC(), DocLength: -1}}}
 	raw, _ := old.MarshalMsg(nil)
-	garbage := transport.NewID()
+	garbage := wire.NewID()
 	if err := sp.Put(old.ID, raw); err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,7 @@ func TestFullDiskStillDeliversTheResult(t *testing.T) {
 	}
 	st := f.commandStatus(id)
 	last := st.Events[len(st.Events)-1]
-	if last.State != transport.StateSucceeded || !strings.Contains(last.Reason, "no space left on device") || len(st.Results) != 1 {
+	if last.State != wire.StateSucceeded || !strings.Contains(last.Reason, "no space left on device") || len(st.Results) != 1 {
 		t.Errorf("last event %s %q, %d results stored; want succeeded, the spool's failure said, the result stored\n%s",
 			last.State, last.Reason, len(st.Results), trig.out.String())
 	}

@@ -21,7 +21,9 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // The tests here attack a collector process over real TCP, as a stolen
@@ -132,12 +134,12 @@ func (p *serveProc) stop() string {
 // device is a device's transport client with a spool.
 func (p *serveProc) device(id, password string) *transport.Client {
 	p.t.Helper()
-	sp, err := transport.OpenSpool(p.t.TempDir(), transport.SpoolLimits{})
+	sp, err := spool.Open(p.t.TempDir(), spool.Limits{})
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	c, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + p.broker, Username: id, Password: password, Fleet: "lab", Device: id,
-		RetryInterval: 100 * time.Millisecond}, transport.Options{Spool: sp, Birth: &transport.Status{BootID: "b"}})
+		RetryInterval: 100 * time.Millisecond}, transport.Options{Spool: sp, Birth: &wire.Status{BootID: "b"}})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func (p *serveProc) watch() func(topic string) int {
 		p.t.Fatalf("watcher: %v", tok.Error())
 	}
 	p.t.Cleanup(func() { c.Disconnect(0) })
-	for _, f := range []string{transport.DefaultPrefix + "/#", "$SYS/edgebench/#"} {
+	for _, f := range []string{wire.DefaultPrefix + "/#", "$SYS/edgebench/#"} {
 		if tok := c.Subscribe(f, 1, func(_ paho.Client, m paho.Message) {
 			mu.Lock()
 			seen[m.Topic()]++
@@ -275,17 +277,17 @@ func TestHostileResultsDoNotStopTheCollector(t *testing.T) {
 
 	good := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 	summary := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
-	summary.Runs[0].System = &transport.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Summary: transport.SysSummary{Disks: []transport.DiskSummary{{I: -1}}}}
+	summary.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+		Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: -1}}}}
 	sample := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
-	sample.Runs[0].System = &transport.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Samples: []transport.SysSample{{T: 1000, Disks: []transport.DiskRate{{I: -1}}}}}
-	for _, r := range []*transport.Result{summary, sample} {
+	sample.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+		Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}
+	for _, r := range []*wire.Result{summary, sample} {
 		b, err := r.MarshalMsg(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Publish(ctx, transport.DefaultPrefix+"/lab/pi-1/result", 1, false, b); err != nil {
+		if err := d.Publish(ctx, wire.DefaultPrefix+"/lab/pi-1/result", 1, false, b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -342,7 +344,7 @@ func TestHostileResultsDoNotStopTheCollector(t *testing.T) {
 func TestWillACL(t *testing.T) {
 	p := startServe(t, collectorBin(t))
 	seen := p.watch()
-	prefix := transport.DefaultPrefix
+	prefix := wire.DefaultPrefix
 	denied := []string{
 		prefix + "/lab/_all/cmd",
 		prefix + "/lab2/_all/cmd",
@@ -441,7 +443,7 @@ func TestBrokerPacketLimits(t *testing.T) {
 		if code, err := conn.connect(t, connectOpts{clientID: "edgebench-lab-pi-1", user: "pi-1", password: "one"}); err != nil || code != 0 {
 			t.Fatalf("pi-1 login: %d %v", code, err)
 		}
-		conn.Write(publishHeader(transport.DefaultPrefix+"/lab/pi-1/result", c.size))
+		conn.Write(publishHeader(wire.DefaultPrefix+"/lab/pi-1/result", c.size))
 		if c.bytes {
 			go conn.Write(make([]byte, c.size))
 		}
@@ -455,7 +457,7 @@ func TestBrokerPacketLimits(t *testing.T) {
 	if code, err := conn.connect(t, connectOpts{clientID: "edgebench-lab-pi-1", user: "pi-1", password: "one"}); err != nil || code != 0 {
 		t.Fatalf("pi-1 login: %d %v", code, err)
 	}
-	conn.Write(append(publishHeader(transport.DefaultPrefix+"/lab/pi-1/result", 200<<10), make([]byte, 200<<10)...))
+	conn.Write(append(publishHeader(wire.DefaultPrefix+"/lab/pi-1/result", 200<<10), make([]byte, 200<<10)...))
 	conn.Write([]byte{0xc0, 0}) // PINGREQ
 	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var pong [2]byte

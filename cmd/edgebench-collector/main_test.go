@@ -16,7 +16,9 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -77,18 +79,18 @@ func until(t testing.TB, what string, cond func() bool) {
 }
 
 // fakeWire builds a result as a device would send it.
-func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string) *transport.Result {
+func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string) *wire.Result {
 	h := report.NewLatencyHistogram()
 	for i := range 1000 {
 		h.Record(p50/2 + int64(i)*p50/1000)
 	}
 	n := int64(rps * 5)
-	return &transport.Result{V: 1, ID: transport.NewID(), CommandID: cmdID, Fleet: fleet, Device: device, CreatedAt: time.Now(),
-		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: map[string]string{"server": server},
-		Spec: transport.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 5000, KeepAlive: true},
-		Runs: []transport.Run{{StartedAt: time.Now(), DurationUS: 5e6, Completed: n, OK: n, DocLength: 13, Server: server,
+	return &wire.Result{V: 1, ID: wire.NewID(), CommandID: cmdID, Fleet: fleet, Device: device, CreatedAt: time.Now(),
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: map[string]string{"server": server},
+		Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 10, DurationMS: 5000, KeepAlive: true},
+		Runs: []wire.Run{{StartedAt: time.Now(), DurationUS: 5e6, Completed: n, OK: n, DocLength: 13, Server: server,
 			Latency: h.AppendCompact(nil), Connect: report.NewLatencyHistogram().AppendCompact(nil),
-			Timeline: []transport.Second{{T: 0, Completed: n / 2}, {T: 1, Completed: n / 2}}}}}
+			Timeline: []wire.Second{{T: 0, Completed: n / 2}, {T: 1, Completed: n / 2}}}}}
 }
 
 // TestServeAndCommands runs the collector binary and its reading commands
@@ -141,13 +143,13 @@ devices:
 	defer cancel()
 	devs := map[string]*transport.Client{}
 	for _, id := range []string{"pi-1", "pi-2"} {
-		sp, err := transport.OpenSpool(filepath.Join(dir, "spool-"+id), transport.SpoolLimits{})
+		sp, err := spool.Open(filepath.Join(dir, "spool-"+id), spool.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + listen, Username: id, Password: map[string]string{"pi-1": "one", "pi-2": "two"}[id],
 			Fleet: "lab", Device: id, RetryInterval: 100 * time.Millisecond},
-			transport.Options{Spool: sp, Birth: &transport.Status{BootID: "b", Info: &transport.DeviceInfo{Board: "Raspberry Pi 4", Labels: map[string]string{"model": map[string]string{"pi-1": "pi4", "pi-2": "pi5"}[id]}}}})
+			transport.Options{Spool: sp, Birth: &wire.Status{BootID: "b", Info: &wire.DeviceInfo{Board: "Raspberry Pi 4", Labels: map[string]string{"model": map[string]string{"pi-1": "pi4", "pi-2": "pi5"}[id]}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +162,7 @@ devices:
 		}
 	}
 	for i := range 5 {
-		for _, r := range []*transport.Result{
+		for _, r := range []*wire.Result{
 			fakeWire("lab", "pi-1", "nginx", 1000+float64(i), 800, ""),
 			fakeWire("lab", "pi-1", "kangle", 1300+float64(i), 600, ""),
 		} {
@@ -174,18 +176,18 @@ devices:
 	}
 
 	// pi-2 plays the agent: it answers a command with events and a result.
-	err := devs["pi-2"].SubscribeCommands(func(ctx context.Context, cmd *transport.Command) {
-		ev := func(seq uint32, s transport.EventState, p *transport.Progress, rid string) {
-			devs["pi-2"].PublishEvent(ctx, &transport.Event{V: 1, CommandID: cmd.ID, Seq: seq, State: s, Progress: p, ResultID: rid, At: time.Now()})
+	err := devs["pi-2"].SubscribeCommands(func(ctx context.Context, cmd *wire.Command) {
+		ev := func(seq uint32, s wire.EventState, p *wire.Progress, rid string) {
+			devs["pi-2"].PublishEvent(ctx, &wire.Event{V: 1, CommandID: cmd.ID, Seq: seq, State: s, Progress: p, ResultID: rid, At: time.Now()})
 		}
-		ev(1, transport.StateAccepted, nil, "")
-		ev(2, transport.StateRunning, &transport.Progress{ElapsedMS: 1000, Completed: 950, RPS: 950}, "")
+		ev(1, wire.StateAccepted, nil, "")
+		ev(2, wire.StateRunning, &wire.Progress{ElapsedMS: 1000, Completed: 950, RPS: 950}, "")
 		r := fakeWire("lab", "pi-2", "nginx", 950, 900, cmd.ID)
 		if err := devs["pi-2"].PublishResult(ctx, r); err != nil {
 			return
 		}
 		if devs["pi-2"].WaitAck(ctx, r.ID) == nil {
-			ev(3, transport.StateSucceeded, nil, r.ID)
+			ev(3, wire.StateSucceeded, nil, r.ID)
 		}
 	})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // triggerConfig is what `trigger` was asked to do.
@@ -58,7 +58,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		if err != nil {
 			return errors.New("want 'Name: value'")
 		}
-		sp.Headers = append(sp.Headers, transport.Header{Name: h.Name, Value: h.Value})
+		sp.Headers = append(sp.Headers, wire.Header{Name: h.Name, Value: h.Value})
 		return nil
 	})
 	fs.StringVarP(&sp.Method, "method", "m", "GET", "method")
@@ -112,7 +112,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		sp.Body = []byte(*body)
 	}
 	for k, v := range labels {
-		sp.Labels = append(sp.Labels, transport.Label{K: k, V: v})
+		sp.Labels = append(sp.Labels, wire.Label{K: k, V: v})
 	}
 	return tc, nil
 }
@@ -157,7 +157,7 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, tc.maxWait)
 	defer cancel()
 	printed := map[string]bool{}
-	final := map[string]transport.Event{}
+	final := map[string]wire.Event{}
 	var st collector.CommandStatus
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -193,7 +193,7 @@ wait:
 			}
 			fmt.Fprintln(w, line)
 			if e.State.Terminal() {
-				final[e.Fleet+"/"+e.Device] = transport.Event{State: e.State, Reason: e.Reason}
+				final[e.Fleet+"/"+e.Device] = wire.Event{State: e.State, Reason: e.Reason}
 			}
 		}
 		if allDone(t.Devices, final, st) {
@@ -208,7 +208,7 @@ wait:
 	}
 	succeeded := false
 	for _, e := range final {
-		succeeded = succeeded || e.State == transport.StateSucceeded
+		succeeded = succeeded || e.State == wire.StateSucceeded
 	}
 	if waited && succeeded {
 		fmt.Fprintln(w)
@@ -247,7 +247,7 @@ wait:
 // it rejected the command, failed, timed out or was cancelled (with the
 // device's reason), never answered within maxWait, or its result has not
 // reached the collector.
-func outcomes(devices []string, final map[string]transport.Event, st collector.CommandStatus, maxWait time.Duration) []string {
+func outcomes(devices []string, final map[string]wire.Event, st collector.CommandStatus, maxWait time.Duration) []string {
 	stored := map[string]bool{}
 	for _, r := range st.Results {
 		stored[r.Fleet+"/"+r.Device] = true
@@ -266,9 +266,9 @@ func outcomes(devices []string, final map[string]transport.Event, st collector.C
 		switch {
 		case !ok:
 			why = fmt.Sprintf("no answer within %v (--max-wait)", maxWait)
-		case e.State == transport.StateSucceeded && !stored[d]:
+		case e.State == wire.StateSucceeded && !stored[d]:
 			why = fmt.Sprintf("succeeded, but its result did not reach the collector within %v", maxWait)
-		case e.State == transport.StateSucceeded:
+		case e.State == wire.StateSucceeded:
 			continue
 		default:
 			why = string(e.State)
@@ -283,7 +283,7 @@ func outcomes(devices []string, final map[string]transport.Event, st collector.C
 
 // allDone reports whether every expected device has a terminal event and,
 // where it succeeded, its result is stored.
-func allDone(devices []string, final map[string]transport.Event, st collector.CommandStatus) bool {
+func allDone(devices []string, final map[string]wire.Event, st collector.CommandStatus) bool {
 	if len(devices) == 0 {
 		return false
 	}
@@ -293,7 +293,7 @@ func allDone(devices []string, final map[string]transport.Event, st collector.Co
 	}
 	for _, d := range devices {
 		e, ok := final[d]
-		if !ok || (e.State == transport.StateSucceeded && !stored[d]) {
+		if !ok || (e.State == wire.StateSucceeded && !stored[d]) {
 			return false
 		}
 	}

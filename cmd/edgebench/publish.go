@@ -11,7 +11,9 @@ import (
 
 	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // defaultAgentConfig is read, when it exists, for the broker settings that
@@ -49,7 +51,7 @@ func addPublishFlags(fs *cli.FlagSet, getenv func(string) string) *publishFlags 
 	fs.StringVar(&pf.broker, "broker", env("EDGEBENCH_BROKER", "EDGEBENCH_BROKER_URL"), "broker URL, tcp:// or ssl:// / mqtts:// ($EDGEBENCH_BROKER; default: the agent config's, else tcp://127.0.0.1:1883)")
 	fs.StringVar(&pf.fleet, "fleet", env("EDGEBENCH_FLEET"), "fleet id ($EDGEBENCH_FLEET; default \"default\")")
 	fs.StringVar(&pf.device, "device", env("EDGEBENCH_DEVICE", "EDGEBENCH_DEVICE_ID"), "device id ($EDGEBENCH_DEVICE; default the hostname)")
-	fs.StringVar(&pf.prefix, "topic-prefix", env("EDGEBENCH_TOPIC_PREFIX"), "MQTT topic prefix (default "+transport.DefaultPrefix+")")
+	fs.StringVar(&pf.prefix, "topic-prefix", env("EDGEBENCH_TOPIC_PREFIX"), "MQTT topic prefix (default "+wire.DefaultPrefix+")")
 	fs.StringVar(&pf.spool, "spool", env("EDGEBENCH_SPOOL", "EDGEBENCH_SPOOL_DIR"), "spool directory ($EDGEBENCH_SPOOL; default /var/lib/edgebench/spool, or the user cache dir when that is not writable)")
 	fs.StringVar(&pf.username, "username", env("EDGEBENCH_USERNAME", "EDGEBENCH_BROKER_USERNAME"), "broker user name ($EDGEBENCH_USERNAME)")
 	fs.StringVar(&pf.password, "password", "", "broker password (better: $EDGEBENCH_PASSWORD)")
@@ -97,7 +99,7 @@ func (pf *publishFlags) resolve() error {
 	}
 	fill(&pf.broker, "tcp://127.0.0.1:1883")
 	fill(&pf.fleet, "default")
-	fill(&pf.prefix, transport.DefaultPrefix)
+	fill(&pf.prefix, wire.DefaultPrefix)
 	if pf.device == "" {
 		h, err := os.Hostname()
 		if err != nil {
@@ -105,10 +107,10 @@ func (pf *publishFlags) resolve() error {
 		}
 		pf.device = strings.ToLower(h)
 	}
-	if err := transport.ValidID(pf.fleet); err != nil {
+	if err := wire.ValidID(pf.fleet); err != nil {
 		return cli.Usagef("--fleet: %v", err)
 	}
-	if err := transport.ValidID(pf.device); err != nil {
+	if err := wire.ValidID(pf.device); err != nil {
 		return cli.Usagef("--device: %v (set --device or EDGEBENCH_DEVICE)", err)
 	}
 	if pf.timeout <= 0 {
@@ -162,11 +164,11 @@ func writableDir(dir string) bool {
 // to --publish-timeout for the collector's ack. It says on stderr what
 // became of the result; a result not acknowledged in time stays spooled
 // (with any older ones, which go out too) and is an error.
-func publishResult(ctx context.Context, env *cli.Env, pf *publishFlags, res *transport.Result) error {
+func publishResult(ctx context.Context, env *cli.Env, pf *publishFlags, res *wire.Result) error {
 	if err := pf.resolve(); err != nil {
 		return err
 	}
-	sp, err := transport.OpenSpool(pf.spool, transport.SpoolLimits{})
+	sp, err := spool.Open(pf.spool, spool.Limits{})
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}

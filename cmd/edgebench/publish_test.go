@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestPublishFlagsPrecedence(t *testing.T) {
@@ -86,10 +87,10 @@ func testPublishFlags(t *testing.T, broker, spool string, timeout time.Duration)
 	return pf
 }
 
-func testWireResult() *transport.Result {
-	return &transport.Result{V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
-		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded,
-		Spec: transport.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1}}
+func testWireResult() *wire.Result {
+	return &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), CreatedAt: time.Now().UTC(),
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+		Spec: wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1}}
 }
 
 // TestPublishResult: with the broker down the result stays spooled and the
@@ -117,7 +118,7 @@ func TestPublishResult(t *testing.T) {
 	}
 	defer col.Close()
 	got := make(chan string, 4)
-	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result, _ []byte) error {
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ wire.Addr, r *wire.Result, _ []byte) error {
 		got <- r.ID
 		return nil
 	}}); err != nil {

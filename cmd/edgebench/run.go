@@ -17,7 +17,7 @@ import (
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // runFlags is what a load test command (run, ab, wrk) was given.
@@ -244,13 +244,13 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 }
 
 // wireResult is the result of the runs as the agent would send it.
-func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *transport.Result {
-	r := &transport.Result{
-		V: transport.SchemaVersion, ID: transport.NewID(), CreatedAt: time.Now().UTC(),
-		Kind: transport.KindLoadTest, Outcome: transport.StateSucceeded, Labels: rf.labels,
+func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Result {
+	r := &wire.Result{
+		V: wire.SchemaVersion, ID: wire.NewID(), CreatedAt: time.Now().UTC(),
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: rf.labels,
 		Spec: measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
 	}
-	var info *transport.DeviceInfo
+	var info *wire.DeviceInfo
 	info, r.BootID = measure.DeviceInfo(rf.probeRoot, version, rf.labels)
 	r.Fingerprint = measure.FingerprintOf(info)
 	for _, w := range rf.watches {
@@ -259,9 +259,9 @@ func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *transpor
 	measure.AddRuns(r, runs)
 	switch {
 	case runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil:
-		r.Outcome, r.Reason = transport.StateCancelled, "interrupted"
+		r.Outcome, r.Reason = wire.StateCancelled, "interrupted"
 	case measure.OK(runs) == 0:
-		r.Outcome, r.Reason = transport.StateFailed, "no successful response"
+		r.Outcome, r.Reason = wire.StateFailed, "no successful response"
 	}
 	return r
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // TestRunPublishReachesTheCollector runs `edgebench run --publish` as a
@@ -25,8 +26,8 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer col.Close()
-	got := make(chan *transport.Result, 2)
-	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ transport.Addr, r *transport.Result, _ []byte) error {
+	got := make(chan *wire.Result, 2)
+	if _, err := transport.NewSubscriber(col, transport.SubscriberConfig{Handler: func(_ context.Context, _ wire.Addr, r *wire.Result, _ []byte) error {
 		got <- r
 		return nil
 	}}); err != nil {
@@ -44,7 +45,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "acknowledged") {
 		t.Fatalf("exit %d\nstderr %s", r.code, r.stderr)
 	}
-	var res *transport.Result
+	var res *wire.Result
 	select {
 	case res = <-got:
 	case <-ctx.Done():

@@ -1,4 +1,4 @@
-package transport
+package wire_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // What devices and collectors of schema version 1 sent is frozen in
@@ -39,12 +41,12 @@ const frozenDir = "testdata/v1"
 // frozenKinds decodes a payload of each kind as a collector or a device
 // does; a frozen payload's name starts with its kind.
 var frozenKinds = map[string]func([]byte) (any, error){
-	"status":    func(b []byte) (any, error) { return DecodeStatus(b) },
-	"heartbeat": func(b []byte) (any, error) { return DecodeHeartbeat(b) },
-	"command":   func(b []byte) (any, error) { return DecodeCommand(b) },
-	"event":     func(b []byte) (any, error) { return DecodeEvent(b) },
-	"ack":       func(b []byte) (any, error) { return DecodeAck(b) },
-	"result":    func(b []byte) (any, error) { return DecodeResult(b) },
+	"status":    func(b []byte) (any, error) { return wire.DecodeStatus(b) },
+	"heartbeat": func(b []byte) (any, error) { return wire.DecodeHeartbeat(b) },
+	"command":   func(b []byte) (any, error) { return wire.DecodeCommand(b) },
+	"event":     func(b []byte) (any, error) { return wire.DecodeEvent(b) },
+	"ack":       func(b []byte) (any, error) { return wire.DecodeAck(b) },
+	"result":    func(b []byte) (any, error) { return wire.DecodeResult(b) },
 }
 
 func frozenKind(name string) string { k, _, _ := strings.Cut(name, "-"); return k }
@@ -107,7 +109,7 @@ func TestFrozenPayloads(t *testing.T) {
 		}
 	}
 	var unset []string
-	for _, m := range []any{Status{}, Heartbeat{}, Command{}, Event{}, Ack{}, Result{}} {
+	for _, m := range []any{wire.Status{}, wire.Heartbeat{}, wire.Command{}, wire.Event{}, wire.Ack{}, wire.Result{}} {
 		listFields(reflect.TypeOf(m), map[reflect.Type]bool{}, func(f string) {
 			if !set[f] {
 				unset = append(unset, f)
@@ -193,7 +195,7 @@ func writeFrozen(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		b := mustMarshal(t, m)
+		b := wiretest.Marshal(t, m)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -212,6 +214,10 @@ func writeFrozen(t *testing.T) {
 	}
 }
 
+func i32(v int32) *int32   { return &v }
+func i64(v int64) *int64   { return &v }
+func u32(v uint32) *uint32 { return &v }
+
 // frozenMessages are the messages frozen in testdata/v1, by name: only
 // read by -freeze for names not frozen yet. Between them they set every
 // field of the schema.
@@ -225,107 +231,107 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 		}
 		return h.Coarsen(digits).AppendPacked(nil)
 	}
-	stat := func(m, x int64) Stat { return Stat{Mean: m, Max: x} }
-	pst := func(m, x int64) *Stat { return &Stat{Mean: m, Max: x} }
-	run := Run{
+	stat := func(m, x int64) wire.Stat { return wire.Stat{Mean: m, Max: x} }
+	pst := func(m, x int64) *wire.Stat { return &wire.Stat{Mean: m, Max: x} }
+	run := wire.Run{
 		StartedAt: at, DurationUS: 10_000_123, Interrupted: true, Completed: 1234, OK: 1200,
-		Errors:      ErrorCounts{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 20, Length: 4},
-		StatusCodes: []StatusCount{{Code: 200, N: 1214}, {Code: 503, N: 20}},
+		Errors:      wire.ErrorCounts{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 20, Length: 4},
+		StatusCodes: []wire.StatusCount{{Code: 200, N: 1214}, {Code: 503, N: 20}},
 		Bytes:       1234 * 850, BodyBytes: 1234 * 612, Connects: 12, DocLength: 612, Server: "nginx/1.22.1",
 		Sent: 1240 * 80, KeepAliveResponses: 1222,
 		Latency: hist(1234, 900, 3), Connect: hist(12, 80, 3),
 		Waiting: hist(1234, 850, 2), Processing: hist(1234, 880, 2),
-		Timeline: []Second{{T: 0, Completed: 610, Errors: 10, P50US: 880, P99US: 3100}, {T: 1, Completed: 624, Errors: 20, P50US: 870, P99US: 2900}},
-		Drained: &DrainedCounts{Requests: 6, Completed: 4, OK: 3, Errors: ErrorCounts{Timeout: 1, Status: 1}, Cut: 1,
-			StatusCodes: []StatusCount{{Code: 200, N: 3}, {Code: 500, N: 1}}, Bytes: 4 * 850, BodyBytes: 4 * 612, Connects: 1},
+		Timeline: []wire.Second{{T: 0, Completed: 610, Errors: 10, P50US: 880, P99US: 3100}, {T: 1, Completed: 624, Errors: 20, P50US: 870, P99US: 2900}},
+		Drained: &wire.DrainedCounts{Requests: 6, Completed: 4, OK: 3, Errors: wire.ErrorCounts{Timeout: 1, Status: 1}, Cut: 1,
+			StatusCodes: []wire.StatusCount{{Code: 200, N: 3}, {Code: 500, N: 1}}, Bytes: 4 * 850, BodyBytes: 4 * 612, Connects: 1},
 		WarmupRequests: 345,
-		System: &System{
+		System: &wire.System{
 			IntervalMS: 1000, Stride: 2,
 			Disks: []string{"mmcblk0", "mmcblk0p2"}, Partitions: []bool{false, true},
 			Nets: []string{"lo", "eth0"}, Zones: []string{"cpu-thermal"}, Procs: []string{"nginx", "edgebench"},
 			Warnings: []string{"throttled: under-voltage"},
-			Samples: []SysSample{{
+			Samples: []wire.SysSample{{
 				T:      1000,
-				CPU:    &CPUShares{User: 4100, Nice: 10, System: 3300, Idle: 1200, IOWait: 30, IRQ: 5, SoftIRQ: 1350, Steal: 5},
+				CPU:    &wire.CPUShares{User: 4100, Nice: 10, System: 3300, Idle: 1200, IOWait: 30, IRQ: 5, SoftIRQ: 1350, Steal: 5},
 				CoreBP: []int32{9500, 9400}, Load1: i32(398), Ctxt: i64(63_000), Intr: i64(24_000), Running: i32(4), Blocked: i32(1),
-				Mem: &MemSample{Used: 414_000, Free: 2_900_000, Available: i64(3_380_000), Buffers: i64(48_000), Cached: i64(620_000),
+				Mem: &wire.MemSample{Used: 414_000, Free: 2_900_000, Available: i64(3_380_000), Buffers: i64(48_000), Cached: i64(620_000),
 					Dirty: i64(120), SwapUsed: i64(8)},
-				Disks:  []DiskRate{{I: 0, ReadKBs: 4, WriteKBs: 60, ReadIOPS: 1, WriteIOPS: 6, BusyBP: 45}, {I: 1, WriteKBs: 60, WriteIOPS: 6}},
-				Nets:   []NetRate{{I: 1, RxKBs: 97_000, TxKBs: 96_500, RxPps: 27_700, TxPps: 27_600}},
-				PSI:    &PSIShares{CPUSome: i32(1200), IOSome: i32(30), IOFull: i32(10), MemSome: i32(2), MemFull: i32(1)},
+				Disks:  []wire.DiskRate{{I: 0, ReadKBs: 4, WriteKBs: 60, ReadIOPS: 1, WriteIOPS: 6, BusyBP: 45}, {I: 1, WriteKBs: 60, WriteIOPS: 6}},
+				Nets:   []wire.NetRate{{I: 1, RxKBs: 97_000, TxKBs: 96_500, RxPps: 27_700, TxPps: 27_600}},
+				PSI:    &wire.PSIShares{CPUSome: i32(1200), IOSome: i32(30), IOFull: i32(10), MemSome: i32(2), MemFull: i32(1)},
 				TempDC: []int32{631}, FreqMHz: []int32{1800, 1500}, Throttle: u32(0x50005),
-				Procs: []ProcRate{{I: 0, PID: 812, Count: 5, CPUBP: i32(19_000), RSSKB: i64(21_400), ReadKBs: i64(2), WriteKBs: i64(4)},
+				Procs: []wire.ProcRate{{I: 0, PID: 812, Count: 5, CPUBP: i32(19_000), RSSKB: i64(21_400), ReadKBs: i64(2), WriteKBs: i64(4)},
 					{I: 1, Count: 1, CPUBP: i32(9_000), RSSKB: i64(18_200)}},
 			}},
-			Summary: SysSummary{
+			Summary: wire.SysSummary{
 				Seconds: 10.0, Samples: 10,
-				CPU: &CPUSummary{User: stat(4100, 4399), Nice: stat(10, 10), System: stat(3350, 3599), Idle: stat(1250, 1710),
+				CPU: &wire.CPUSummary{User: stat(4100, 4399), Nice: stat(10, 10), System: stat(3350, 3599), Idle: stat(1250, 1710),
 					IOWait: stat(30, 30), IRQ: stat(5, 9), SoftIRQ: stat(1350, 1499), Steal: stat(5, 7)},
-				CoreBusyBP: []Stat{stat(9500, 9899), stat(9450, 9899)},
+				CoreBusyBP: []wire.Stat{stat(9500, 9899), stat(9450, 9899)},
 				Load1:      pst(398, 419), Ctxt: pst(63_400, 65_990), Intr: pst(24_000, 24_990),
-				Mem: &MemSummary{TotalKB: 3_884_000, Used: stat(414_000, 415_990), Free: stat(2_902_000, 2_903_990),
+				Mem: &wire.MemSummary{TotalKB: 3_884_000, Used: stat(414_000, 415_990), Free: stat(2_902_000, 2_903_990),
 					Available: pst(3_380_000, 3_380_000), Buffers: pst(48_000, 48_000), Cached: pst(620_050, 620_099),
 					Dirty: pst(100, 199), SwapUsed: pst(8, 8)},
-				Disks:     []DiskSummary{{I: 0, ReadKBs: stat(4, 8), WriteKBs: stat(60, 119), ReadIOPS: stat(1, 2), WriteIOPS: stat(6, 11), BusyBP: stat(45, 89)}, {I: 1, WriteKBs: stat(60, 119), WriteIOPS: stat(6, 11)}},
-				Nets:      []NetSummary{{I: 1, RxKBs: stat(97_500, 98_999), TxKBs: stat(97_000, 98_000), RxPps: stat(27_750, 27_999), TxPps: stat(27_600, 27_900)}},
-				PSI:       &PSISummary{CPUSome: pst(1200, 1500), IOSome: pst(30, 60), IOFull: pst(10, 20), MemSome: pst(2, 4), MemFull: pst(1, 2)},
+				Disks:     []wire.DiskSummary{{I: 0, ReadKBs: stat(4, 8), WriteKBs: stat(60, 119), ReadIOPS: stat(1, 2), WriteIOPS: stat(6, 11), BusyBP: stat(45, 89)}, {I: 1, WriteKBs: stat(60, 119), WriteIOPS: stat(6, 11)}},
+				Nets:      []wire.NetSummary{{I: 1, RxKBs: stat(97_500, 98_999), TxKBs: stat(97_000, 98_000), RxPps: stat(27_750, 27_999), TxPps: stat(27_600, 27_900)}},
+				PSI:       &wire.PSISummary{CPUSome: pst(1200, 1500), IOSome: pst(30, 60), IOFull: pst(10, 20), MemSome: pst(2, 4), MemFull: pst(1, 2)},
 				TempMaxDC: i32(651), FreqMinMHz: i32(1500), FreqMaxMHz: i32(1800), Throttled: u32(0x5),
-				Procs: []ProcSummary{{I: 0, PID: 812, Count: 5, CPUBP: pst(19_000, 19_999), RSSKB: pst(21_400, 21_400), ReadKB: i64(20), WriteKB: i64(40)},
+				Procs: []wire.ProcSummary{{I: 0, PID: 812, Count: 5, CPUBP: pst(19_000, 19_999), RSSKB: pst(21_400, 21_400), ReadKB: i64(20), WriteKB: i64(40)},
 					{I: 1, Count: 1, CPUBP: pst(9_000, 9_500), RSSKB: pst(18_200, 18_200)}},
 			},
 		},
 	}
-	spread := func(m float64) Spread {
-		return Spread{Mean: m, StdDev: m / 50, CILow: m * 0.97, CIHigh: m * 1.03, Min: m * 0.95, Max: m * 1.05}
+	spread := func(m float64) wire.Spread {
+		return wire.Spread{Mean: m, StdDev: m / 50, CILow: m * 0.97, CIHigh: m * 1.03, Min: m * 0.95, Max: m * 1.05}
 	}
-	info := &DeviceInfo{AgentVersion: "v0.4.0", Hostname: "pi4-07", Board: "Raspberry Pi 4 Model B Rev 1.4", CPUModel: "Cortex-A72",
+	info := &wire.DeviceInfo{AgentVersion: "v0.4.0", Hostname: "pi4-07", Board: "Raspberry Pi 4 Model B Rev 1.4", CPUModel: "Cortex-A72",
 		Cores: 4, MemKB: 3_884_000, OS: "Debian GNU/Linux 12 (bookworm)", Kernel: "6.6.51+rpt-rpi-v8", Arch: "aarch64",
 		GoArch: "arm64", Governor: "ondemand", MaxFreqMHz: 1800, Labels: map[string]string{"rack": "a"}}
-	command := func(kind CommandKind, spec CommandSpec) *Command {
-		return &Command{V: SchemaVersion, ID: cmdID, IssuedAt: at, ExpiresAt: at.Add(5 * time.Minute), Kind: kind, Spec: spec}
+	command := func(kind wire.CommandKind, spec wire.CommandSpec) *wire.Command {
+		return &wire.Command{V: wire.SchemaVersion, ID: cmdID, IssuedAt: at, ExpiresAt: at.Add(5 * time.Minute), Kind: kind, Spec: spec}
 	}
-	loadtest := command(KindLoadTest, CommandSpec{LoadTest: &LoadTestSpec{
-		URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []Header{{Name: "Content-Type", Value: "text/plain"}},
+	loadtest := command(wire.KindLoadTest, wire.CommandSpec{LoadTest: &wire.LoadTestSpec{
+		URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []wire.Header{{Name: "Content-Type", Value: "text/plain"}},
 		Body: []byte("hello"), Connections: 50, Threads: 2, Requests: 100_000, DurationMS: 30_000, Rate: 2000.5, KeepAlive: true,
-		TimeoutMS: 2000, WarmupMS: 2000, LengthCheck: true, Repeat: 3, Labels: []Label{{K: "server", V: "nginx"}},
+		TimeoutMS: 2000, WarmupMS: 2000, LengthCheck: true, Repeat: 3, Labels: []wire.Label{{K: "server", V: "nginx"}},
 		Watch: []string{"nginx"}, Queue: true,
 	}})
-	loadtest.Select = []Label{{K: "board", V: "pi4"}}
+	loadtest.Select = []wire.Label{{K: "board", V: "pi4"}}
 	loadtest.Sig = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	return map[string]interface{ MarshalMsg([]byte) ([]byte, error) }{
-		"status-birth": &Status{V: SchemaVersion, State: StatusOnline, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b",
+		"status-birth": &wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b",
 			ConnSeq: 1_772_366_400_000, At: at, Info: info},
-		"status-will":      &Status{V: SchemaVersion, State: StatusLost, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", ConnSeq: 1_772_366_400_001},
-		"status-collector": &Status{V: SchemaVersion, State: StatusOnline, BootID: "01JNHX5Z0A2B4C6D8E0F2G4H6J", ConnSeq: 1_772_366_400_002, At: at},
-		"heartbeat": &Heartbeat{V: SchemaVersion, At: at, Busy: true, CommandID: cmdID, UptimeS: 86_400, Spooled: 2, Rejected: 1,
+		"status-will":      &wire.Status{V: wire.SchemaVersion, State: wire.StatusLost, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", ConnSeq: 1_772_366_400_001},
+		"status-collector": &wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: "01JNHX5Z0A2B4C6D8E0F2G4H6J", ConnSeq: 1_772_366_400_002, At: at},
+		"heartbeat": &wire.Heartbeat{V: wire.SchemaVersion, At: at, Busy: true, CommandID: cmdID, UptimeS: 86_400, Spooled: 2, Rejected: 1,
 			CPUBusy: i32(8700), Load1: i32(390), MemUsedKB: i64(414_000), MemAvail: i64(3_380_000), TempDC: i32(640), FreqMHz: i32(1800),
 			Throttled: u32(0x50000)},
 		"command-loadtest": loadtest,
-		"command-serve":    command(KindServe, CommandSpec{Serve: &ServeSpec{Addr: "127.0.0.1:8080", Dir: "www", DurationMS: 60_000}}),
-		"command-probe":    command(KindProbe, CommandSpec{Probe: &ProbeSpec{IntervalMS: 500, DurationMS: 10_000, Watch: []string{"nginx", "812"}}}),
-		"command-cancel":   command(KindCancel, CommandSpec{Cancel: &CancelSpec{CommandID: "01JNHX6W8V2Q4R7T9Y3B5D6F8A"}}),
-		"command-info":     command(KindInfo, CommandSpec{}),
-		"event-running": &Event{V: SchemaVersion, CommandID: cmdID, Seq: 3, State: StateRunning, Reason: "run 1 of 3",
-			Progress: &Progress{ElapsedMS: 12_000, Completed: 165_000, RPS: 13_750.5, Errors: 2}, At: at},
-		"event-succeeded":   &Event{V: SchemaVersion, CommandID: cmdID, Seq: 9, State: StateSucceeded, ResultID: resID, At: at},
-		"event-interrupted": &Event{V: SchemaVersion, CommandID: cmdID, Seq: SeqInterrupted, State: StateFailed, Reason: "interrupted by a restart", At: at},
-		"ack":               &Ack{V: SchemaVersion, ResultID: resID},
-		"ack-rejected":      &Ack{V: SchemaVersion, ResultID: resID, Rejected: "result of lab/pi4-08 sent by lab/pi4-07"},
-		"result-loadtest": &Result{V: SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07",
-			BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", CreatedAt: at.Add(31 * time.Second), Kind: KindLoadTest,
-			Outcome: StateCancelled, Reason: "interrupted", Labels: map[string]string{"server": "nginx"},
-			Spec: RunSpec{URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []Header{{Name: "Content-Type", Value: "text/plain"}},
+		"command-serve":    command(wire.KindServe, wire.CommandSpec{Serve: &wire.ServeSpec{Addr: "127.0.0.1:8080", Dir: "www", DurationMS: 60_000}}),
+		"command-probe":    command(wire.KindProbe, wire.CommandSpec{Probe: &wire.ProbeSpec{IntervalMS: 500, DurationMS: 10_000, Watch: []string{"nginx", "812"}}}),
+		"command-cancel":   command(wire.KindCancel, wire.CommandSpec{Cancel: &wire.CancelSpec{CommandID: "01JNHX6W8V2Q4R7T9Y3B5D6F8A"}}),
+		"command-info":     command(wire.KindInfo, wire.CommandSpec{}),
+		"event-running": &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: 3, State: wire.StateRunning, Reason: "run 1 of 3",
+			Progress: &wire.Progress{ElapsedMS: 12_000, Completed: 165_000, RPS: 13_750.5, Errors: 2}, At: at},
+		"event-succeeded":   &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: 9, State: wire.StateSucceeded, ResultID: resID, At: at},
+		"event-interrupted": &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: wire.SeqInterrupted, State: wire.StateFailed, Reason: "interrupted by a restart", At: at},
+		"ack":               &wire.Ack{V: wire.SchemaVersion, ResultID: resID},
+		"ack-rejected":      &wire.Ack{V: wire.SchemaVersion, ResultID: resID, Rejected: "result of lab/pi4-08 sent by lab/pi4-07"},
+		"result-loadtest": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07",
+			BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b", CreatedAt: at.Add(31 * time.Second), Kind: wire.KindLoadTest,
+			Outcome: wire.StateCancelled, Reason: "interrupted", Labels: map[string]string{"server": "nginx"},
+			Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/index.html", Method: "POST", Headers: []wire.Header{{Name: "Content-Type", Value: "text/plain"}},
 				BodyBytes: 5, Connections: 50, Threads: 2, Requests: 100_000, DurationMS: 10_000, Rate: 2000.5, KeepAlive: true,
 				TimeoutMS: 2000, WarmupMS: 2000, NoLengthCheck: true, Repeat: 2, IntervalMS: 1000, Watch: []string{"nginx"}, Mode: "wrk"},
-			Fingerprint: Fingerprint{AgentVersion: "v0.4.0", Kernel: "6.6.51+rpt-rpi-v8", OS: "Debian GNU/Linux 12 (bookworm)", Arch: "aarch64",
+			Fingerprint: wire.Fingerprint{AgentVersion: "v0.4.0", Kernel: "6.6.51+rpt-rpi-v8", OS: "Debian GNU/Linux 12 (bookworm)", Arch: "aarch64",
 				Board: "Raspberry Pi 4 Model B Rev 1.4", CPUModel: "Cortex-A72", Cores: 4, MemKB: 3_884_000, Governor: "ondemand",
 				MaxFreqMHz: 1800, Server: "nginx/1.22.1", ServerSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-				Throttled: true, FreqDropped: true, Extra: []Label{{K: "nginx_workers", V: "4"}}},
-			Runs:     []Run{run, run},
-			Repeat:   &Repeat{Runs: 2, RPS: spread(12_340), P50US: spread(880), P99US: spread(3000), RSDPct: 2.1},
+				Throttled: true, FreqDropped: true, Extra: []wire.Label{{K: "nginx_workers", V: "4"}}},
+			Runs:     []wire.Run{run, run},
+			Repeat:   &wire.Repeat{Runs: 2, RPS: spread(12_340), P50US: spread(880), P99US: spread(3000), RSDPct: 2.1},
 			Warnings: []string{"throttled: under-voltage"}},
-		"result-probe": &Result{V: SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
-			Kind: KindProbe, Outcome: StateSucceeded, Spec: RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
-			Runs: []Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},
+		"result-probe": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindProbe, Outcome: wire.StateSucceeded, Spec: wire.RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},
 	}
 }

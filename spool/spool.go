@@ -1,4 +1,4 @@
-package transport
+package spool
 
 import (
 	"encoding/binary"
@@ -13,30 +13,32 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Spool defaults, chosen for an SD card: a few thousand results at most.
 const (
-	DefaultSpoolCount = 1000
-	DefaultSpoolBytes = 64 << 20
-	maxTornKept       = 16 // files kept in torn/ and in rejected/
+	DefaultCount = 1000
+	DefaultBytes = 64 << 20
+	maxTornKept  = 16 // files kept in torn/ and in rejected/
 )
 
-// ErrSpoolFull is returned by Put when the spool is at its bounds: the
+// ErrFull is returned by Put when the spool is at its bounds: the
 // oldest entries are kept and the new one refused.
-var ErrSpoolFull = errors.New("spool full")
+var ErrFull = errors.New("spool full")
 
 // ErrNotSpooled is returned for an id the spool does not hold.
 var ErrNotSpooled = errors.New("not in the spool")
 
-// SpoolLimits bound a spool. Zero fields take the defaults.
-type SpoolLimits struct {
+// Limits bound a spool. Zero fields take the defaults.
+type Limits struct {
 	MaxCount int   // entries
 	MaxBytes int64 // payload bytes
 }
 
-// SpoolStats describe a spool at one instant.
-type SpoolStats struct {
+// Stats describe a spool at one instant.
+type Stats struct {
 	Count    int   // entries waiting for an ack
 	Bytes    int64 // their payload bytes
 	Refused  int64 // Puts refused because the spool was full, since open
@@ -56,7 +58,7 @@ type SpoolStats struct {
 // processes may share a directory (ids are unique and removal idempotent).
 type Spool struct {
 	dir string
-	lim SpoolLimits
+	lim Limits
 
 	mu       sync.Mutex
 	sizes    map[string]int64
@@ -78,15 +80,15 @@ var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// OpenSpool opens (creating it if needed) the spool in dir, checks every
+// Open opens (creating it if needed) the spool in dir, checks every
 // entry and sets aside the damaged ones and the temporary files of writers
 // that are gone.
-func OpenSpool(dir string, lim SpoolLimits) (*Spool, error) {
+func Open(dir string, lim Limits) (*Spool, error) {
 	if lim.MaxCount <= 0 {
-		lim.MaxCount = DefaultSpoolCount
+		lim.MaxCount = DefaultCount
 	}
 	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = DefaultSpoolBytes
+		lim.MaxBytes = DefaultBytes
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool %s: %w", dir, err)
@@ -110,7 +112,7 @@ func OpenSpool(dir string, lim SpoolLimits) (*Spool, error) {
 			continue
 		}
 		id, ok := strings.CutSuffix(name, spoolExt)
-		if !ok || ValidMessageID(id) != nil {
+		if !ok || wire.ValidMessageID(id) != nil {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -133,9 +135,9 @@ func OpenSpool(dir string, lim SpoolLimits) (*Spool, error) {
 func (s *Spool) Dir() string { return s.dir }
 
 // Put stores payload under id durably. An id already spooled is left as
-// it is. A full spool refuses the new entry with ErrSpoolFull.
+// it is. A full spool refuses the new entry with ErrFull.
 func (s *Spool) Put(id string, payload []byte) error {
-	if err := ValidMessageID(id); err != nil {
+	if err := wire.ValidMessageID(id); err != nil {
 		return fmt.Errorf("spool put: %w", err)
 	}
 	s.mu.Lock()
@@ -149,7 +151,7 @@ func (s *Spool) Put(id string, payload []byte) error {
 		count, bytes := len(s.sizes), s.bytes
 		s.mu.Unlock()
 		return fmt.Errorf("spool %s: result %s (%d bytes) refused: %d entries, %d bytes held, limits %d entries, %d bytes: %w",
-			s.dir, id, n, count, bytes, s.lim.MaxCount, s.lim.MaxBytes, ErrSpoolFull)
+			s.dir, id, n, count, bytes, s.lim.MaxCount, s.lim.MaxBytes, ErrFull)
 	}
 	// Reserve the room, so concurrent Puts cannot overshoot the bounds;
 	// List leaves the entry out until its file is in place, or a replay
@@ -209,7 +211,7 @@ func (s *Spool) write(id string, payload []byte) error {
 // Get reads the payload spooled under id. A damaged entry is set aside and
 // reported as ErrNotSpooled.
 func (s *Spool) Get(id string) ([]byte, error) {
-	if err := ValidMessageID(id); err != nil {
+	if err := wire.ValidMessageID(id); err != nil {
 		return nil, fmt.Errorf("spool get: %w", err)
 	}
 	name := id + spoolExt
@@ -258,7 +260,7 @@ func (s *Spool) Has(id string) bool {
 // Remove deletes the entry for id, once the collector has acknowledged it.
 // Removing an id that is not spooled is not an error.
 func (s *Spool) Remove(id string) error {
-	if err := ValidMessageID(id); err != nil {
+	if err := wire.ValidMessageID(id); err != nil {
 		return fmt.Errorf("spool remove: %w", err)
 	}
 	err := os.Remove(filepath.Join(s.dir, id+spoolExt))
@@ -278,7 +280,7 @@ func (s *Spool) Remove(id string) error {
 // the newest few are kept: the collector refused it for good, or it cannot
 // be sent at all. An id that is not spooled is not an error.
 func (s *Spool) Reject(id string) error {
-	if err := ValidMessageID(id); err != nil {
+	if err := wire.ValidMessageID(id); err != nil {
 		return fmt.Errorf("spool reject: %w", err)
 	}
 	moved, err := s.moveAside("rejected", id+spoolExt)
@@ -295,10 +297,10 @@ func (s *Spool) Reject(id string) error {
 }
 
 // Stats returns the spool's counts.
-func (s *Spool) Stats() SpoolStats {
+func (s *Spool) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SpoolStats{Count: len(s.sizes), Bytes: s.bytes, Refused: s.refused, Torn: s.torn, Rejected: s.rejected}
+	return Stats{Count: len(s.sizes), Bytes: s.bytes, Refused: s.refused, Torn: s.torn, Rejected: s.rejected}
 }
 
 func (s *Spool) forget(id string) {

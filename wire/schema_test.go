@@ -1,4 +1,4 @@
-package transport
+package wire_test
 
 import (
 	"bytes"
@@ -11,11 +11,13 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 func TestRoundTrip(t *testing.T) {
-	res := testResult(t)
-	got, err := DecodeResult(mustMarshal(t, res))
+	res := wiretest.Result(t)
+	got, err := wire.DecodeResult(wiretest.Marshal(t, res))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,25 +32,25 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("latency histogram count %d, want 412345", h.Count())
 	}
 
-	cmd := testCommand()
-	gc, err := DecodeCommand(mustMarshal(t, cmd))
+	cmd := wiretest.Command()
+	gc, err := wire.DecodeCommand(wiretest.Marshal(t, cmd))
 	if err != nil || !reflect.DeepEqual(gc, cmd) {
 		t.Errorf("command round trip: %v\n got %+v\nwant %+v", err, gc, cmd)
 	}
-	gs, err := DecodeStatus(mustMarshal(t, testStatus()))
-	if err != nil || !reflect.DeepEqual(gs, testStatus()) {
+	gs, err := wire.DecodeStatus(wiretest.Marshal(t, wiretest.Status()))
+	if err != nil || !reflect.DeepEqual(gs, wiretest.Status()) {
 		t.Errorf("status round trip: %v %+v", err, gs)
 	}
-	ge, err := DecodeEvent(mustMarshal(t, testEvent()))
-	if err != nil || !reflect.DeepEqual(ge, testEvent()) {
+	ge, err := wire.DecodeEvent(wiretest.Marshal(t, wiretest.Event()))
+	if err != nil || !reflect.DeepEqual(ge, wiretest.Event()) {
 		t.Errorf("event round trip: %v %+v", err, ge)
 	}
-	gh, err := DecodeHeartbeat(mustMarshal(t, testHeartbeat()))
-	if err != nil || !reflect.DeepEqual(gh, testHeartbeat()) {
+	gh, err := wire.DecodeHeartbeat(wiretest.Marshal(t, wiretest.Heartbeat()))
+	if err != nil || !reflect.DeepEqual(gh, wiretest.Heartbeat()) {
 		t.Errorf("heartbeat round trip: %v %+v", err, gh)
 	}
-	ga, err := DecodeAck(mustMarshal(t, testAck()))
-	if err != nil || !reflect.DeepEqual(ga, testAck()) {
+	ga, err := wire.DecodeAck(wiretest.Marshal(t, wiretest.Ack()))
+	if err != nil || !reflect.DeepEqual(ga, wiretest.Ack()) {
 		t.Errorf("ack round trip: %v %+v", err, ga)
 	}
 }
@@ -56,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 // TestUnknownFieldsSkipped decodes a message from a newer sender: extra
 // keys, nested too, are skipped.
 func TestUnknownFieldsSkipped(t *testing.T) {
-	b := mustMarshal(t, testAck())
+	b := wiretest.Marshal(t, wiretest.Ack())
 	// The ack is a fixmap of 2; make it 3 with an unknown nested key.
 	b[0] = 0x83
 	b = msgp.AppendString(b, "future")
@@ -65,46 +67,46 @@ func TestUnknownFieldsSkipped(t *testing.T) {
 	b = msgp.AppendArrayHeader(b, 2)
 	b = msgp.AppendInt(b, 1)
 	b = msgp.AppendString(b, "two")
-	got, err := DecodeAck(b)
+	got, err := wire.DecodeAck(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ResultID != testAck().ResultID {
+	if got.ResultID != wiretest.Ack().ResultID {
 		t.Errorf("result id %q", got.ResultID)
 	}
 }
 
 func TestDecodeRejects(t *testing.T) {
-	good := mustMarshal(t, testAck())
-	v2 := *testAck()
+	good := wiretest.Marshal(t, wiretest.Ack())
+	v2 := *wiretest.Ack()
 	v2.V = 2
-	noV := *testAck()
+	noV := *wiretest.Ack()
 	noV.V = 0
-	badID := *testAck()
+	badID := *wiretest.Ack()
 	badID.ResultID = "../../etc/passwd"
 	cases := []struct {
 		name string
 		b    []byte
 		want error
 	}{
-		{"empty", nil, ErrMalformed},
-		{"truncated", good[:len(good)-1], ErrMalformed},
-		{"trailing", append(append([]byte{}, good...), 0xc0), ErrMalformed},
-		{"not a map", []byte{0x93, 1, 2, 3}, ErrMalformed},
-		{"bad prefix", []byte{0xc1}, ErrMalformed},
-		{"newer version", mustMarshal(t, &v2), ErrVersion},
-		{"no version", mustMarshal(t, &noV), ErrVersion},
-		{"bad id", mustMarshal(t, &badID), ErrMalformed},
-		{"too large", make([]byte, DefaultMaxPayload+1), ErrTooLarge},
-		{"deep", bytes.Repeat([]byte{0x91}, 1000), ErrMalformed},
+		{"empty", nil, wire.ErrMalformed},
+		{"truncated", good[:len(good)-1], wire.ErrMalformed},
+		{"trailing", append(append([]byte{}, good...), 0xc0), wire.ErrMalformed},
+		{"not a map", []byte{0x93, 1, 2, 3}, wire.ErrMalformed},
+		{"bad prefix", []byte{0xc1}, wire.ErrMalformed},
+		{"newer version", wiretest.Marshal(t, &v2), wire.ErrVersion},
+		{"no version", wiretest.Marshal(t, &noV), wire.ErrVersion},
+		{"bad id", wiretest.Marshal(t, &badID), wire.ErrMalformed},
+		{"too large", make([]byte, wire.DefaultMaxPayload+1), wire.ErrTooLarge},
+		{"deep", bytes.Repeat([]byte{0x91}, 1000), wire.ErrMalformed},
 	}
 	for _, c := range cases {
-		_, err := DecodeAck(c.b)
+		_, err := wire.DecodeAck(c.b)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
 		}
 	}
-	if _, err := DecodeResultMax(mustMarshal(t, testResult(t)), 1000); !errors.Is(err, ErrTooLarge) {
+	if _, err := wire.DecodeResultMax(wiretest.Marshal(t, wiretest.Result(t)), 1000); !errors.Is(err, wire.ErrTooLarge) {
 		t.Errorf("result over a 1000-byte cap: %v", err)
 	}
 }
@@ -118,13 +120,13 @@ func TestHugeClaimNoAllocation(t *testing.T) {
 	}
 	msg2 := []byte{0x81, 0xa2, 't', 'l', 0xdc, 0xff, 0xff, 0x80} // {"tl": array16(65535) with one element}
 	for _, m := range [][]byte{msg, msg2, {0x81, 0xa2, 'h', 'l', 0xc6, 0x00, 0xff, 0xff}} {
-		if _, err := DecodeResult(m); !errors.Is(err, ErrMalformed) {
+		if _, err := wire.DecodeResult(m); !errors.Is(err, wire.ErrMalformed) {
 			t.Errorf("% x: error %v, want ErrMalformed", m, err)
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for range 100 {
-			_, _ = DecodeResult(m)
+			_, _ = wire.DecodeResult(m)
 		}
 		runtime.ReadMemStats(&after)
 		if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 {
@@ -143,14 +145,14 @@ func TestElementLimit(t *testing.T) {
 	for range 1001 {
 		b = msgp.AppendMapHeader(b, 0)
 	}
-	_, err := DecodeResult(b)
+	_, err := wire.DecodeResult(b)
 	if !errors.Is(err, msgp.ErrLimitExceeded) {
 		t.Errorf("1001 runs: %v, want ErrLimitExceeded", err)
 	}
 }
 
 func TestSigningBytes(t *testing.T) {
-	c := testCommand()
+	c := wiretest.Command()
 	a, err := c.SigningBytes("lab", "pi-1")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +161,7 @@ func TestSigningBytes(t *testing.T) {
 		t.Fatal("SigningBytes cleared the caller's Sig")
 	}
 	// The receiver decodes and re-encodes: the same bytes.
-	d, err := DecodeCommand(mustMarshal(t, c))
+	d, err := wire.DecodeCommand(wiretest.Marshal(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,12 +171,12 @@ func TestSigningBytes(t *testing.T) {
 	}
 	unsigned := *c
 	unsigned.Sig = nil
-	if !bytes.HasSuffix(a, mustMarshal(t, &unsigned)) {
+	if !bytes.HasSuffix(a, wiretest.Marshal(t, &unsigned)) {
 		t.Error("signing bytes do not end with the unsigned encoding")
 	}
 	// The target is covered: another device, another fleet, the fleet's
 	// broadcast, or the same strings split differently.
-	for _, target := range [][2]string{{"lab", "pi-2"}, {"lab2", "pi-1"}, {"lab", AllDevices}, {"labp", "i-1"}, {"", "labpi-1"}} {
+	for _, target := range [][2]string{{"lab", "pi-2"}, {"lab2", "pi-1"}, {"lab", wire.AllDevices}, {"labp", "i-1"}, {"", "labpi-1"}} {
 		if b, _ := d.SigningBytes(target[0], target[1]); bytes.Equal(a, b) {
 			t.Errorf("signing bytes for %s/%s equal those for lab/pi-1", target[0], target[1])
 		}
@@ -185,33 +187,33 @@ func TestSigningBytes(t *testing.T) {
 		t.Error("signing bytes do not cover the spec")
 	}
 	d.Spec.LoadTest.Connections--
-	d.Select = append(d.Select, Label{K: "server", V: "nginx"})
+	d.Select = append(d.Select, wire.Label{K: "server", V: "nginx"})
 	if b, _ = d.SigningBytes("lab", "pi-1"); bytes.Equal(a, b) {
 		t.Error("signing bytes do not cover the selector")
 	}
 }
 
 func TestValidTransition(t *testing.T) {
-	ok := [][2]EventState{
-		{"", StateAccepted}, {"", StateRejected}, {StateAccepted, StateRunning}, {StateAccepted, StateCancelled},
-		{StateRunning, StateRunning}, {StateRunning, StateSucceeded}, {StateRunning, StateFailed},
-		{StateRunning, StateCancelled}, {StateRunning, StateTimedOut},
+	ok := [][2]wire.EventState{
+		{"", wire.StateAccepted}, {"", wire.StateRejected}, {wire.StateAccepted, wire.StateRunning}, {wire.StateAccepted, wire.StateCancelled},
+		{wire.StateRunning, wire.StateRunning}, {wire.StateRunning, wire.StateSucceeded}, {wire.StateRunning, wire.StateFailed},
+		{wire.StateRunning, wire.StateCancelled}, {wire.StateRunning, wire.StateTimedOut},
 	}
-	bad := [][2]EventState{
-		{"", StateRunning}, {"", StateSucceeded}, {StateRejected, StateAccepted}, {StateSucceeded, StateRunning},
-		{StateAccepted, StateSucceeded}, {StateAccepted, StateAccepted}, {StateFailed, StateFailed}, {StateRunning, "bogus"},
+	bad := [][2]wire.EventState{
+		{"", wire.StateRunning}, {"", wire.StateSucceeded}, {wire.StateRejected, wire.StateAccepted}, {wire.StateSucceeded, wire.StateRunning},
+		{wire.StateAccepted, wire.StateSucceeded}, {wire.StateAccepted, wire.StateAccepted}, {wire.StateFailed, wire.StateFailed}, {wire.StateRunning, "bogus"},
 	}
 	for _, p := range ok {
-		if !ValidTransition(p[0], p[1]) {
+		if !wire.ValidTransition(p[0], p[1]) {
 			t.Errorf("%q -> %q refused", p[0], p[1])
 		}
 	}
 	for _, p := range bad {
-		if ValidTransition(p[0], p[1]) {
+		if wire.ValidTransition(p[0], p[1]) {
 			t.Errorf("%q -> %q allowed", p[0], p[1])
 		}
 	}
-	for _, s := range []EventState{StateRejected, StateSucceeded, StateFailed, StateCancelled, StateTimedOut} {
+	for _, s := range []wire.EventState{wire.StateRejected, wire.StateSucceeded, wire.StateFailed, wire.StateCancelled, wire.StateTimedOut} {
 		if !s.Terminal() {
 			t.Errorf("%s not terminal", s)
 		}
@@ -224,17 +226,17 @@ func TestValidTransition(t *testing.T) {
 // without histograms. JSON with each histogram as [value_us, count]
 // buckets, as HDR histogram JSON exports do, is logged beside it.
 func TestResultSize(t *testing.T) {
-	res := testResult(t)
-	mp := mustMarshal(t, res)
+	res := wiretest.Result(t)
+	mp := wiretest.Marshal(t, res)
 	js, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	buckets := resultJSON(t, res, true)
 	bare := *res
-	bare.Runs = append([]Run(nil), res.Runs...)
+	bare.Runs = append([]wire.Run(nil), res.Runs...)
 	bare.Runs[0].Latency, bare.Runs[0].Connect, bare.Runs[0].Waiting, bare.Runs[0].Processing = nil, nil, nil, nil
-	mpBare := mustMarshal(t, &bare)
+	mpBare := wiretest.Marshal(t, &bare)
 	jsBare, _ := json.Marshal(&bare)
 
 	ratio := float64(len(mp)) / float64(len(js))
@@ -251,7 +253,7 @@ func TestResultSize(t *testing.T) {
 }
 
 // resultJSON is res as JSON, with histograms as bucket lists when buckets.
-func resultJSON(t testing.TB, res *Result, buckets bool) []byte {
+func resultJSON(t testing.TB, res *wire.Result, buckets bool) []byte {
 	t.Helper()
 	b, err := json.Marshal(res)
 	if err != nil || !buckets {
@@ -282,7 +284,7 @@ func resultJSON(t testing.TB, res *Result, buckets bool) []byte {
 }
 
 func TestMarshalNoAllocs(t *testing.T) {
-	res := testResult(t)
+	res := wiretest.Result(t)
 	buf := make([]byte, 0, 64<<10)
 	allocs := testing.AllocsPerRun(100, func() {
 		var err error
@@ -297,7 +299,7 @@ func TestMarshalNoAllocs(t *testing.T) {
 }
 
 func BenchmarkResultMarshal(b *testing.B) {
-	res := testResult(b)
+	res := wiretest.Result(b)
 	buf, _ := res.MarshalMsg(nil)
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
@@ -308,18 +310,18 @@ func BenchmarkResultMarshal(b *testing.B) {
 }
 
 func BenchmarkResultUnmarshal(b *testing.B) {
-	buf := mustMarshal(b, testResult(b))
+	buf := wiretest.Marshal(b, wiretest.Result(b))
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeResult(buf); err != nil {
+		if _, err := wire.DecodeResult(buf); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkResultJSON(b *testing.B) {
-	res := testResult(b)
+	res := wiretest.Result(b)
 	var n int
 	b.ReportAllocs()
 	for b.Loop() {

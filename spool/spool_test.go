@@ -1,4 +1,4 @@
-package transport
+package spool
 
 import (
 	"bytes"
@@ -11,15 +11,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestSpoolPutGetRemove(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenSpool(dir, SpoolLimits{})
+	s, err := Open(dir, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []string{NewID(), NewID(), NewID()}
+	ids := []string{wire.NewID(), wire.NewID(), wire.NewID()}
 	for i, id := range ids {
 		if err := s.Put(id, []byte(fmt.Sprint("payload ", i))); err != nil {
 			t.Fatal(err)
@@ -39,7 +41,7 @@ func TestSpoolPutGetRemove(t *testing.T) {
 	}
 
 	// A new process sees the same entries.
-	s2, err := OpenSpool(dir, SpoolLimits{})
+	s2, err := Open(dir, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestSpoolPutGetRemove(t *testing.T) {
 }
 
 func TestSpoolBounds(t *testing.T) {
-	s, err := OpenSpool(t.TempDir(), SpoolLimits{MaxCount: 3, MaxBytes: 100})
+	s, err := Open(t.TempDir(), Limits{MaxCount: 3, MaxBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +77,14 @@ func TestSpoolBounds(t *testing.T) {
 		}
 	}
 	err = s.Put(ids[3], make([]byte, 10))
-	if !errors.Is(err, ErrSpoolFull) {
-		t.Fatalf("fourth put: %v, want ErrSpoolFull", err)
+	if !errors.Is(err, ErrFull) {
+		t.Fatalf("fourth put: %v, want ErrFull", err)
 	}
 	t.Logf("refusal reads: %v", err)
 	if err := s.Remove("a1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put("big", make([]byte, 81)); !errors.Is(err, ErrSpoolFull) {
+	if err := s.Put("big", make([]byte, 81)); !errors.Is(err, ErrFull) {
 		t.Errorf("put over the byte bound: %v", err)
 	}
 	if err := s.Put("fits", make([]byte, 80)); err != nil {
@@ -105,7 +107,7 @@ func TestSpoolTorn(t *testing.T) {
 		t.Skip("re-executes the test binary: not in -short (the 32-bit pass runs under qemu-user)")
 	}
 	dir := t.TempDir()
-	s, err := OpenSpool(dir, SpoolLimits{})
+	s, err := Open(dir, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestSpoolTorn(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, live), []byte("EBS1"), 0o640)
 	os.WriteFile(filepath.Join(dir, "header.msg"), []byte("EB"), 0o640)
 
-	s2, err := OpenSpool(dir, SpoolLimits{})
+	s2, err := Open(dir, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestSpoolKilledWriter(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 
-		s, err := OpenSpool(dir, SpoolLimits{MaxBytes: 1 << 30})
+		s, err := Open(dir, Limits{MaxBytes: 1 << 30})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +229,7 @@ func childPayload(id string) []byte { return bytes.Repeat([]byte(id), 4<<20/len(
 
 // spoolChild writes 4 MiB entries until it is killed.
 func spoolChild(dir string) {
-	s, err := OpenSpool(dir, SpoolLimits{MaxBytes: 1 << 30, MaxCount: 1 << 20})
+	s, err := Open(dir, Limits{MaxBytes: 1 << 30, MaxCount: 1 << 20})
 	if err != nil {
 		os.Exit(3)
 	}

@@ -1,7 +1,10 @@
-package transport
+package wire_test
 
 import (
 	"testing"
+
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // The fuzzers feed arbitrary bytes to every decoder: none may panic, and
@@ -31,19 +34,19 @@ func reencode[T interface {
 func FuzzDecodeResult(f *testing.F) {
 	// Seeds stay small (a few samples, short histograms): the coverage-
 	// guided mutator crawls on inputs of many kilobytes.
-	r := testResultN(f, 20)
+	r := wiretest.ResultN(f, 20)
 	run := &r.Runs[0]
 	run.Timeline = run.Timeline[:3]
 	run.System.Samples = run.System.Samples[:3]
 	run.Waiting, run.Processing = nil, nil
-	f.Add(mustMarshal(f, r))
+	f.Add(wiretest.Marshal(f, r))
 	run.System = nil
-	f.Add(mustMarshal(f, r))
+	f.Add(wiretest.Marshal(f, r))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeResult(b)
+		m, err := wire.DecodeResult(b)
 		if err == nil {
-			reencode(t, m, DecodeResult)
+			reencode(t, m, wire.DecodeResult)
 			useTables(m)
 		}
 	})
@@ -52,7 +55,7 @@ func FuzzDecodeResult(f *testing.F) {
 // useTables does what consumers of a decoded result do without checks of
 // their own: index the name tables. It panics on an index the decoder let
 // through. (The collector's FuzzResultViews rebuilds the reports.)
-func useTables(r *Result) {
+func useTables(r *wire.Result) {
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		sy := run.System
@@ -88,16 +91,16 @@ func useTables(r *Result) {
 }
 
 func FuzzDecodeCommand(f *testing.F) {
-	f.Add(mustMarshal(f, testCommand()))
-	c := testCommand()
-	c.Kind, c.Spec = KindCancel, CommandSpec{Cancel: &CancelSpec{CommandID: "01JB6Z3H00A1B2C3D4E5F6G7H9"}}
-	f.Add(mustMarshal(f, c))
+	f.Add(wiretest.Marshal(f, wiretest.Command()))
+	c := wiretest.Command()
+	c.Kind, c.Spec = wire.KindCancel, wire.CommandSpec{Cancel: &wire.CancelSpec{CommandID: "01JB6Z3H00A1B2C3D4E5F6G7H9"}}
+	f.Add(wiretest.Marshal(f, c))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeCommand(b)
+		m, err := wire.DecodeCommand(b)
 		if err == nil {
-			reencode(t, m, DecodeCommand)
-			if _, err := m.SigningBytes("lab", AllDevices); err != nil {
+			reencode(t, m, wire.DecodeCommand)
+			if _, err := m.SigningBytes("lab", wire.AllDevices); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -105,43 +108,43 @@ func FuzzDecodeCommand(f *testing.F) {
 }
 
 func FuzzDecodeStatus(f *testing.F) {
-	f.Add(mustMarshal(f, testStatus()))
-	will := &Status{V: SchemaVersion, State: StatusLost, BootID: "b", ConnSeq: 1 << 40}
-	f.Add(mustMarshal(f, will))
+	f.Add(wiretest.Marshal(f, wiretest.Status()))
+	will := &wire.Status{V: wire.SchemaVersion, State: wire.StatusLost, BootID: "b", ConnSeq: 1 << 40}
+	f.Add(wiretest.Marshal(f, will))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, err := DecodeStatus(b); err == nil {
-			reencode(t, m, DecodeStatus)
+		if m, err := wire.DecodeStatus(b); err == nil {
+			reencode(t, m, wire.DecodeStatus)
 		}
 	})
 }
 
 func FuzzDecodeEvent(f *testing.F) {
-	f.Add(mustMarshal(f, testEvent()))
+	f.Add(wiretest.Marshal(f, wiretest.Event()))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, err := DecodeEvent(b); err == nil {
-			reencode(t, m, DecodeEvent)
+		if m, err := wire.DecodeEvent(b); err == nil {
+			reencode(t, m, wire.DecodeEvent)
 		}
 	})
 }
 
 func FuzzDecodeHeartbeat(f *testing.F) {
-	f.Add(mustMarshal(f, testHeartbeat()))
+	f.Add(wiretest.Marshal(f, wiretest.Heartbeat()))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, err := DecodeHeartbeat(b); err == nil {
-			reencode(t, m, DecodeHeartbeat)
+		if m, err := wire.DecodeHeartbeat(b); err == nil {
+			reencode(t, m, wire.DecodeHeartbeat)
 		}
 	})
 }
 
 func FuzzDecodeAck(f *testing.F) {
-	f.Add(mustMarshal(f, testAck()))
+	f.Add(wiretest.Marshal(f, wiretest.Ack()))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, err := DecodeAck(b); err == nil {
-			reencode(t, m, DecodeAck)
+		if m, err := wire.DecodeAck(b); err == nil {
+			reencode(t, m, wire.DecodeAck)
 		}
 	})
 }
@@ -151,7 +154,7 @@ func FuzzParseTopic(f *testing.F) {
 	f.Add("edgebench/v1/lab/_all/cmd")
 	f.Add("edgebench/v1/lab/_all/result")
 	f.Add("edgebench/v1/Lab/x/ack")
-	tp := Topics{Prefix: DefaultPrefix}
+	tp := wire.Topics{Prefix: wire.DefaultPrefix}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := tp.Parse(s)
 		if err != nil {
@@ -164,10 +167,23 @@ func FuzzParseTopic(f *testing.F) {
 	})
 }
 
-func FuzzCheckShape(f *testing.F) {
-	f.Add(mustMarshal(f, testStatus()))
+// FuzzPeekID: hostile bytes never panic PeekID, and what it returns is a
+// valid id or "".
+func FuzzPeekID(f *testing.F) {
+	f.Add(wiretest.Marshal(f, wiretest.Command()))
+	f.Add(wiretest.Marshal(f, wiretest.ResultN(f, 20)))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = checkShape(b)
+		if id := wire.PeekID(b); id != "" && wire.ValidMessageID(id) != nil {
+			t.Fatalf("PeekID returned %q", id)
+		}
+	})
+}
+
+func FuzzCheckShape(f *testing.F) {
+	f.Add(wiretest.Marshal(f, wiretest.Status()))
+	seedHostile(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = wire.CheckShape(b)
 	})
 }

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"encoding/binary"
@@ -361,4 +361,31 @@ func ValidTransition(from, to EventState) bool {
 		return to == StateRunning || to == StateSucceeded || to == StateFailed || to == StateCancelled || to == StateTimedOut
 	}
 	return false
+}
+
+// PeekID reads the "id" of a msgpack map that may not decode as a whole
+// (a command or a result), so that its refusal can name it; "" when there
+// is no valid id to read.
+func PeekID(b []byte) string {
+	n, rest, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil || n > 64 {
+		return ""
+	}
+	for range n {
+		var key []byte
+		if key, rest, err = msgp.ReadMapKeyZC(rest); err != nil {
+			return ""
+		}
+		if string(key) == "id" {
+			id, _, err := msgp.ReadStringBytes(rest)
+			if err != nil || ValidMessageID(id) != nil {
+				return ""
+			}
+			return id
+		}
+		if rest, err = msgp.Skip(rest); err != nil {
+			return ""
+		}
+	}
+	return ""
 }

@@ -1,0 +1,86 @@
+package wire_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
+)
+
+// TestDecodeResultRefusesBadIndexes: a result whose index into a name
+// table, count or figure no consumer could use is refused as malformed by
+// the decoder itself, so nothing downstream indexes out of range (issue
+// 11: one such result of a few hundred bytes took the collector down).
+func TestDecodeResultRefusesBadIndexes(t *testing.T) {
+	if _, err := wire.DecodeResult(wiretest.Marshal(t, wiretest.ResultN(t, 20))); err != nil {
+		t.Fatalf("the fixture does not decode: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		mut  func(r *wire.Result)
+	}{
+		{"summary disk -1", func(r *wire.Result) { r.Runs[0].System.Summary.Disks[0].I = -1 }},
+		{"summary disk past the table", func(r *wire.Result) { r.Runs[0].System.Summary.Disks[0].I = 3 }},
+		{"summary interface -1", func(r *wire.Result) { r.Runs[0].System.Summary.Nets[0].I = -1 }},
+		{"summary process past the table", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].I = 2 }},
+		{"summary process count", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].Count = -1 }},
+		{"sample disk -1", func(r *wire.Result) { r.Runs[0].System.Samples[7].Disks[1].I = -1 }},
+		{"sample disk past the table", func(r *wire.Result) { r.Runs[0].System.Samples[0].Disks[0].I = math.MaxInt32 }},
+		{"sample interface", func(r *wire.Result) { r.Runs[0].System.Samples[2].Nets[0].I = 3 }},
+		{"sample process", func(r *wire.Result) { r.Runs[0].System.Samples[29].Procs[1].I = -2 }},
+		{"sample process count", func(r *wire.Result) { r.Runs[0].System.Samples[29].Procs[1].Count = -2 }},
+		{"more temperatures than zones", func(r *wire.Result) { r.Runs[0].System.Samples[1].TempDC = []int32{1, 2} }},
+		{"partition flags not one per disk", func(r *wire.Result) { r.Runs[0].System.Partitions = []bool{true} }},
+		{"negative summary samples", func(r *wire.Result) { r.Runs[0].System.Summary.Samples = -1 }},
+		{"NaN seconds", func(r *wire.Result) { r.Runs[0].System.Summary.Seconds = math.NaN() }},
+		{"negative interval", func(r *wire.Result) { r.Runs[0].System.IntervalMS = -1000 }},
+		{"negative completed", func(r *wire.Result) { r.Runs[0].Completed = -1 }},
+		{"negative duration", func(r *wire.Result) { r.Runs[0].DurationUS = -1 }},
+		{"negative timeouts", func(r *wire.Result) { r.Runs[0].Errors.Timeout = -5 }},
+		{"negative status count", func(r *wire.Result) { r.Runs[0].StatusCodes[0].N = -1 }},
+		{"doc length below -1", func(r *wire.Result) { r.Runs[0].DocLength = -2 }},
+		{"timeline second -1", func(r *wire.Result) { r.Runs[0].Timeline[0].T = -1 }},
+		{"timeline out of order", func(r *wire.Result) { r.Runs[0].Timeline[5].T = 2 }},
+		{"timeline negative count", func(r *wire.Result) { r.Runs[0].Timeline[5].Completed = -9 }},
+		{"negative connections", func(r *wire.Result) { r.Spec.Connections = -1 }},
+		{"infinite rate", func(r *wire.Result) { r.Spec.Rate = math.Inf(1) }},
+		{"negative cores", func(r *wire.Result) { r.Fingerprint.Cores = -4 }},
+		{"repeat of -1 runs", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: -1} }},
+		{"NaN in the spread", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: 3, RPS: wire.Spread{StdDev: math.NaN()}} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := wiretest.ResultN(t, 20)
+			c.mut(r)
+			_, err := wire.DecodeResult(wiretest.Marshal(t, r))
+			if !errors.Is(err, wire.ErrMalformed) {
+				t.Fatalf("decoded: %v", err)
+			}
+			t.Log(err)
+		})
+	}
+	// What a probe sends without disks or with disks but no flags stays valid.
+	r := wiretest.ResultN(t, 20)
+	r.Runs[0].System.Partitions = nil
+	if _, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil {
+		t.Errorf("no partition flags: %v", err)
+	}
+	if _, err := wire.DecodeResult(hostileResult(t, 0)); err != nil {
+		t.Errorf("the hostile result with a good index: %v", err)
+	}
+	if b := hostileResult(t, -1); len(b) > 300 {
+		t.Errorf("the hostile result is %d bytes", len(b))
+	} else if _, err := wire.DecodeResult(b); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("the %d-byte hostile result: %v", len(b), err)
+	}
+}
+
+// hostileResult is the smallest result that names disk i of a one-disk
+// table in its summary: with i = -1, what crashed the collector.
+func hostileResult(t testing.TB, i int32) []byte {
+	r := &wire.Result{V: wire.SchemaVersion, ID: "01JB6Z3K9W2XQ8V5T4R7N1M0PA", Fleet: "lab", Device: "pi4-07", Outcome: wire.StateSucceeded,
+		Runs: []wire.Run{{Completed: 1, System: &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+			Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: i}}}}}}}
+	return wiretest.Marshal(t, r)
+}
