@@ -13,6 +13,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
+	"go.uber.org/zap"
 	"golang.org/x/net/proxy"
 
 	"github.com/edgebench/edgebench/wire"
@@ -159,3 +160,14 @@ func appendLength(b []byte, n int) []byte {
 		b = append(b, d|0x80)
 	}
 }
+
+// skippedPacket counts and logs a packet over MaxPacketSize that was
+// skipped unread.
+func (c *Client) skippedPacket(size int) {
+	n := c.skipped.Add(1)
+	c.log.Warn("message over the size cap skipped", zap.Int("bytes", size), zap.Int("cap", MaxPacketSize), zap.Int64("skipped", n))
+}
+
+// Skipped is the number of messages skipped because they were over
+// MaxPacketSize.
+func (c *Client) Skipped() int64 { return c.skipped.Load() }

@@ -5,7 +5,26 @@
 // A Client is a connection that survives the broker: paho reconnects with
 // a stable client id and a persistent session, and on every connect the
 // client restores its subscriptions, then does what its Options ask of a
-// device or a collector.
+// device or a collector. Its files, by job:
+//
+//   - config.go: what a Client is told: ClientConfig (broker, login, TLS,
+//     topics, timeouts) and Options (what it does besides connecting).
+//   - client.go: the connection: Dial, reconnects, subscriptions and the
+//     bounded queue of messages to the handlers, publish, the work after
+//     each connect (restore), Close.
+//   - conn.go: the network connection under paho, read through a cap on
+//     the size of a packet.
+//   - presence.go: a device's presence: the retained birth and the Last
+//     Will of each connection, offline at Close, heartbeats.
+//   - commands.go: commands, published by the collector, subscribed to by
+//     a device.
+//   - events.go: command events, kept in order in an outbox while the
+//     broker is away.
+//   - results.go: results, spooled (package spool) before they are
+//     published and resent until the collector's ack removes them; the
+//     collector's status, on which they are sent again.
+//   - subscriber.go: the collector's side: a Subscriber decodes each
+//     result, hands it to the store and acks it only once stored.
 //
 // A device dials the broker with a Client, which publishes a retained
 // birth Status and sets the matching Last Will, restores its
