@@ -84,6 +84,11 @@ func (a *Accounts) check() error {
 		return fmt.Errorf("collector account: %w", err)
 	}
 	seen := map[string]bool{a.Collector.Username: true}
+	// A client id names a persistent session; two devices that may both
+	// connect with one id could take over each other's session. Derived
+	// ids can meet across fleets: edgebench-a-b-c is fleet a-b's device c
+	// and fleet a's device b-c.
+	clientOf := map[string]string{}
 	for i := range a.Devices {
 		d := &a.Devices[i]
 		if err := wire.ValidID(d.Fleet); err != nil {
@@ -96,7 +101,14 @@ func (a *Accounts) check() error {
 			d.Username = d.ID
 		}
 		if d.ClientID == "" {
-			d.ClientID = "edgebench-" + d.Fleet + "-" + d.ID
+			d.ClientID = transport.DeviceClientID(d.Fleet, d.ID)
+		}
+		who := d.Fleet + "/" + d.ID
+		for _, id := range []string{d.ClientID, transport.RunClientID(d.Fleet, d.ID)} {
+			if other, ok := clientOf[id]; ok {
+				return fmt.Errorf("device %s: client id %q is also device %s's; give one of them another client_id", who, id, other)
+			}
+			clientOf[id] = who
 		}
 		if seen[d.Username] {
 			return fmt.Errorf("device %s/%s: username %q used twice", d.Fleet, d.ID, d.Username)
