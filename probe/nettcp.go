@@ -55,8 +55,8 @@ func parseNetTCP(b []byte, fn func(port int, inode uint64)) error {
 }
 
 // ListenerPID returns the process listening on TCP port (IPv4 or IPv6) below
-// root ("" or "/" for the live machine): the socket inodes from
-// proc/net/tcp and tcp6, matched to the proc/PID/fd links. When several
+// root ("" or "/" for the live machine): the listening sockets' inodes
+// matched to the proc/PID/fd links. When several
 // processes share the socket (nginx's master and workers) it returns the
 // lowest PID.
 func ListenerPID(root string, port int) (int, error) {
@@ -68,9 +68,46 @@ func ListenerPID(root string, port int) (int, error) {
 }
 
 // ListenerPIDs is ListenerPID returning every process that holds a listening
-// socket on port, in ascending order.
+// socket on port, in ascending order. On the live machine the sockets are
+// asked of the kernel (listenInodes); below another root, or where the
+// kernel cannot say, they are read from proc/net/tcp and tcp6.
 func ListenerPIDs(root string, port int) ([]int, error) {
 	root = cleanRoot(root)
+	var inodes map[uint64]bool
+	var err error
+	if root == "/" {
+		inodes, err = listenInodes(port)
+	}
+	if inodes == nil || err != nil {
+		if inodes, err = procListenInodes(root, port); err != nil {
+			return nil, err
+		}
+	}
+	if len(inodes) == 0 {
+		return nil, fmt.Errorf("port %d: %w", port, ErrNoListener)
+	}
+	pids, err := listPIDs(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	buf := make([]byte, 64)
+	for _, pid := range pids {
+		dir := filepath.Join(root, "proc", strconv.Itoa(pid), "fd")
+		if pidHoldsSocket(dir, inodes, buf) {
+			out = append(out, pid)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("port %d: %w", port, ErrNoListener)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// procListenInodes reads the inodes of the listening sockets on port from
+// proc/net/tcp and tcp6 below root.
+func procListenInodes(root string, port int) (map[uint64]bool, error) {
 	inodes := map[uint64]bool{}
 	var found bool
 	for _, name := range []string{"proc/net/tcp", "proc/net/tcp6"} {
@@ -93,26 +130,7 @@ func ListenerPIDs(root string, port int) ([]int, error) {
 	if !found {
 		return nil, fmt.Errorf("read %s: %w", filepath.Join(root, "proc/net/tcp"), os.ErrNotExist)
 	}
-	if len(inodes) == 0 {
-		return nil, fmt.Errorf("port %d: %w", port, ErrNoListener)
-	}
-	pids, err := listPIDs(root)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	buf := make([]byte, 64)
-	for _, pid := range pids {
-		dir := filepath.Join(root, "proc", strconv.Itoa(pid), "fd")
-		if pidHoldsSocket(dir, inodes, buf) {
-			out = append(out, pid)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("port %d: %w", port, ErrNoListener)
-	}
-	sort.Ints(out)
-	return out, nil
+	return inodes, nil
 }
 
 // pidHoldsSocket reports whether a link in the fd directory points to one of
