@@ -16,39 +16,41 @@ import (
 // the servers: kangle's runs are all faster than nginx's in the fixture,
 // so req/s must differ with p=0.008 for 5 runs against 5 on each device.
 func TestExportReadByBenchstat(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("go is not on PATH")
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("go is not on PATH")
+			}
+			t.Skip("SKIPPED: go is not on PATH, so benchstat cannot run")
 		}
-		t.Skip("SKIPPED: go is not on PATH, so benchstat cannot run")
-	}
-	s := openTestStore(t)
-	seedCompare(t, s)
-	var b bytes.Buffer
-	if err := s.Export(context.Background(), &b, "benchfmt", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "runs.txt")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(goBin, "tool", "benchstat", "-col", "server", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("benchstat: %v\n%s", err, out)
-	}
-	text := string(out)
-	t.Logf("benchstat -col server:\n%s", text)
-	for _, want := range []string{"device: pi-1", "device: pi-2", "nginx", "kangle", "req/s", "sec/op", "p99-sec"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("benchstat output lacks %q", want)
+		s := e.open(t)
+		seedCompare(t, s)
+		var b bytes.Buffer
+		if err := s.Export(context.Background(), &b, "benchfmt", Filter{}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if strings.Contains(text, "parsing") || strings.Contains(text, "syntax") {
-		t.Errorf("benchstat could not read every line")
-	}
-	// One req/s delta per device table, significant.
-	if n := len(regexp.MustCompile(`\+\d+\.\d+% \(p=0\.008 n=5\)`).FindAllString(text, -1)); n < 2 {
-		t.Errorf("%d significant increases (p=0.008 n=5) in benchstat's output, want one per device at least", n)
-	}
+		path := filepath.Join(t.TempDir(), "runs.txt")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(goBin, "tool", "benchstat", "-col", "server", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("benchstat: %v\n%s", err, out)
+		}
+		text := string(out)
+		t.Logf("benchstat -col server:\n%s", text)
+		for _, want := range []string{"device: pi-1", "device: pi-2", "nginx", "kangle", "req/s", "sec/op", "p99-sec"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("benchstat output lacks %q", want)
+			}
+		}
+		if strings.Contains(text, "parsing") || strings.Contains(text, "syntax") {
+			t.Errorf("benchstat could not read every line")
+		}
+		// One req/s delta per device table, significant.
+		if n := len(regexp.MustCompile(`\+\d+\.\d+% \(p=0\.008 n=5\)`).FindAllString(text, -1)); n < 2 {
+			t.Errorf("%d significant increases (p=0.008 n=5) in benchstat's output, want one per device at least", n)
+		}
+	})
 }

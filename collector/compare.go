@@ -141,9 +141,9 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 
 // labelKeys lists the label keys of the succeeded results f selects.
 func (s *Store) labelKeys(ctx context.Context, f Filter) ([]string, error) {
-	where, args := f.where()
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT j.key FROM results r, json_each(r.labels) j
-		WHERE r.outcome = 'succeeded' AND `+where+` ORDER BY 1`, args...)
+	where, args := s.d.where(f)
+	rows, err := s.query(ctx, s.r, `SELECT DISTINCT j.key FROM results r, `+s.d.labelKeys()+`
+		WHERE r.outcome = 'succeeded' AND `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("label keys: %w", err)
 	}
@@ -159,6 +159,7 @@ func (s *Store) labelKeys(ctx context.Context, f Filter) ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("label keys: %w", err)
 	}
+	sort.Strings(keys)
 	return keys, nil
 }
 

@@ -21,208 +21,216 @@ import (
 )
 
 func TestCompareByServer(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t)
-	seedCompare(t, s)
-	c, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"rps", "p50", "cpu"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Tables) != 1 {
-		t.Fatalf("%d tables of one spec", len(c.Tables))
-	}
-	tb := c.Tables[0]
-	if len(tb.Groups) != 2 || tb.Base != "nginx" || tb.Groups[1].Key != "kangle" || tb.Groups[0].N != 10 {
-		t.Fatalf("groups %+v", tb.Groups)
-	}
-	k := tb.Groups[1]
-	rps := k.Deltas["rps"]
-	if !rps.Significant || rps.Pct < 17 || rps.Pct > 23 {
-		t.Errorf("kangle req/s delta %v", rps)
-	}
-	if p50 := k.Deltas["p50"]; !p50.Significant || p50.Pct > -10 {
-		t.Errorf("kangle p50 delta %v", p50)
-	}
-	// Both servers ran with the same CPU figures: no difference.
-	if cpu := k.Deltas["cpu"]; cpu.Significant {
-		t.Errorf("cpu delta called significant: %v", cpu)
-	}
-	var out bytes.Buffer
-	if err := c.WriteText(&out); err != nil {
-		t.Fatal(err)
-	}
-	text := out.String()
-	t.Log("\n" + text)
-	for _, want := range []string{"spec: GET http://127.0.0.1:8080/ · 10 connections · keep-alive", "server", "req/s", "p99", "timeouts", "CPU %",
-		"IO KB/s", "mem MB", "nginx", "kangle", "vs nginx", " ~ "} {
-		if !strings.Contains(text, want) {
-			t.Errorf("report lacks %q", want)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		seedCompare(t, s)
+		c, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"rps", "p50", "cpu"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !regexp.MustCompile(`kangle\s+\+\d+\.\d\d% \[`).MatchString(text) {
-		t.Errorf("no significant req/s delta for kangle in\n%s", text)
-	}
+		if len(c.Tables) != 1 {
+			t.Fatalf("%d tables of one spec", len(c.Tables))
+		}
+		tb := c.Tables[0]
+		if len(tb.Groups) != 2 || tb.Base != "nginx" || tb.Groups[1].Key != "kangle" || tb.Groups[0].N != 10 {
+			t.Fatalf("groups %+v", tb.Groups)
+		}
+		k := tb.Groups[1]
+		rps := k.Deltas["rps"]
+		if !rps.Significant || rps.Pct < 17 || rps.Pct > 23 {
+			t.Errorf("kangle req/s delta %v", rps)
+		}
+		if p50 := k.Deltas["p50"]; !p50.Significant || p50.Pct > -10 {
+			t.Errorf("kangle p50 delta %v", p50)
+		}
+		// Both servers ran with the same CPU figures: no difference.
+		if cpu := k.Deltas["cpu"]; cpu.Significant {
+			t.Errorf("cpu delta called significant: %v", cpu)
+		}
+		var out bytes.Buffer
+		if err := c.WriteText(&out); err != nil {
+			t.Fatal(err)
+		}
+		text := out.String()
+		t.Log("\n" + text)
+		for _, want := range []string{"spec: GET http://127.0.0.1:8080/ · 10 connections · keep-alive", "server", "req/s", "p99", "timeouts", "CPU %",
+			"IO KB/s", "mem MB", "nginx", "kangle", "vs nginx", " ~ "} {
+			if !strings.Contains(text, want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+		if !regexp.MustCompile(`kangle\s+\+\d+\.\d\d% \[`).MatchString(text) {
+			t.Errorf("no significant req/s delta for kangle in\n%s", text)
+		}
 
-	c, err = s.Compare(ctx, CompareOptions{By: "device"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// pi-2 is pi-1 again with different noise: mixed servers make both
-	// groups bimodal alike.
-	if d := c.Tables[0].Groups[1].Deltas["rps"]; d.Significant {
-		t.Errorf("device delta significant: %v", d)
-	}
-	if _, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"bogus"}}); err == nil {
-		t.Error("unknown metric accepted")
-	}
-	if _, err := s.Compare(ctx, CompareOptions{By: "server", Base: "caddy"}); err == nil {
-		t.Error("missing base group accepted")
-	}
-	c, err = s.Compare(ctx, CompareOptions{By: "server", Base: "kangle"})
-	if err != nil || c.Tables[0].Base != "kangle" || c.Tables[0].Groups[0].Deltas["rps"].Pct > -10 {
-		t.Errorf("base kangle: %+v %v", c, err)
-	}
+		c, err = s.Compare(ctx, CompareOptions{By: "device"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// pi-2 is pi-1 again with different noise: mixed servers make both
+		// groups bimodal alike.
+		if d := c.Tables[0].Groups[1].Deltas["rps"]; d.Significant {
+			t.Errorf("device delta significant: %v", d)
+		}
+		if _, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"bogus"}}); err == nil {
+			t.Error("unknown metric accepted")
+		}
+		if _, err := s.Compare(ctx, CompareOptions{By: "server", Base: "caddy"}); err == nil {
+			t.Error("missing base group accepted")
+		}
+		c, err = s.Compare(ctx, CompareOptions{By: "server", Base: "kangle"})
+		if err != nil || c.Tables[0].Base != "kangle" || c.Tables[0].Groups[0].Deltas["rps"].Pct > -10 {
+			t.Errorf("base kangle: %+v %v", c, err)
+		}
+	})
 }
 
 func TestCompareExcludeThrottled(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t)
-	seedCompare(t, s)
-	c, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{ExcludeThrottled: true}})
-	if err != nil || len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 {
-		t.Fatal(c, err)
-	}
-	empty, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{Fleet: "none"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := empty.WriteText(&out); err != nil || !strings.Contains(out.String(), "no succeeded runs") {
-		t.Errorf("empty: %q %v", out.String(), err)
-	}
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		seedCompare(t, s)
+		c, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{ExcludeThrottled: true}})
+		if err != nil || len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 {
+			t.Fatal(c, err)
+		}
+		empty, err := s.Compare(ctx, CompareOptions{By: "server", Filter: Filter{Fleet: "none"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := empty.WriteText(&out); err != nil || !strings.Contains(out.String(), "no succeeded runs") {
+			t.Errorf("empty: %q %v", out.String(), err)
+		}
+	})
 }
 
 // benchLine is the Go benchmark format's result line.
 var benchLine = regexp.MustCompile(`^Benchmark[^\s]+ \d+( [0-9.e+-]+ [^\s]+)+$`)
 
 func TestExport(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t)
-	seedCompare(t, s)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		seedCompare(t, s)
 
-	var b bytes.Buffer
-	if err := s.Export(ctx, &b, "benchfmt", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	bench, servers := 0, map[string]bool{}
-	for _, l := range lines {
-		switch {
-		case strings.HasPrefix(l, "Benchmark"):
-			if !benchLine.MatchString(l) || !strings.Contains(l, " req/s") || !strings.Contains(l, " sec/op") {
-				t.Errorf("bad benchmark line %q", l)
-			}
-			bench++
-		case strings.HasPrefix(l, "server: "):
-			servers[strings.TrimPrefix(l, "server: ")] = true
-		case l == "" || strings.HasPrefix(l, "Unit ") || regexp.MustCompile(`^[a-z][^\s:]*: `).MatchString(l):
-		default:
-			t.Errorf("line is neither config nor benchmark: %q", l)
+		var b bytes.Buffer
+		if err := s.Export(ctx, &b, "benchfmt", Filter{}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if bench != 20 || !servers["nginx"] || !servers["kangle"] || !strings.Contains(b.String(), "device: pi-1") {
-		t.Errorf("%d benchmark lines, servers %v\n%s", bench, servers, b.String())
-	}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		bench, servers := 0, map[string]bool{}
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "Benchmark"):
+				if !benchLine.MatchString(l) || !strings.Contains(l, " req/s") || !strings.Contains(l, " sec/op") {
+					t.Errorf("bad benchmark line %q", l)
+				}
+				bench++
+			case strings.HasPrefix(l, "server: "):
+				servers[strings.TrimPrefix(l, "server: ")] = true
+			case l == "" || strings.HasPrefix(l, "Unit ") || regexp.MustCompile(`^[a-z][^\s:]*: `).MatchString(l):
+			default:
+				t.Errorf("line is neither config nor benchmark: %q", l)
+			}
+		}
+		if bench != 20 || !servers["nginx"] || !servers["kangle"] || !strings.Contains(b.String(), "device: pi-1") {
+			t.Errorf("%d benchmark lines, servers %v\n%s", bench, servers, b.String())
+		}
 
-	b.Reset()
-	if err := s.Export(ctx, &b, "csv", Filter{Device: "pi-1"}); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&b).ReadAll()
-	if err != nil || len(recs) != 11 || recs[0][0] != "id" {
-		t.Fatalf("csv: %d records %v", len(recs), err)
-	}
+		b.Reset()
+		if err := s.Export(ctx, &b, "csv", Filter{Device: "pi-1"}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil || len(recs) != 11 || recs[0][0] != "id" {
+			t.Fatalf("csv: %d records %v", len(recs), err)
+		}
 
-	b.Reset()
-	if err := s.Export(ctx, &b, "json", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	var rows []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows) != 20 || rows[0]["rps"] == nil {
-		t.Fatalf("json: %d rows %v", len(rows), err)
-	}
-	if err := s.Export(ctx, &b, "xml", Filter{}); err == nil {
-		t.Error("xml accepted")
-	}
+		b.Reset()
+		if err := s.Export(ctx, &b, "json", Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows) != 20 || rows[0]["rps"] == nil {
+			t.Fatalf("json: %d rows %v", len(rows), err)
+		}
+		if err := s.Export(ctx, &b, "xml", Filter{}); err == nil {
+			t.Error("xml accepted")
+		}
+	})
 }
 
 // TestCompareJSON: the JSON form carries the groups, their figures and
 // the deltas; an interval too small to exist is null, not an error.
 func TestCompareJSON(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t)
-	seedCompare(t, s)
-	c, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"rps", "cpu"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Groups of one run each: the delta has no interval (NaN).
-	one := &Comparison{By: "server", Tested: []string{"rps"}, Tables: []Table{{Base: "a", Groups: []Group{
-		{Key: "a", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{100})}},
-		{Key: "b", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{120})},
-			Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
-	}}}}
-	nan := 0
-	for _, g := range one.Tables[0].Groups {
-		for _, d := range g.Deltas {
-			if math.IsNaN(d.LowPct) {
-				nan++
-			}
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		seedCompare(t, s)
+		c, err := s.Compare(ctx, CompareOptions{By: "server", Metrics: []string{"rps", "cpu"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if nan == 0 {
-		t.Fatalf("the small comparison has no interval left out: %+v", one.Tables)
-	}
-	for _, cmp := range []*Comparison{c, one} {
-		var b bytes.Buffer
-		if err := cmp.WriteJSON(&b); err != nil {
-			t.Fatalf("WriteJSON: %v", err)
-		}
-		var got struct {
-			Tables []struct {
-				Base   string `json:"base"`
-				Groups []struct {
-					Key    string                               `json:"key"`
-					N      int                                  `json:"n"`
-					Stats  map[string]struct{ Median *float64 } `json:"stats"`
-					Deltas map[string]struct {
-						Pct         *float64 `json:"pct"`
-						Low         *float64 `json:"pct_ci95_low"`
-						Significant bool     `json:"significant"`
-					} `json:"deltas"`
-				} `json:"groups"`
-			} `json:"tables"`
-		}
-		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
-			t.Fatalf("not JSON: %v\n%s", err, b.String())
-		}
-		if len(got.Tables) != 1 || len(got.Tables[0].Groups) != len(cmp.Tables[0].Groups) || got.Tables[0].Base != cmp.Tables[0].Base {
-			t.Fatalf("JSON %+v, want %+v", got.Tables, cmp.Tables)
-		}
-		for i, g := range cmp.Tables[0].Groups {
-			for k, d := range g.Deltas {
-				jd := got.Tables[0].Groups[i].Deltas[k]
-				if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) {
-					t.Errorf("%s %s: JSON %+v, delta %+v", g.Key, k, jd, d)
+		// Groups of one run each: the delta has no interval (NaN).
+		one := &Comparison{By: "server", Tested: []string{"rps"}, Tables: []Table{{Base: "a", Groups: []Group{
+			{Key: "a", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{100})}},
+			{Key: "b", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{120})},
+				Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
+		}}}}
+		nan := 0
+		for _, g := range one.Tables[0].Groups {
+			for _, d := range g.Deltas {
+				if math.IsNaN(d.LowPct) {
+					nan++
 				}
 			}
 		}
-	}
-	var b bytes.Buffer
-	c.WriteJSON(&b)
-	if !strings.Contains(b.String(), `"significant": true`) {
-		t.Errorf("kangle's req/s difference not significant in JSON:\n%s", b.String())
-	}
+		if nan == 0 {
+			t.Fatalf("the small comparison has no interval left out: %+v", one.Tables)
+		}
+		for _, cmp := range []*Comparison{c, one} {
+			var b bytes.Buffer
+			if err := cmp.WriteJSON(&b); err != nil {
+				t.Fatalf("WriteJSON: %v", err)
+			}
+			var got struct {
+				Tables []struct {
+					Base   string `json:"base"`
+					Groups []struct {
+						Key    string                               `json:"key"`
+						N      int                                  `json:"n"`
+						Stats  map[string]struct{ Median *float64 } `json:"stats"`
+						Deltas map[string]struct {
+							Pct         *float64 `json:"pct"`
+							Low         *float64 `json:"pct_ci95_low"`
+							Significant bool     `json:"significant"`
+						} `json:"deltas"`
+					} `json:"groups"`
+				} `json:"tables"`
+			}
+			if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, b.String())
+			}
+			if len(got.Tables) != 1 || len(got.Tables[0].Groups) != len(cmp.Tables[0].Groups) || got.Tables[0].Base != cmp.Tables[0].Base {
+				t.Fatalf("JSON %+v, want %+v", got.Tables, cmp.Tables)
+			}
+			for i, g := range cmp.Tables[0].Groups {
+				for k, d := range g.Deltas {
+					jd := got.Tables[0].Groups[i].Deltas[k]
+					if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) {
+						t.Errorf("%s %s: JSON %+v, delta %+v", g.Key, k, jd, d)
+					}
+				}
+			}
+		}
+		var b bytes.Buffer
+		c.WriteJSON(&b)
+		if !strings.Contains(b.String(), `"significant": true`) {
+			t.Errorf("kangle's req/s difference not significant in JSON:\n%s", b.String())
+		}
+	})
 }
 
 // update rewrites the golden files: go test ./collector -run Golden -update
@@ -280,173 +288,183 @@ func seedMixedSpecs(t testing.TB, s *Store) {
 // req/s would spread over ±100 % and the median would hide its 99
 // timeouts); /mixed gets a table of its own that shows them.
 func TestCompareKeepsSpecsApart(t *testing.T) {
-	s := openTestStore(t)
-	seedMixedSpecs(t, s)
-	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := c.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	text := b.String()
-	t.Log("\n" + text)
-	index := strings.Index(text, "GET http://127.0.0.1:8080/index.html")
-	mixed := strings.Index(text, "GET http://127.0.0.1:8080/mixed")
-	if index < 0 || mixed < index {
-		t.Fatalf("no table per spec:\n%s", text)
-	}
-	nginx := regexp.MustCompile(`(?m)^\s*nginx\s+(\d+)\s`)
-	if m := nginx.FindAllStringSubmatch(text[index:mixed], -1); len(m) != 1 || m[0][1] != "3" {
-		t.Errorf("the /index.html table's nginx group: %v, want 3 runs", m)
-	}
-	if m := nginx.FindAllStringSubmatch(text[mixed:], -1); len(m) != 1 || m[0][1] != "1" {
-		t.Errorf("the /mixed table's nginx group: %v, want 1 run", m)
-	}
-	// The /mixed row shows its 99 timeouts: the header names the column,
-	// the row has the count in it.
-	if !regexp.MustCompile(`(?m)^\s*nginx\s+1\s.*\s99\s`).MatchString(text[mixed:]) {
-		t.Errorf("the 99 timeouts of /mixed are not shown:\n%s", text[mixed:])
-	}
-	for _, pct := range regexp.MustCompile(`±(\d+\.\d)%`).FindAllStringSubmatch(text, -1) {
-		if v, _ := strconv.ParseFloat(pct[1], 64); v > 50 {
-			t.Errorf("an interval of ±%s%%: different work pooled?", pct[1])
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		s := e.open(t)
+		seedMixedSpecs(t, s)
+		c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		var b bytes.Buffer
+		if err := c.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		t.Log("\n" + text)
+		index := strings.Index(text, "GET http://127.0.0.1:8080/index.html")
+		mixed := strings.Index(text, "GET http://127.0.0.1:8080/mixed")
+		if index < 0 || mixed < index {
+			t.Fatalf("no table per spec:\n%s", text)
+		}
+		nginx := regexp.MustCompile(`(?m)^\s*nginx\s+(\d+)\s`)
+		if m := nginx.FindAllStringSubmatch(text[index:mixed], -1); len(m) != 1 || m[0][1] != "3" {
+			t.Errorf("the /index.html table's nginx group: %v, want 3 runs", m)
+		}
+		if m := nginx.FindAllStringSubmatch(text[mixed:], -1); len(m) != 1 || m[0][1] != "1" {
+			t.Errorf("the /mixed table's nginx group: %v, want 1 run", m)
+		}
+		// The /mixed row shows its 99 timeouts: the header names the column,
+		// the row has the count in it.
+		if !regexp.MustCompile(`(?m)^\s*nginx\s+1\s.*\s99\s`).MatchString(text[mixed:]) {
+			t.Errorf("the 99 timeouts of /mixed are not shown:\n%s", text[mixed:])
+		}
+		for _, pct := range regexp.MustCompile(`±(\d+\.\d)%`).FindAllStringSubmatch(text, -1) {
+			if v, _ := strconv.ParseFloat(pct[1], 64); v > 50 {
+				t.Errorf("an interval of ±%s%%: different work pooled?", pct[1])
+			}
+		}
+	})
 }
 
 // TestCompareBySpecPart: a comparison by a part of the spec (here the
 // URL) compares the runs that differ in it, and only in it.
 func TestCompareBySpecPart(t *testing.T) {
-	s := openTestStore(t)
-	seedMixedSpecs(t, s)
-	c, err := s.Compare(context.Background(), CompareOptions{By: "url", Filter: Filter{Labels: map[string]string{"server": "nginx"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 || c.Tables[0].Spec.URL != "" {
-		t.Fatalf("by url: %+v", c.Tables)
-	}
-	if g := c.Tables[0].Groups; g[0].Key != "http://127.0.0.1:8080/index.html" || g[0].N != 3 || g[1].Key != "http://127.0.0.1:8080/mixed" || g[1].N != 1 {
-		t.Errorf("groups %+v", g)
-	}
-	c, err = s.Compare(context.Background(), CompareOptions{By: "keepalive"})
-	if err != nil || len(c.Tables) != 2 || c.Tables[0].Groups[0].Key != "keep-alive" {
-		t.Errorf("by keepalive: %+v %v", c, err)
-	}
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		s := e.open(t)
+		seedMixedSpecs(t, s)
+		c, err := s.Compare(context.Background(), CompareOptions{By: "url", Filter: Filter{Labels: map[string]string{"server": "nginx"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 || c.Tables[0].Spec.URL != "" {
+			t.Fatalf("by url: %+v", c.Tables)
+		}
+		if g := c.Tables[0].Groups; g[0].Key != "http://127.0.0.1:8080/index.html" || g[0].N != 3 || g[1].Key != "http://127.0.0.1:8080/mixed" || g[1].N != 1 {
+			t.Errorf("groups %+v", g)
+		}
+		c, err = s.Compare(context.Background(), CompareOptions{By: "keepalive"})
+		if err != nil || len(c.Tables) != 2 || c.Tables[0].Groups[0].Key != "keep-alive" {
+			t.Errorf("by keepalive: %+v %v", c, err)
+		}
+	})
 }
 
 // TestCompareByUnknownKey: a key no run has (a typo) is the asker's
 // mistake, and the error lists the keys there are, labels included.
 func TestCompareByUnknownKey(t *testing.T) {
-	s := openTestStore(t)
-	seedCompare(t, s)
-	_, err := s.Compare(context.Background(), CompareOptions{By: "sevrer"})
-	if err == nil {
-		t.Fatal("--by sevrer grouped every run under one key")
-	}
-	for _, want := range []string{`"sevrer"`, "device", "board", "url", "connections", "server"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		s := e.open(t)
+		seedCompare(t, s)
+		_, err := s.Compare(context.Background(), CompareOptions{By: "sevrer"})
+		if err == nil {
+			t.Fatal("--by sevrer grouped every run under one key")
 		}
-	}
-	var qe *QueryError
-	if !errors.As(err, &qe) {
-		t.Errorf("%T is not a QueryError", err)
-	}
-	// A key some runs have: the others fall in "-".
-	r := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"build": "b1"}, time.Now(), 1000, 800)
-	if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, r)}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Compare(context.Background(), CompareOptions{By: "build"})
-	if err != nil || len(c.Tables[0].Groups) != 2 || c.Tables[0].Groups[0].Key != "-" {
-		t.Errorf("by build: %+v %v", c, err)
-	}
-	if _, err := s.Compare(context.Background(), CompareOptions{By: "server", Base: "caddy"}); !errors.As(err, &qe) ||
-		!strings.Contains(err.Error(), "nginx, kangle") {
-		t.Errorf("a base with no runs: %v", err)
-	}
+		for _, want := range []string{`"sevrer"`, "device", "board", "url", "connections", "server"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+		var qe *QueryError
+		if !errors.As(err, &qe) {
+			t.Errorf("%T is not a QueryError", err)
+		}
+		// A key some runs have: the others fall in "-".
+		r := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"build": "b1"}, time.Now(), 1000, 800)
+		if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, r)}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Compare(context.Background(), CompareOptions{By: "build"})
+		if err != nil || len(c.Tables[0].Groups) != 2 || c.Tables[0].Groups[0].Key != "-" {
+			t.Errorf("by build: %+v %v", c, err)
+		}
+		if _, err := s.Compare(context.Background(), CompareOptions{By: "server", Base: "caddy"}); !errors.As(err, &qe) ||
+			!strings.Contains(err.Error(), "nginx, kangle") {
+			t.Errorf("a base with no runs: %v", err)
+		}
+	})
 }
 
 // TestCompareGolden: the text and JSON forms of two comparisons, one of
 // a single spec and one of the mixed specs.
 func TestCompareGolden(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		seed func(testing.TB, *Store)
-		o    CompareOptions
-	}{
-		{"compare-server", seedCompare, CompareOptions{By: "server", Metrics: []string{"rps", "p50", "p99", "cpu"}}},
-		{"compare-mixed", seedMixedSpecs, CompareOptions{By: "server"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := openTestStore(t)
-			tc.seed(t, s)
-			c, err := s.Compare(context.Background(), tc.o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var text, js bytes.Buffer
-			if err := c.WriteText(&text); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.WriteJSON(&js); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tc.name+".txt", text.Bytes())
-			golden(t, tc.name+".json", js.Bytes())
-		})
-	}
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		for _, tc := range []struct {
+			name string
+			seed func(testing.TB, *Store)
+			o    CompareOptions
+		}{
+			{"compare-server", seedCompare, CompareOptions{By: "server", Metrics: []string{"rps", "p50", "p99", "cpu"}}},
+			{"compare-mixed", seedMixedSpecs, CompareOptions{By: "server"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := e.open(t)
+				tc.seed(t, s)
+				c, err := s.Compare(context.Background(), tc.o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var text, js bytes.Buffer
+				if err := c.WriteText(&text); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.WriteJSON(&js); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, tc.name+".txt", text.Bytes())
+				golden(t, tc.name+".json", js.Bytes())
+			})
+		}
+	})
 }
 
 // TestCompareShowsWhatItSays: a group's cell is its median with the
 // interval of the median (±∞ below MedianCIRuns runs), a count is the
 // total of the runs, and the chart's bar is the same figure.
 func TestCompareShowsWhatItSays(t *testing.T) {
-	s := openTestStore(t)
-	seedMixedSpecs(t, s)
-	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mixed := c.Tables[1].Groups[0]
-	if st := mixed.Stats["timeouts"]; st.Sum != 99 {
-		t.Errorf("timeouts %+v", st)
-	}
-	rps, _ := MetricByName("rps")
-	nginx := c.Tables[0].Groups[0]
-	if text, inf := cell(rps, nginx.Stats["rps"]); !inf || !strings.HasSuffix(text, " ±∞") {
-		t.Errorf("3 runs: %q", text)
-	}
-	chart := CompareChart(c.By, c.Tables[0], rps)
-	if b := chart.Bars[0]; *b.Value != math.Round(nginx.Stats["rps"].Median*1000)/1000 || b.Lo != nil || b.Hi != nil {
-		t.Errorf("nginx bar %+v, median %v", b, nginx.Stats["rps"].Median)
-	}
-	timeouts, _ := MetricByName("timeouts")
-	if b := CompareChart(c.By, c.Tables[1], timeouts).Bars[0]; *b.Value != 99 {
-		t.Errorf("timeouts bar %+v", b)
-	}
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		s := e.open(t)
+		seedMixedSpecs(t, s)
+		c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mixed := c.Tables[1].Groups[0]
+		if st := mixed.Stats["timeouts"]; st.Sum != 99 {
+			t.Errorf("timeouts %+v", st)
+		}
+		rps, _ := MetricByName("rps")
+		nginx := c.Tables[0].Groups[0]
+		if text, inf := cell(rps, nginx.Stats["rps"]); !inf || !strings.HasSuffix(text, " ±∞") {
+			t.Errorf("3 runs: %q", text)
+		}
+		chart := CompareChart(c.By, c.Tables[0], rps)
+		if b := chart.Bars[0]; *b.Value != math.Round(nginx.Stats["rps"].Median*1000)/1000 || b.Lo != nil || b.Hi != nil {
+			t.Errorf("nginx bar %+v, median %v", b, nginx.Stats["rps"].Median)
+		}
+		timeouts, _ := MetricByName("timeouts")
+		if b := CompareChart(c.By, c.Tables[1], timeouts).Bars[0]; *b.Value != 99 {
+			t.Errorf("timeouts bar %+v", b)
+		}
 
-	// Ten runs each: every bar has an interval, the median's, within the
-	// values: positive, around the bar.
-	s = openTestStore(t)
-	seedCompare(t, s)
-	c, err = s.Compare(context.Background(), CompareOptions{By: "server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range Metrics {
-		for _, b := range CompareChart(c.By, c.Tables[0], m).Bars {
-			if m.Count {
-				continue
-			}
-			if b.Lo == nil || b.Hi == nil || *b.Lo <= 0 || *b.Lo > *b.Value || *b.Hi < *b.Value {
-				t.Errorf("%s %s: bar %v [%v %v]", m.Name, b.Label, *b.Value, b.Lo, b.Hi)
+		// Ten runs each: every bar has an interval, the median's, within the
+		// values: positive, around the bar.
+		s = e.open(t)
+		seedCompare(t, s)
+		c, err = s.Compare(context.Background(), CompareOptions{By: "server"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range Metrics {
+			for _, b := range CompareChart(c.By, c.Tables[0], m).Bars {
+				if m.Count {
+					continue
+				}
+				if b.Lo == nil || b.Hi == nil || *b.Lo <= 0 || *b.Lo > *b.Value || *b.Hi < *b.Value {
+					t.Errorf("%s %s: bar %v [%v %v]", m.Name, b.Label, *b.Value, b.Lo, b.Hi)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestCompareQueryLimits: a comparison asked over HTTP is checked before
@@ -485,41 +503,43 @@ func TestCompareQueryLimits(t *testing.T) {
 
 // TestExportShowsSpec: every export carries the spec of each result.
 func TestExportShowsSpec(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t)
-	seedMixedSpecs(t, s)
-	var b bytes.Buffer
-	if err := s.Export(ctx, &b, "csv", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	for _, r := range recs[1:] {
-		if r[col["method"]] != "GET" || r[col["keepalive"]] != "true" || r[col["rate"]] != "0" || r[col["connections"]] != "10" {
-			t.Errorf("csv row without its spec: %v", r)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		seedMixedSpecs(t, s)
+		var b bytes.Buffer
+		if err := s.Export(ctx, &b, "csv", Filter{}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	b.Reset()
-	if err := s.Export(ctx, &b, "json", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	var rows []struct{ Spec Spec }
-	if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows) != 7 || rows[0].Spec.URL != "http://127.0.0.1:8080/mixed" || rows[0].Spec.Method != "GET" {
-		t.Errorf("json rows %+v %v", rows, err)
-	}
-	b.Reset()
-	if err := s.Export(ctx, &b, "benchfmt", Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"method: GET\n", "keepalive: true\n", "rate: 0\n", "BenchmarkHTTP/127.0.0.1:8080_mixed/conns=10 "} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("benchfmt lacks %q", want)
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		for _, r := range recs[1:] {
+			if r[col["method"]] != "GET" || r[col["keepalive"]] != "true" || r[col["rate"]] != "0" || r[col["connections"]] != "10" {
+				t.Errorf("csv row without its spec: %v", r)
+			}
+		}
+		b.Reset()
+		if err := s.Export(ctx, &b, "json", Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct{ Spec Spec }
+		if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows) != 7 || rows[0].Spec.URL != "http://127.0.0.1:8080/mixed" || rows[0].Spec.Method != "GET" {
+			t.Errorf("json rows %+v %v", rows, err)
+		}
+		b.Reset()
+		if err := s.Export(ctx, &b, "benchfmt", Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"method: GET\n", "keepalive: true\n", "rate: 0\n", "BenchmarkHTTP/127.0.0.1:8080_mixed/conns=10 "} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("benchfmt lacks %q", want)
+			}
+		}
+	})
 }

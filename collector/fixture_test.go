@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -69,9 +70,42 @@ func incoming(t testing.TB, r *wire.Result) Incoming {
 	return Incoming{Result: r, Raw: b}
 }
 
+// openTestStore opens a new SQLite store for the test.
 func openTestStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := OpenStore(context.Background(), filepath.Join(t.TempDir(), "edgebench.db"))
+	return sqliteEngine.open(t)
+}
+
+// storeEngine is an engine the store's tests run against.
+type storeEngine string
+
+const (
+	sqliteEngine   storeEngine = "sqlite"
+	postgresEngine storeEngine = "postgres"
+)
+
+// eachEngine runs f as a subtest against SQLite and against a real
+// PostgreSQL (skipped loudly without one, failed in CI).
+func eachEngine(t *testing.T, f func(t *testing.T, e storeEngine)) {
+	for _, e := range []storeEngine{sqliteEngine, postgresEngine} {
+		t.Run(string(e), func(t *testing.T) { f(t, e) })
+	}
+}
+
+// db is the location of a new store of engine e: a file in the test's
+// folder, or an empty database on the test process's PostgreSQL.
+func (e storeEngine) db(t testing.TB) string {
+	t.Helper()
+	if e == postgresEngine {
+		return testenv.PostgresDB(t)
+	}
+	return filepath.Join(t.TempDir(), "edgebench.db")
+}
+
+// open opens a new store of engine e, closed when the test ends.
+func (e storeEngine) open(t testing.TB) *Store {
+	t.Helper()
+	s, err := OpenStore(context.Background(), e.db(t))
 	if err != nil {
 		t.Fatal(err)
 	}

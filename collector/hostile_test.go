@@ -109,38 +109,40 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 // error (every view of it: the repetitions too) instead of a broken
 // connection, and the other pages work.
 func TestStoredMalformedResult(t *testing.T) {
-	ctx := context.Background()
-	st := openTestStore(t)
-	rng := rand.New(rand.NewPCG(9, 10))
-	ok := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-	bad := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-	bad.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}
-	if _, err := st.Ingest(ctx, []Incoming{incoming(t, ok), incoming(t, bad)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Result(ctx, bad.ID); !errors.Is(err, wire.ErrMalformed) {
-		t.Errorf("reading it back: %v", err)
-	}
-	w, err := NewWeb(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(path string) int {
-		rec := httptest.NewRecorder()
-		w.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-		return rec.Code
-	}
-	for _, path := range []string{"/runs/" + bad.ID, "/runs/" + bad.ID + "?run=0", "/runs/" + bad.ID + "?run=1"} {
-		if code := get(path); code != http.StatusInternalServerError {
-			t.Errorf("GET %s: %d", path, code)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		st := e.open(t)
+		rng := rand.New(rand.NewPCG(9, 10))
+		ok := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+		bad := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+		bad.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
+			Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}
+		if _, err := st.Ingest(ctx, []Incoming{incoming(t, ok), incoming(t, bad)}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, path := range []string{"/", "/runs/" + ok.ID} {
-		if code := get(path); code != 200 {
-			t.Errorf("GET %s: %d", path, code)
+		if _, err := st.Result(ctx, bad.ID); !errors.Is(err, wire.ErrMalformed) {
+			t.Errorf("reading it back: %v", err)
 		}
-	}
+		w, err := NewWeb(st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := func(path string) int {
+			rec := httptest.NewRecorder()
+			w.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			return rec.Code
+		}
+		for _, path := range []string{"/runs/" + bad.ID, "/runs/" + bad.ID + "?run=0", "/runs/" + bad.ID + "?run=1"} {
+			if code := get(path); code != http.StatusInternalServerError {
+				t.Errorf("GET %s: %d", path, code)
+			}
+		}
+		for _, path := range []string{"/", "/runs/" + ok.ID} {
+			if code := get(path); code != 200 {
+				t.Errorf("GET %s: %d", path, code)
+			}
+		}
+	})
 }
 
 // FuzzResultViews: whatever a device sends that decodes, the store's

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/edgebench/edgebench/wire"
@@ -11,36 +10,38 @@ import (
 // TestSpecsOfOlderResults: results stored before the store kept specs get
 // theirs from their payload when the store is opened.
 func TestSpecsOfOlderResults(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	s, err := OpenStore(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seedMixedSpecs(t, s)
-	if _, err := s.w.ExecContext(ctx, "DELETE FROM result_specs"); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s, err = OpenStore(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	rows, err := s.Runs(ctx, Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls := map[string]int{}
-	for _, r := range rows {
-		if r.Spec.Method != "GET" || r.Spec.KeepAlive == nil || !*r.Spec.KeepAlive || r.Spec.Connections != 10 {
-			t.Errorf("%s: spec %+v", r.ID, r.Spec)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		path := e.db(t)
+		s, err := OpenStore(ctx, path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		urls[r.Spec.URL]++
-	}
-	if urls["http://127.0.0.1:8080/index.html"] != 6 || urls["http://127.0.0.1:8080/mixed"] != 1 {
-		t.Errorf("specs by URL %v", urls)
-	}
+		seedMixedSpecs(t, s)
+		if _, err := s.w.ExecContext(ctx, "DELETE FROM result_specs"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s, err = OpenStore(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rows, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := map[string]int{}
+		for _, r := range rows {
+			if r.Spec.Method != "GET" || r.Spec.KeepAlive == nil || !*r.Spec.KeepAlive || r.Spec.Connections != 10 {
+				t.Errorf("%s: spec %+v", r.ID, r.Spec)
+			}
+			urls[r.Spec.URL]++
+		}
+		if urls["http://127.0.0.1:8080/index.html"] != 6 || urls["http://127.0.0.1:8080/mixed"] != 1 {
+			t.Errorf("specs by URL %v", urls)
+		}
+	})
 }
 
 // TestSpec: what makes two runs the same work, and how it reads.

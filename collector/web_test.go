@@ -20,9 +20,9 @@ import (
 	"github.com/edgebench/edgebench/wire"
 )
 
-func newTestWeb(t *testing.T) (*httptest.Server, *Store) {
+func newTestWeb(t *testing.T, e storeEngine) (*httptest.Server, *Store) {
 	t.Helper()
-	s := openTestStore(t)
+	s := e.open(t)
 	seedCompare(t, s)
 	w, err := NewWeb(s, nil)
 	if err != nil {
@@ -48,36 +48,38 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestWebPages(t *testing.T) {
-	srv, s := newTestWeb(t)
-	runs, err := s.Runs(context.Background(), Filter{Limit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		path string
-		code int
-		want []string
-	}{
-		{"/", 200, []string{"pi-1", "pi-2", "/runs/" + runs[0].ID}},
-		{"/runs/" + runs[0].ID, 200, []string{"data-chart=", "Requests per second", "Temperature", "req/s", "nginx/1.22.1"}},
-		{"/runs/last", 200, []string{"Latency"}},
-		{"/runs/01", 400, nil},
-		{"/runs/nope", 404, nil},
-		{"/compare?by=server&metric=p99", 200, []string{"kangle", "vs nginx", "data-chart="}},
-		{"/compare?by=server&metric=bogus", 200, []string{"unknown metric"}},
-		{"/static/chart.js", 200, []string{"createElementNS"}},
-		{"/nothing", 404, nil},
-	} {
-		code, body := get(t, srv.URL+tc.path)
-		if code != tc.code {
-			t.Errorf("%s: status %d, want %d", tc.path, code, tc.code)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		srv, s := newTestWeb(t, e)
+		runs, err := s.Runs(context.Background(), Filter{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(body, w) {
-				t.Errorf("%s: no %q", tc.path, w)
+		for _, tc := range []struct {
+			path string
+			code int
+			want []string
+		}{
+			{"/", 200, []string{"pi-1", "pi-2", "/runs/" + runs[0].ID}},
+			{"/runs/" + runs[0].ID, 200, []string{"data-chart=", "Requests per second", "Temperature", "req/s", "nginx/1.22.1"}},
+			{"/runs/last", 200, []string{"Latency"}},
+			{"/runs/01", 400, nil},
+			{"/runs/nope", 404, nil},
+			{"/compare?by=server&metric=p99", 200, []string{"kangle", "vs nginx", "data-chart="}},
+			{"/compare?by=server&metric=bogus", 200, []string{"unknown metric"}},
+			{"/static/chart.js", 200, []string{"createElementNS"}},
+			{"/nothing", 404, nil},
+		} {
+			code, body := get(t, srv.URL+tc.path)
+			if code != tc.code {
+				t.Errorf("%s: status %d, want %d", tc.path, code, tc.code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s: no %q", tc.path, w)
+				}
 			}
 		}
-	}
+	})
 }
 
 // chromium finds the browser, or skips (fails in CI) without it.
@@ -206,8 +208,9 @@ func checkAxes(t *testing.T, page, dom string) {
 // in the latency chart, and that the comparison's bars are the table's
 // medians with the intervals of the medians.
 func TestWebChartsInChromium(t *testing.T) {
+	e := sqliteEngine
 	bin := chromium(t)
-	srv, s := newTestWeb(t)
+	srv, s := newTestWeb(t, e)
 	_, repeated := seedWebExtras(t, s)
 	runs, err := s.Runs(context.Background(), Filter{Labels: map[string]string{"server": "kangle"}, Limit: 1})
 	if err != nil {
@@ -330,53 +333,55 @@ func seedWebExtras(t *testing.T, s *Store) (failed, repeated string) {
 // the fleet page shows each device's last spec and outcome, so a failed
 // run reads "failed: ...", not 0.00 req/s.
 func TestWebRunAndFleet(t *testing.T) {
-	srv, s := newTestWeb(t)
-	failed, repeated := seedWebExtras(t, s)
-	code, body := get(t, srv.URL+"/runs/"+repeated+"?run=1")
-	if code != 200 {
-		t.Fatalf("run page: %d", code)
-	}
-	for _, want := range []string{"Repetition 2 of 3", `<a href="?run=0">1</a> <b>2</b> <a href="?run=2">3</a>`,
-		"GET http://127.0.0.1:8080/index.html · 10 connections · keep-alive", "System (10.0 s measured", "Report of repetition 2"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("run page lacks %q", want)
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		srv, s := newTestWeb(t, e)
+		failed, repeated := seedWebExtras(t, s)
+		code, body := get(t, srv.URL+"/runs/"+repeated+"?run=1")
+		if code != 200 {
+			t.Fatalf("run page: %d", code)
 		}
-	}
-	for _, bad := range []string{"3", "-1", "x"} {
-		if code, _ := get(t, srv.URL+"/runs/"+repeated+"?run="+bad); code != 404 {
-			t.Errorf("?run=%s: %d, want 404", bad, code)
+		for _, want := range []string{"Repetition 2 of 3", `<a href="?run=0">1</a> <b>2</b> <a href="?run=2">3</a>`,
+			"GET http://127.0.0.1:8080/index.html · 10 connections · keep-alive", "System (10.0 s measured", "Report of repetition 2"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("run page lacks %q", want)
+			}
 		}
-	}
-	if _, body := get(t, srv.URL+"/runs/"+failed); !strings.Contains(body, "One run.") || !strings.Contains(body, "connection refused: 127.0.0.1:1") {
-		t.Errorf("failed run page:\n%s", body)
-	}
+		for _, bad := range []string{"3", "-1", "x"} {
+			if code, _ := get(t, srv.URL+"/runs/"+repeated+"?run="+bad); code != 404 {
+				t.Errorf("?run=%s: %d, want 404", bad, code)
+			}
+		}
+		if _, body := get(t, srv.URL+"/runs/"+failed); !strings.Contains(body, "One run.") || !strings.Contains(body, "connection refused: 127.0.0.1:1") {
+			t.Errorf("failed run page:\n%s", body)
+		}
 
-	_, body = get(t, srv.URL+"/")
-	row := regexp.MustCompile(`(?s)<tr><td>pi-3</td>.*?</tr>`).FindString(body)
-	for _, want := range []string{"GET http://127.0.0.1:1/ · 10 connections", "failed: connection refused: 127.0.0.1:1"} {
-		if !strings.Contains(row, want) {
-			t.Errorf("pi-3's row lacks %q: %s", want, row)
+		_, body = get(t, srv.URL+"/")
+		row := regexp.MustCompile(`(?s)<tr><td>pi-3</td>.*?</tr>`).FindString(body)
+		for _, want := range []string{"GET http://127.0.0.1:1/ · 10 connections", "failed: connection refused: 127.0.0.1:1"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("pi-3's row lacks %q: %s", want, row)
+			}
 		}
-	}
-	if strings.Contains(row, "0.00") {
-		t.Errorf("pi-3's failed run shows a figure: %s", row)
-	}
-	if row := regexp.MustCompile(`(?s)<tr><td>pi-1</td>.*?</tr>`).FindString(body); !strings.Contains(row, "/index.html") ||
-		!regexp.MustCompile(`<td>\d+\.\d\d</td></tr>`).MatchString(row) {
-		t.Errorf("pi-1's row has no spec or req/s of its last run: %s", row)
-	}
-	runs := regexp.MustCompile(`(?s)<table id="runs">.*?</table>`).FindString(body)
-	if !strings.Contains(runs, `colspan="5">failed: connection refused: 127.0.0.1:1</td>`) {
-		t.Errorf("recent runs: the failed run is not marked failed:\n%s", runs)
-	}
-	// Short ids tell results apart.
-	ids := map[string]bool{}
-	for _, m := range regexp.MustCompile(`<a class="id" href="/runs/\w+">(\w+)</a>`).FindAllStringSubmatch(runs, -1) {
-		if ids[m[1]] {
-			t.Errorf("short id %s shown for two results", m[1])
+		if strings.Contains(row, "0.00") {
+			t.Errorf("pi-3's failed run shows a figure: %s", row)
 		}
-		ids[m[1]] = true
-	}
+		if row := regexp.MustCompile(`(?s)<tr><td>pi-1</td>.*?</tr>`).FindString(body); !strings.Contains(row, "/index.html") ||
+			!regexp.MustCompile(`<td>\d+\.\d\d</td></tr>`).MatchString(row) {
+			t.Errorf("pi-1's row has no spec or req/s of its last run: %s", row)
+		}
+		runs := regexp.MustCompile(`(?s)<table id="runs">.*?</table>`).FindString(body)
+		if !strings.Contains(runs, `colspan="5">failed: connection refused: 127.0.0.1:1</td>`) {
+			t.Errorf("recent runs: the failed run is not marked failed:\n%s", runs)
+		}
+		// Short ids tell results apart.
+		ids := map[string]bool{}
+		for _, m := range regexp.MustCompile(`<a class="id" href="/runs/\w+">(\w+)</a>`).FindAllStringSubmatch(runs, -1) {
+			if ids[m[1]] {
+				t.Errorf("short id %s shown for two results", m[1])
+			}
+			ids[m[1]] = true
+		}
+	})
 }
 
 // TestRunChartsLatencyGap: a second in which no request completed has no
