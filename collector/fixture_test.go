@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -79,27 +78,20 @@ func openTestStore(t testing.TB) *Store {
 // storeEngine is an engine the store's tests run against.
 type storeEngine string
 
-const (
-	sqliteEngine   storeEngine = "sqlite"
-	postgresEngine storeEngine = "postgres"
-)
+const sqliteEngine storeEngine = "sqlite"
 
 // eachEngine runs f as a subtest against SQLite and against a real
 // PostgreSQL (skipped loudly without one, failed in CI).
 func eachEngine(t *testing.T, f func(t *testing.T, e storeEngine)) {
-	for _, e := range []storeEngine{sqliteEngine, postgresEngine} {
-		t.Run(string(e), func(t *testing.T) { f(t, e) })
+	for _, e := range testenv.StoreEngines {
+		t.Run(e, func(t *testing.T) { f(t, storeEngine(e)) })
 	}
 }
 
-// db is the location of a new store of engine e: a file in the test's
-// folder, or an empty database on the test process's PostgreSQL.
+// db is the location of a new store of engine e.
 func (e storeEngine) db(t testing.TB) string {
 	t.Helper()
-	if e == postgresEngine {
-		return testenv.PostgresDB(t)
-	}
-	return filepath.Join(t.TempDir(), "edgebench.db")
+	return testenv.StoreDB(t, string(e))
 }
 
 // open opens a new store of engine e, closed when the test ends.

@@ -19,12 +19,25 @@ import (
 	"github.com/edgebench/edgebench/wire"
 )
 
-// openDB opens an existing store for the reading commands.
-func openDB(ctx context.Context, path string) (*collector.Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", path, err)
+// dbVar adds --db, the store, to p: by default $EDGEBENCH_DB or else
+// edgebench.db.
+func dbVar(fs *cli.FlagSet, env *cli.Env, p *string) {
+	def := env.Getenv("EDGEBENCH_DB")
+	if def == "" {
+		def = "edgebench.db"
 	}
-	return collector.OpenStore(ctx, path)
+	fs.StringVar(p, "db", def, "the store: a SQLite file, or a postgres:// URL (or EDGEBENCH_DB)")
+}
+
+// openDB opens an existing store for the reading commands: a SQLite file
+// must be there already; a PostgreSQL database is migrated if need be.
+func openDB(ctx context.Context, dsn string) (*collector.Store, error) {
+	if !collector.IsPostgres(dsn) {
+		if _, err := os.Stat(dsn); err != nil {
+			return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", dsn, err)
+		}
+	}
+	return collector.OpenStore(ctx, dsn)
 }
 
 // filterFlags are the run filters the reading commands share.
@@ -35,9 +48,9 @@ type filterFlags struct {
 	since  time.Duration
 }
 
-func addFilterFlags(fs *cli.FlagSet, ff *filterFlags) {
+func addFilterFlags(fs *cli.FlagSet, env *cli.Env, ff *filterFlags) {
 	ff.labels = cli.Pairs{}
-	fs.StringVar(&ff.db, "db", "edgebench.db", "SQLite file")
+	dbVar(fs, env, &ff.db)
 	fs.StringVar(&ff.f.Fleet, "fleet", "", "only this fleet")
 	fs.StringVar(&ff.f.Device, "device", "", "only this device")
 	fs.StringVar(&ff.f.Command, "cmd", "", "only the results of this command")
@@ -57,12 +70,13 @@ func (ff *filterFlags) filter() collector.Filter {
 
 func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("devices", "edgebench-collector devices [flags]", env.Stderr)
-	db := fs.String("db", "edgebench.db", "SQLite file")
+	var db string
+	dbVar(fs, env, &db)
 	asJSON := fs.Bool("json", false, "JSON instead of a table")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	s, err := openDB(ctx, *db)
+	s, err := openDB(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -93,7 +107,7 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("runs", "edgebench-collector runs [flags]", env.Stderr)
 	var ff filterFlags
-	addFilterFlags(fs, &ff)
+	addFilterFlags(fs, env, &ff)
 	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
@@ -131,7 +145,8 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 
 func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("show", "edgebench-collector show RUN [flags] (RUN: an id, a unique prefix of one, or last)", env.Stderr)
-	db := fs.String("db", "edgebench.db", "SQLite file")
+	var db string
+	dbVar(fs, env, &db)
 	format := fs.String("format", "edgebench", "report: edgebench, ab, wrk or json")
 	idx := fs.Int("run", -1, "only this repetition (from 0); default all")
 	rest, err := fs.Parse(args)
@@ -146,7 +161,7 @@ func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 	default:
 		return cli.Usagef("--format %q: want edgebench, ab, wrk or json", *format)
 	}
-	s, err := openDB(ctx, *db)
+	s, err := openDB(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -226,7 +241,7 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("compare", "edgebench-collector compare --by device|LABEL|FIELD [flags]", env.Stderr)
 	var ff filterFlags
-	addFilterFlags(fs, &ff)
+	addFilterFlags(fs, env, &ff)
 	by := fs.String("by", "device", "group by device, a run label (server, build ...) or a system-info field (board, os, kernel, arch, cpu_governor ...)")
 	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(collector.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
@@ -265,7 +280,7 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 func cmdExport(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("export", "edgebench-collector export --format csv|json|benchfmt [flags]", env.Stderr)
 	var ff filterFlags
-	addFilterFlags(fs, &ff)
+	addFilterFlags(fs, env, &ff)
 	format := fs.String("format", "csv", "csv, json or benchfmt (Go benchmark lines for benchstat)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 		if fleetBins[0] != "" {
 			os.RemoveAll(filepath.Dir(fleetBins[0])) // the binaries the fleet tests built
 		}
+		testenv.StopPostgres()
 		os.Exit(code)
 	}))
 }

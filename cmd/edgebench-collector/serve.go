@@ -29,7 +29,7 @@ type serveConfig struct {
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	c := &serveConfig{}
 	fs := cli.NewFlagSet("serve", "edgebench-collector serve [flags]", env.Stderr)
-	fs.StringVar(&c.db, "db", "edgebench.db", "SQLite file")
+	dbVar(fs, env, &c.db)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
 	fs.StringVar(&c.accounts, "accounts", env.Getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
@@ -125,7 +125,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	if broker == "" {
 		broker = "tcp://" + sc.listen + " (embedded)"
 	}
-	log.Info("collector started", zap.String("db", sc.db), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
+	log.Info("collector started", zap.String("db", collector.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
 	<-ctx.Done()
 	log.Info("collector stopping")
 	stats := c.Stats()

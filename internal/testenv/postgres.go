@@ -241,3 +241,18 @@ func (p *Postgres) NewDatabase(t testing.TB) string {
 	}
 	return p.URL(name)
 }
+
+// StoreEngines are the engines of the collector's store that its tests
+// run against.
+var StoreEngines = []string{"sqlite", "postgres"}
+
+// StoreDB is the --db of a new, empty store of engine: a SQLite file in
+// the test's folder, or a new database on the PostgreSQL the test process
+// shares (see PostgresDB).
+func StoreDB(t testing.TB, engine string) string {
+	t.Helper()
+	if engine == "postgres" {
+		return PostgresDB(t)
+	}
+	return filepath.Join(t.TempDir(), "edgebench.db")
+}
