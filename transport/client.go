@@ -70,6 +70,7 @@ type Client struct {
 	instance      string        // names this client in its collector status
 	collectorSeen string        // the last collector status seen: its instance and conn_seq
 	collectorUp   chan struct{} // a new collector status: resend what is held
+	reannounce    chan struct{} // another collector left: announce this one again
 
 	seq      atomic.Uint64 // conn_seq of the latest connection attempt
 	willBuf  []byte        // backs the Last Will payload paho holds; rewritten in place per attempt
@@ -124,6 +125,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		ackQueue:    make(chan []byte, 64),
 		connected:   make(chan struct{}, 1),
 		collectorUp: make(chan struct{}, 1),
+		reannounce:  make(chan struct{}, 1),
 		instance:    wire.NewID(),
 		subs:        map[string]subscription{},
 		waiters:     map[string][]chan error{},
@@ -139,7 +141,7 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		SetClientID(cfg.ClientID).
 		SetUsername(cfg.Username).
 		SetPassword(cfg.Password).
-		SetCleanSession(false).
+		SetCleanSession(cfg.CleanSession).
 		SetStore(newCopyStore()).
 		SetResumeSubs(true).
 		SetOrderMatters(false).
@@ -162,6 +164,11 @@ func Dial(cfg ClientConfig, opts Options) (*Client, error) {
 		})
 	if opts.Birth != nil {
 		if err := c.setWill(mo); err != nil {
+			return nil, err
+		}
+	}
+	if opts.AnnounceCollector {
+		if err := c.watchCollectors(mo); err != nil {
 			return nil, err
 		}
 	}
@@ -260,6 +267,9 @@ func (c *Client) route(filter string) mqtt.MessageHandler {
 		// full is dropped and counted.
 		var ok bool
 		switch {
+		case filter == c.topics.CollectorStatus() && sub.h == nil && c.opts.AnnounceCollector:
+			c.onPeerStatus(m.Payload(), m.Retained())
+			return
 		case filter == c.topics.CollectorStatus() && sub.h == nil:
 			c.onCollectorStatus(m.Payload(), m.Retained())
 			return
@@ -349,6 +359,11 @@ func (c *Client) session() {
 		case <-tick.C:
 			if c.online.Load() {
 				c.replay(c.opts.ResendInterval)
+			}
+		case <-c.reannounce:
+			if c.restored.Load() {
+				c.log.Info("another collector left: announcing this one again")
+				c.announceCollector(c.seq.Add(1))
 			}
 		case <-c.collectorUp:
 			if c.online.Load() {
@@ -487,6 +502,9 @@ func (c *Client) Close() error {
 	c.wg.Wait()
 	if c.opts.Birth != nil && c.pc.IsConnectionOpen() {
 		c.publishOffline()
+	}
+	if c.opts.AnnounceCollector && c.pc.IsConnectionOpen() {
+		c.collectorOffline()
 	}
 	c.pc.Disconnect(250)
 	c.online.Store(false)

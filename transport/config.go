@@ -37,6 +37,13 @@ type ClientConfig struct {
 	RetryInterval  time.Duration // first wait between attempts; default 5 s
 	MaxRetryWait   time.Duration // longest wait between reconnects; default 1 min
 	MaxPayload     int           // size cap on decoded messages; default wire.DefaultMaxPayload
+
+	// CleanSession has the broker forget the client's session, with its
+	// subscriptions and the messages queued for it, when it disconnects.
+	// Collectors of a share group set it: a broker such as mosquitto goes
+	// on handing a persistent session its share of the messages while it
+	// is away, and a collector that is gone for good would hold them.
+	CleanSession bool
 }
 
 // Options are what a Client does besides connecting.
@@ -66,6 +73,11 @@ type Options struct {
 	// new connection, sends every result it holds again: what it sent
 	// while the collector was not subscribed (after a broker restart
 	// without persistence) was lost.
+	//
+	// The status's Last Will says lost, and Close publishes offline: the
+	// other collectors of a share group watch it and announce themselves
+	// again (a new ConnSeq), so that the devices resend at once what the
+	// collector that left had taken and not acknowledged.
 	AnnounceCollector bool
 
 	QueueLen int // messages waiting for the handlers; default 64; beyond it QoS 1 messages wait (and so their PUBACKs), QoS 0 ones are dropped and counted

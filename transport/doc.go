@@ -22,7 +22,8 @@
 //     broker is away.
 //   - results.go: results, spooled (package spool) before they are
 //     published and resent until the collector's ack removes them; the
-//     collector's status, on which they are sent again.
+//     collector's status, on which they are sent again, with its Last
+//     Will, on which the other collectors announce themselves again.
 //   - subscriber.go: the collector's side: a Subscriber decodes each
 //     result, hands it to the store and acks it only once stored.
 //

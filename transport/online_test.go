@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -54,5 +56,62 @@ func TestCollectorOnlineTriggersReplay(t *testing.T) {
 	waitFor(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
 	if sp.Has(res.ID) {
 		t.Error("the result is still spooled after its ack")
+	}
+}
+
+// TestCollectorLeavingTriggersReplay: of two collectors sharing the
+// results, the one that took a result dies before acknowledging it (its
+// connection cut: the broker sends its Last Will). The other announces
+// itself again at once, and the device resends the result to it without
+// waiting for the periodic resend (an hour here).
+func TestCollectorLeavingTriggersReplay(t *testing.T) {
+	b := newBroker(t, false)
+	g := newGate(t, b.addr)
+	stuck := make(chan struct{})
+	t.Cleanup(func() { close(stuck) })
+	taken := make(chan string, 1)
+	cfgA := fastConfig(g.url(), "", "", "collector-a")
+	cfgA.CleanSession = true
+	a := dial(t, cfgA, Options{Workers: 2, AnnounceCollector: true})
+	if _, err := NewSubscriber(a, SubscriberConfig{Group: "ingest", Handler: func(ctx context.Context, _ wire.Addr, r *wire.Result, _ []byte) error {
+		taken <- r.ID
+		select { // holds the result, never acks it
+		case <-stuck:
+		case <-ctx.Done():
+		}
+		return errors.New("gone")
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	cfgB := fastConfig(b.url(), "", "", "collector-b")
+	cfgB.CleanSession = true
+	bc := dial(t, cfgB, Options{Workers: 2, AnnounceCollector: true})
+	dev, _ := device(t, b.url(), t.TempDir(), Options{ResendInterval: time.Hour})
+	for _, c := range []*Client{a, bc, dev} {
+		if err := c.WaitConnected(ctx10(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := smallResult()
+	if err := dev.PublishResult(ctx10(t), res); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-taken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("collector a did not take the result")
+	}
+	st := newStore()
+	if _, err := NewSubscriber(bc, SubscriberConfig{Group: "ingest", Handler: st.handle}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	g.cut() // as a kill -9: the broker sends a's Last Will
+	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
+		t.Fatalf("the result was not resent to the other collector: %v", err)
+	}
+	t.Logf("acked by the other collector %v after the first one left", time.Since(start).Round(time.Millisecond))
+	if n, _ := st.count(); n != 1 {
+		t.Errorf("the other collector stored %d results", n)
 	}
 }
