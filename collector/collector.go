@@ -22,7 +22,7 @@ import (
 
 // Config configures a Collector. Zero values take the defaults.
 type Config struct {
-	DB     string // SQLite file; default ./edgebench.db
+	DB     string // the store: a SQLite file or a postgres:// URL (see OpenStore); default ./edgebench.db
 	Prefix string // topic prefix; default wire.DefaultPrefix
 
 	// Embedded broker (the default): Listen is its address and Accounts
@@ -36,8 +36,12 @@ type Config struct {
 	TLSCert, TLSKey, ClientCAFile string
 
 	// External broker, instead of the embedded one: its URL and the
-	// collector's login there. Share splits results among collectors
-	// ($share/<Share>/...).
+	// collector's login there. Share splits results, events and
+	// heartbeats among the collectors of a group ($share/<Share>/...),
+	// which then share one PostgreSQL store; each still reads every
+	// device's retained status. A collector of a group keeps no session
+	// at the broker once it disconnects, so that one gone for good holds
+	// no share of the messages.
 	Broker   string
 	Username string
 	Password string
@@ -163,6 +167,9 @@ type Collector struct {
 	stored, duplicates, failed atomic.Int64
 	panics                     atomic.Int64 // results the store panicked on
 
+	downMu    sync.Mutex
+	downSince time.Time // when the store became unavailable; zero while it is not
+
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
 	hbAt      map[wire.Addr]time.Time       // the time of each device's latest heartbeat taken
@@ -218,7 +225,7 @@ func (c *Collector) start() error {
 
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
-		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second,
+		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second, CleanSession: cfg.Share != "",
 	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen,
 		AnnounceCollector: true}) // devices resend what they hold once it has resubscribed
 	if err != nil {
@@ -227,15 +234,16 @@ func (c *Collector) start() error {
 	c.client = cl
 	topics := wire.Topics{Prefix: cfg.Prefix}
 	for _, s := range []struct {
-		kind wire.Kind
-		qos  byte
-		h    transport.Handler
+		kind  wire.Kind
+		qos   byte
+		h     transport.Handler
+		group string
 	}{
-		{wire.TopicStatus, 1, c.onStatus},
-		{wire.TopicEvent, 1, c.onEvent},
-		{wire.TopicHeartbeat, 0, c.onHeartbeat},
+		{wire.TopicStatus, 1, c.onStatus, ""}, // retained: every collector reads them all on connect
+		{wire.TopicEvent, 1, c.onEvent, cfg.Share},
+		{wire.TopicHeartbeat, 0, c.onHeartbeat, cfg.Share},
 	} {
-		filter, err := topics.Filter("+", "+", s.kind, "")
+		filter, err := topics.Filter("+", "+", s.kind, s.group)
 		if err != nil {
 			return fmt.Errorf("collector: %w", err)
 		}
@@ -449,22 +457,28 @@ func (c *Collector) batcher() {
 	}
 }
 
-// commit stores a batch and answers each of its handlers. Should the store
-// panic (a bug, or data the decoder should not have let through), the
-// batch is stored again one result at a time, so that only the result it
-// panics on fails: that one is logged, counted and not acked, and the
-// ingest goes on.
+// commit stores a batch and answers each of its handlers. While the store
+// is unavailable (a PostgreSQL restart) it tries again, holding the batch
+// and the handlers. Should the store fail otherwise, or panic (a bug, or
+// data the decoder should not have let through), the batch is stored
+// again one result at a time, so that only the result it fails or panics
+// on fails: that one is logged, counted and not acked, and the ingest goes
+// on.
 func (c *Collector) commit(batch []ingestReq, in []Incoming) {
-	fresh, err := c.ingestRecover(in)
+	var fresh []bool
+	err := c.whileUnavailable(c.ctx, func() (err error) {
+		fresh, err = c.ingestRecover(in)
+		return err
+	})
 	var p *panicError
-	if errors.As(err, &p) {
-		if len(batch) > 1 {
-			c.log.Debug("ingest panicked: storing the batch one result at a time", zap.Int("results", len(batch)))
-			for i := range batch {
-				c.commit(batch[i:i+1], in[i:i+1])
-			}
-			return
+	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !Unavailable(err) {
+		c.log.Debug("ingest failed: storing the batch one result at a time", zap.Int("results", len(batch)), zap.Error(err))
+		for i := range batch {
+			c.commit(batch[i:i+1], in[i:i+1])
 		}
+		return
+	}
+	if errors.As(err, &p) {
 		if n := c.panics.Add(1); n&(n-1) == 0 { // log the 1st, 2nd, 4th, ...
 			c.log.Error("result not stored: the store panicked on it", zap.String("result_id", in[0].Result.ID),
 				zap.Any("panic", p.v), zap.Int64("panics", n), zap.ByteString("stack", p.stack))
@@ -483,6 +497,41 @@ func (c *Collector) commit(batch []ingestReq, in []Incoming) {
 	}
 	if err != nil && p == nil {
 		c.log.Error("ingest batch", zap.Int("results", len(batch)), zap.Error(err))
+	}
+}
+
+// whileUnavailable runs f, and again while its error says the store is
+// unavailable (Unavailable), waiting longer each time up to 2 s, until f
+// succeeds or fails otherwise, or ctx or the collector ends. The store's
+// going and coming back are logged once each.
+func (c *Collector) whileUnavailable(ctx context.Context, f func() error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := f()
+		c.downMu.Lock()
+		switch {
+		case Unavailable(err) && c.downSince.IsZero():
+			c.downSince = time.Now()
+			c.log.Warn("store unavailable: holding what comes in, trying again", zap.Error(err))
+		case !Unavailable(err) && !c.downSince.IsZero():
+			c.log.Info("store available again", zap.Duration("after", time.Since(c.downSince)))
+			c.downSince = time.Time{}
+		}
+		c.downMu.Unlock()
+		if !Unavailable(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-c.ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
 }
 
@@ -526,7 +575,10 @@ func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
 		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
-	if _, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st); err != nil {
+	if err := c.whileUnavailable(ctx, func() error {
+		_, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st)
+		return err
+	}); err != nil {
 		c.log.Error("status not stored", zap.Error(err))
 	}
 }
@@ -541,7 +593,7 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
-	if err := c.store.AddEvent(ctx, a.Fleet, a.Device, ev); err != nil {
+	if err := c.whileUnavailable(ctx, func() error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) }); err != nil {
 		c.log.Error("event not stored", zap.Error(err))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -320,52 +321,129 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}
 }
 
-func TestCollectorsShareExternalBroker(t *testing.T) {
+// TestCollectorsShareOnePostgres: two collectors of a share group behind
+// mosquitto, with one PostgreSQL store, split the results (each stores
+// some, none is stored twice), store every event and heartbeat once, and
+// each one's API, pages and triggers see the whole fleet.
+func TestCollectorsShareOnePostgres(t *testing.T) {
 	broker := testenv.Mosquitto(t)
+	db := testenv.PostgresDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var cols []*Collector
 	for i := range 2 {
-		c := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "edgebench.db"), Broker: broker, Share: "ingest",
-			ClientID: fmt.Sprintf("collector-%d", i), Web: "-"})
+		c := startCollector(t, Config{DB: db, Broker: broker, Share: "ingest", ClientID: fmt.Sprintf("collector-%d", i)})
 		defer c.Close()
 		cols = append(cols, c)
 	}
-	d := device(t, broker, "lab", "pi-1", "")
-	defer d.Close()
-	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 20
-	ids := map[string]bool{}
-	for range n {
-		r := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 500, 500)
-		ids[r.ID] = true
-		if err := d.PublishResult(ctx, r); err != nil {
+	devs := map[string]*transport.Client{}
+	cmds := map[string]chan string{}
+	for _, id := range []string{"pi-1", "pi-2"} {
+		d := device(t, broker, "lab", id, "")
+		defer d.Close()
+		ch := make(chan string, 4)
+		if err := d.SubscribeCommands(func(_ context.Context, cmd *wire.Command) { ch <- cmd.ID }); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.WaitAck(ctx, r.ID); err != nil {
+		devs[id], cmds[id] = d, ch
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 10
+	for id, d := range devs {
+		for range n {
+			r := fakeResult(rng, "lab", id, nil, time.Now(), 500, 500)
+			if err := d.PublishResult(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.WaitAck(ctx, r.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if nres, nruns, err := cols[0].Store().CountResults(ctx); err != nil || nres != 2*n || nruns != 2*n {
+		t.Errorf("stored %d results, %d runs (%v), want %d each", nres, nruns, err, 2*n)
+	}
+	var stored int64
+	for i, c := range cols {
+		st := c.Stats()
+		t.Logf("collector %d: %+v", i, st)
+		if st.Stored == 0 {
+			t.Errorf("collector %d stored nothing: the results were not split", i)
+		}
+		stored += st.Stored + st.Duplicates
+	}
+	if stored != 2*n {
+		t.Errorf("the collectors took %d results, want %d", stored, 2*n)
+	}
+
+	// Events of a command, and heartbeats, each stored once.
+	cmdID := wire.NewID()
+	for seq, state := range []wire.EventState{wire.StateAccepted, wire.StateRunning, wire.StateSucceeded} {
+		ev := &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: uint32(seq + 1), State: state, At: time.Now().UTC()}
+		if err := devs["pi-1"].PublishEvent(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	total := int64(0)
-	for i, c := range cols {
-		rows, err := c.Store().Runs(ctx, Filter{})
+	until(t, "the events stored", func() bool {
+		evs, err := cols[1].Store().Events(ctx, cmdID)
+		return err == nil && len(evs) == 3
+	})
+	until(t, "both devices' heartbeats", func() bool {
+		for id, d := range devs {
+			d.PublishHeartbeat(ctx, &wire.Heartbeat{V: wire.SchemaVersion, At: time.Now().UTC(), UptimeS: 42, CommandID: id})
+		}
+		ds, err := cols[0].Store().Devices(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range rows {
-			if !ids[r.ID] {
-				t.Errorf("collector %d has unknown result %s", i, r.ID)
+		got := 0
+		for _, d := range ds {
+			if d.Heartbeat != nil && d.Heartbeat.UptimeS == 42 {
+				got++
 			}
-			delete(ids, r.ID) // a result in both stores fails below
 		}
-		total += int64(len(rows))
-		t.Logf("collector %d stored %d", i, len(rows))
-	}
-	if total != n || len(ids) != 0 {
-		t.Errorf("stored %d in all, %d results missing", total, len(ids))
-	}
-	if !strings.HasPrefix(broker, "tcp://") {
-		t.Fatal(broker)
+		return got == 2
+	})
+
+	// Each collector's API and fleet page show both devices online, and
+	// each one triggers a test on a device whose results the other stored.
+	for i, c := range cols {
+		var ds []Device
+		until(t, fmt.Sprintf("collector %d's API to list the fleet", i), func() bool {
+			resp, err := http.Get("http://" + c.WebAddr() + "/api/devices")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			ds = nil
+			if err := json.NewDecoder(resp.Body).Decode(&ds); err != nil {
+				t.Fatal(err)
+			}
+			return len(ds) == 2 && ds[0].Online && ds[1].Online && ds[0].LastResult != "" && ds[1].LastResult != ""
+		})
+		resp, err := http.Get("http://" + c.WebAddr() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(page), "pi-1") || !strings.Contains(string(page), "pi-2") {
+			t.Errorf("collector %d's fleet page lacks a device", i)
+		}
+		target := []string{"pi-2", "pi-1"}[i]
+		tr, err := c.Trigger(ctx, TriggerRequest{Fleet: "lab", Device: target,
+			Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
+		if err != nil {
+			t.Fatalf("collector %d trigger: %v", i, err)
+		}
+		select {
+		case id := <-cmds[target]:
+			if id != tr.CommandID {
+				t.Errorf("%s got command %s, want %s", target, id, tr.CommandID)
+			}
+		case <-ctx.Done():
+			t.Fatalf("collector %d's command never reached %s", i, target)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +102,45 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 	b, _ := next.MarshalMsg(nil)
 	if err := col.onResult(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, next, b); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIngestSurvivesAResultTheStoreRefuses: when the database refuses one
+// result of a batch (here a trigger in the file), the others are stored
+// and acked, and only that one fails (not acked: its device keeps it).
+func TestIngestSurvivesAResultTheStoreRefuses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "r.db"), Listen: freeAddr(t), Accounts: testAccounts(), Web: "-"})
+	if _, err := col.Store().w.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON results WHEN NEW.device = 'pi-2'
+		BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	bad := fakeResult(rng, "lab", "pi-2", nil, time.Now(), 1000, 800)
+	all := []*wire.Result{bad}
+	for range 20 {
+		all = append(all, fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
+	}
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, r := range all {
+		wg.Go(func() {
+			b, _ := r.MarshalMsg(nil)
+			errs[i] = col.onResult(ctx, wire.Addr{Fleet: r.Fleet, Device: r.Device}, r, b)
+		})
+	}
+	wg.Wait()
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "refused") {
+		t.Errorf("the refused result: %v", errs[0])
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("good result %d: %v", i, err)
+		}
+	}
+	if s := col.Stats(); s.Stored != 20 || s.Failed != 1 {
+		t.Errorf("stats %+v", s)
 	}
 }
 

@@ -139,7 +139,8 @@ func (d dialect) label(key string) (string, any) {
 	if d.pg {
 		return "(r.labels::jsonb ->> ?)", key
 	}
-	return "json_extract(r.labels, ?)", `$."` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
+	// SQLite reads the path up to a NUL: a key with one matches none.
+	return "json_extract(r.labels, ?)", `$."` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\x00", "\uFFFD").Replace(key) + `"`
 }
 
 // labelKeys is the FROM item of the label keys of the result r, as j.key.

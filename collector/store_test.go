@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,13 @@ func TestIngestIdempotentAndDurable(t *testing.T) {
 		if _, err := s.Result(ctx, "01NOPE"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("missing result: %v", err)
 		}
-		id, err := s.ResultIDPrefix(ctx, a.Result.ID[:20])
+		// ULIDs of one millisecond share most of their letters: the
+		// shortest prefix of a that is not b's.
+		n := 1
+		for strings.HasPrefix(b.Result.ID, a.Result.ID[:n]) {
+			n++
+		}
+		id, err := s.ResultIDPrefix(ctx, a.Result.ID[:n])
 		if err != nil || id != a.Result.ID {
 			t.Errorf("prefix: %q %v", id, err)
 		}
@@ -342,6 +349,60 @@ func BenchmarkHeartbeats(b *testing.B) {
 			if err := s.SetHeartbeats(ctx, hbs); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestIngestWhatADeviceMaySend: text with NUL and bytes that are not
+// UTF-8, and counts beyond 32 bits, are stored by both engines (PostgreSQL
+// refuses such text and 32-bit overflows: one result would fail its whole
+// batch), and the reads and comparisons by label go on.
+func TestIngestWhatADeviceMaySend(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		const bad = "a\x00b\xffc"
+		r := fakeResult(rand.New(rand.NewPCG(3, 3)), "lab", "pi-1", map[string]string{"server": bad, bad: "x"}, time.Now(), 1000, 800)
+		r.Reason, r.CommandID = bad, bad
+		r.Spec.URL, r.Spec.Connections = "http://127.0.0.1/"+bad, 1<<40
+		r.Fingerprint.Board, r.Fingerprint.Cores, r.Fingerprint.Server = bad, 1<<40, bad
+		good := fakeResult(rand.New(rand.NewPCG(4, 4)), "lab", "pi-2", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+		if _, err := s.Ingest(ctx, []Incoming{incoming(t, r), incoming(t, good)}); err != nil {
+			t.Fatal(err)
+		}
+		info := &wire.DeviceInfo{Board: bad, Labels: map[string]string{bad: bad}}
+		if _, err := s.SetStatus(ctx, "lab", "pi-1", &wire.Status{V: 1, State: wire.StatusOnline, BootID: bad, ConnSeq: 1 << 63, Info: info}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddEvent(ctx, "lab", "pi-1", &wire.Event{V: 1, CommandID: bad, Seq: 1, State: wire.StateFailed, Reason: bad, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil || len(runs) != 2 {
+			t.Fatalf("runs %v %v", runs, err)
+		}
+		if got, err := s.Result(ctx, r.ID); err != nil || got.Reason != bad {
+			t.Errorf("the payload changed: %q %v", got.Reason, err)
+		}
+		for _, by := range []string{"server", "board", "cores", bad} {
+			if _, err := s.GroupRuns(ctx, by, Filter{}); err != nil {
+				t.Errorf("group by %q: %v", by, err)
+			}
+		}
+		if rows, err := s.Runs(ctx, Filter{Labels: map[string]string{"server": "nginx"}}); err != nil || len(rows) != 1 {
+			t.Errorf("runs by label: %v %v", rows, err)
+		}
+		if _, err := s.Runs(ctx, Filter{Labels: map[string]string{bad: bad}, Device: bad}); err != nil {
+			t.Errorf("a filter of such text: %v", err)
+		}
+		if _, err := s.ResultIDPrefix(ctx, bad); !errors.Is(err, ErrNotFound) {
+			t.Errorf("prefix of such text: %v", err)
+		}
+		if devs, err := s.Devices(ctx); err != nil || len(devs) != 2 {
+			t.Errorf("devices %+v %v", devs, err)
+		}
+		if _, err := s.Compare(ctx, CompareOptions{By: "server"}); err != nil {
+			t.Errorf("compare: %v", err)
 		}
 	})
 }

@@ -1,7 +1,8 @@
 -- The schema of SQLite's migrations 1 to 3 in PostgreSQL's types. Text
 -- that is sorted or compared by range is in the "C" collation: byte order,
 -- as SQLite compares, whatever the database's locale. Times are ns since
--- the Unix epoch, as in SQLite.
+-- the Unix epoch, and integers 64-bit, as in SQLite (a device may send a
+-- count that does not fit 32 bits).
 CREATE TABLE devices (
 	fleet TEXT COLLATE "C" NOT NULL,
 	id TEXT COLLATE "C" NOT NULL,
@@ -58,11 +59,11 @@ CREATE TABLE results (
 	received BIGINT NOT NULL,
 	labels TEXT NOT NULL DEFAULT '{}',
 	url TEXT COLLATE "C" NOT NULL DEFAULT '',
-	connections INTEGER NOT NULL DEFAULT 0,
-	nruns INTEGER NOT NULL DEFAULT 0,
+	connections BIGINT NOT NULL DEFAULT 0,
+	nruns BIGINT NOT NULL DEFAULT 0,
 	board TEXT COLLATE "C" NOT NULL DEFAULT '',
 	cpu_model TEXT COLLATE "C" NOT NULL DEFAULT '',
-	cores INTEGER NOT NULL DEFAULT 0,
+	cores BIGINT NOT NULL DEFAULT 0,
 	os TEXT COLLATE "C" NOT NULL DEFAULT '',
 	kernel TEXT COLLATE "C" NOT NULL DEFAULT '',
 	arch TEXT COLLATE "C" NOT NULL DEFAULT '',
@@ -77,7 +78,7 @@ CREATE INDEX results_started ON results (started);
 CREATE INDEX results_command ON results (command_id);
 CREATE TABLE runs (
 	result_id TEXT COLLATE "C" NOT NULL REFERENCES results (id),
-	idx INTEGER NOT NULL,
+	idx BIGINT NOT NULL,
 	started BIGINT NOT NULL,
 	duration_s DOUBLE PRECISION NOT NULL,
 	completed BIGINT NOT NULL,
