@@ -65,6 +65,11 @@ type Config struct {
 	// refuse unsigned commands.
 	Signer Signer
 
+	// Keep, when set, is how long results (with their runs and samples),
+	// commands and events are kept: older ones are pruned at start and
+	// every hour.
+	Keep time.Duration
+
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
 	// QueueLen is how many received messages may wait for a handler.
@@ -222,6 +227,10 @@ func (c *Collector) start() error {
 	c.wg.Add(2)
 	go c.batcher()
 	go c.heartbeats()
+	if cfg.Keep > 0 {
+		c.wg.Add(1)
+		go c.retention()
+	}
 
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,

@@ -128,3 +128,21 @@ func buildCollector(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestServeKeep: --keep takes days or a duration with its unit; a bare
+// number (seconds elsewhere) and nonsense are usage mistakes.
+func TestServeKeep(t *testing.T) {
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	for in, want := range map[string]time.Duration{"180d": 180 * 24 * time.Hour, "0.5d": 12 * time.Hour, "720h": 720 * time.Hour} {
+		c, err := parseServe([]string{"--broker", "tcp://127.0.0.1:1883", "--keep", in}, env)
+		if err != nil || c.keep != want {
+			t.Errorf("--keep %s: %v %v, want %v", in, c, err, want)
+		}
+	}
+	for _, in := range []string{"180", "d", "-3d", "0d", "soon", "-1h", "0s", "1e9d"} {
+		var ue *cli.UsageError
+		if _, err := parseServe([]string{"--broker", "tcp://127.0.0.1:1883", "--keep", in}, env); !errors.As(err, &ue) {
+			t.Errorf("--keep %s: %v, want a usage error", in, err)
+		}
+	}
+}

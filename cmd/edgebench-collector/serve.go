@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -24,6 +27,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
+	keep                       time.Duration
 }
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
@@ -51,6 +55,11 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
 	fs.StringVar(&c.signEd25519, "sign-ed25519-key-file", "", "sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key")
 	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
+	fs.Func("keep", "keep results (with their samples), commands and events this long, e.g. 180d or 720h; prune older ones (default: keep all)", func(s string) error {
+		d, err := parseKeep(s)
+		c.keep = d
+		return err
+	})
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.ParseNoArgs(args); err != nil {
@@ -106,7 +115,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Log: log}
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err
 	}
@@ -159,4 +168,23 @@ func loadSigner(hmacFile, ed25519File string) (collector.Signer, error) {
 		return agent.NewEd25519Signer(priv)
 	}
 	return nil, nil
+}
+
+// parseKeep reads --keep: a number of days ("180d") or a duration with its
+// unit ("720h"). A bare number is refused: seconds, as other flags read
+// it, would prune nearly everything.
+func parseKeep(s string) (time.Duration, error) {
+	const want = "want a number of days such as 180d, or a duration such as 720h"
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.ParseFloat(n, 64)
+		if err != nil || !(days > 0 && days <= 100*365) {
+			return 0, errors.New(want)
+		}
+		return time.Duration(days * 24 * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, errors.New(want)
+	}
+	return d, nil
 }

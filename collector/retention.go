@@ -1,0 +1,121 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// pruneChunk is how many results one pruning transaction deletes, so that
+// the writer is never held for long.
+const pruneChunk = 500
+
+// Pruned counts what Prune deleted.
+type Pruned struct {
+	Results, Commands, Events int64
+}
+
+// Prune deletes the results that started before cutoff, with their runs
+// (the samples are in their payloads), and the commands issued and events
+// sent before it, in transactions of at most pruneChunk results.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
+	var p Pruned
+	before := cutoff.UnixNano()
+	for {
+		rows, err := s.query(ctx, s.w, "SELECT id FROM results WHERE started < ? ORDER BY started, id LIMIT ?", before, pruneChunk)
+		if err != nil {
+			return p, fmt.Errorf("prune: %w", err)
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return p, fmt.Errorf("prune: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return p, fmt.Errorf("prune: %w", s.wrap(err))
+		}
+		if len(ids) == 0 {
+			break
+		}
+		n, err := s.deleteResults(ctx, ids)
+		p.Results += n
+		if err != nil {
+			return p, err
+		}
+		if len(ids) < pruneChunk {
+			break
+		}
+	}
+	for _, t := range []struct {
+		n     *int64
+		query string
+	}{
+		{&p.Events, "DELETE FROM events WHERE at < ?"},
+		{&p.Commands, "DELETE FROM commands WHERE issued_at < ?"},
+	} {
+		res, err := s.exec(ctx, s.w, t.query, before)
+		if err != nil {
+			return p, fmt.Errorf("prune: %w", err)
+		}
+		*t.n, _ = res.RowsAffected()
+	}
+	return p, nil
+}
+
+// deleteResults deletes the results ids with their runs and specs in one
+// transaction.
+func (s *Store) deleteResults(ctx context.Context, ids []string) (int64, error) {
+	list, _ := json.Marshal(ids) // strings: cannot fail
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("prune: %w", s.wrap(err))
+	}
+	defer tx.Rollback()
+	var n int64
+	for _, table := range []struct{ name, col string }{{"runs", "result_id"}, {"result_specs", "result_id"}, {"results", "id"}} {
+		res, err := s.exec(ctx, tx, "DELETE FROM "+table.name+" WHERE "+s.d.inJSON(table.col), string(list))
+		if err != nil {
+			return 0, fmt.Errorf("prune %s: %w", table.name, err)
+		}
+		n, _ = res.RowsAffected()
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("prune: commit: %w", s.wrap(err))
+	}
+	return n, nil
+}
+
+// pruneEvery is how often a collector with Config.Keep prunes.
+const pruneEvery = time.Hour
+
+// retention prunes what is older than Config.Keep at start and then every
+// pruneEvery, until the collector stops.
+func (c *Collector) retention() {
+	defer c.wg.Done()
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		start := time.Now()
+		p, err := c.store.Prune(c.ctx, start.Add(-c.cfg.Keep))
+		switch {
+		case err != nil && c.ctx.Err() == nil:
+			c.log.Error("prune", zap.Duration("keep", c.cfg.Keep), zap.Error(err))
+		case p != Pruned{}:
+			c.log.Info("pruned", zap.Duration("keep", c.cfg.Keep), zap.Int64("results", p.Results), zap.Int64("commands", p.Commands),
+				zap.Int64("events", p.Events), zap.Duration("took", time.Since(start)))
+		}
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}

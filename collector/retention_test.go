@@ -1,0 +1,98 @@
+package collector
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// TestPrune: results that started before the cutoff go with their runs
+// and specs, and so do older commands and events; the newer stay and read
+// as before.
+func TestPrune(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		rng := rand.New(rand.NewPCG(8, 8))
+		now := time.Now()
+		var batch []Incoming
+		var recent []string
+		for i := range 2*pruneChunk + 7 { // three transactions of old ones
+			r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, now.Add(-200*24*time.Hour+time.Duration(i)*time.Second), 1000, 800)
+			batch = append(batch, incoming(t, r))
+		}
+		for i := range 3 {
+			r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, now.Add(-time.Duration(i)*time.Hour), 1000, 800)
+			batch = append(batch, incoming(t, r))
+			recent = append(recent, r.ID)
+		}
+		if _, err := s.Ingest(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		for i, at := range []time.Time{now.Add(-300 * 24 * time.Hour), now} {
+			cmd := &wire.Command{V: 1, ID: wire.NewID(), IssuedAt: at, ExpiresAt: at.Add(time.Minute), Kind: wire.KindLoadTest}
+			if err := s.AddCommand(ctx, "lab", "pi-1", cmd, []byte{0x80}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AddEvent(ctx, "lab", "pi-1", &wire.Event{V: 1, CommandID: cmd.ID, Seq: uint32(i + 1), State: wire.StateAccepted, At: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.Prune(ctx, now.Add(-180*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != (Pruned{Results: 2*pruneChunk + 7, Commands: 1, Events: 1}) {
+			t.Errorf("pruned %+v", p)
+		}
+		nres, nruns, err := s.CountResults(ctx)
+		if err != nil || nres != 3 || nruns != 3 {
+			t.Errorf("left %d results, %d runs (%v), want 3 each", nres, nruns, err)
+		}
+		var specs int
+		if err := s.queryRow(ctx, s.r, "SELECT count(*) FROM result_specs").Scan(&specs); err != nil || specs != 3 {
+			t.Errorf("left %d specs (%v), want 3", specs, err)
+		}
+		rows, err := s.Runs(ctx, Filter{})
+		if err != nil || len(rows) != 3 || rows[0].ID != recent[0] {
+			t.Errorf("runs after pruning: %v %v", rows, err)
+		}
+		if _, err := s.Compare(ctx, CompareOptions{By: "server"}); err != nil {
+			t.Error(err)
+		}
+		if p, err := s.Prune(ctx, now.Add(-180*24*time.Hour)); err != nil || p != (Pruned{}) {
+			t.Errorf("pruning again: %+v %v", p, err)
+		}
+	})
+}
+
+// TestCollectorKeep: a collector with Keep prunes what is older when it
+// starts.
+func TestCollectorKeep(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "k.db")
+	s, err := OpenStore(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	old := fakeResult(rng, "lab", "pi-1", nil, time.Now().Add(-48*time.Hour), 1000, 800)
+	fresh := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+	if _, err := s.Ingest(ctx, []Incoming{incoming(t, old), incoming(t, fresh)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	col := startCollector(t, Config{DB: db, Listen: freeAddr(t), Accounts: testAccounts(), Web: "-", Keep: 24 * time.Hour})
+	defer col.Close()
+	until(t, "the old result pruned", func() bool {
+		n, _, err := col.Store().CountResults(ctx)
+		return err == nil && n == 1
+	})
+	if _, err := col.Store().Result(ctx, fresh.ID); err != nil {
+		t.Errorf("the recent result: %v", err)
+	}
+}
