@@ -2,7 +2,8 @@
 // --devices MQTT connections publishes --results results on its own result
 // topic and waits for the collector's ack of every one. It prints how many
 // results per second were stored and acknowledged, and then checks the
-// collector's SQLite file: every result stored, none twice.
+// collector's store (a SQLite file or a postgres:// URL): every result
+// stored, none twice.
 package main
 
 import (
@@ -34,7 +35,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.broker, "broker", "tcp://127.0.0.1:1883", "the collector's broker")
 	flag.StringVar(&cfg.accounts, "write-accounts", "", "write an accounts file for the devices to this path and exit")
-	flag.StringVar(&cfg.db, "db", "", "the collector's SQLite file, checked at the end")
+	flag.StringVar(&cfg.db, "db", "", "the collectors' store, a SQLite file or a postgres:// URL, checked at the end")
 	flag.StringVar(&cfg.fleet, "fleet", "bench", "fleet id")
 	flag.IntVar(&cfg.devices, "devices", 1000, "simulated devices")
 	flag.IntVar(&cfg.results, "results", 5, "results per device")
