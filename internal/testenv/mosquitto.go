@@ -17,6 +17,13 @@ import (
 // fails.
 func Mosquitto(t testing.TB) string {
 	t.Helper()
+	return MosquittoConfig(t, "allow_anonymous true\npersistence false\n")
+}
+
+// MosquittoConfig is Mosquitto with config (mosquitto.conf lines) instead
+// of the anonymous default; the listener is added.
+func MosquittoConfig(t testing.TB, config string) string {
+	t.Helper()
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
@@ -37,7 +44,7 @@ func Mosquitto(t testing.TB) string {
 	l.Close()
 	_, port, _ := net.SplitHostPort(addr)
 	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\n%s", port, config)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", conf)
