@@ -15,8 +15,10 @@ build:
 	@for c in $(CMDS); do [ -n "$$(ls cmd/$$c/*.go 2>/dev/null)" ] || continue; \
 		echo "build bin/$$c"; $(BUILD) -o bin/$$c ./cmd/$$c || exit 1; done
 
-# Static device binaries for the boards edgebench runs on.
-cross: dist/edgebench-linux-armv6 dist/edgebench-linux-armv7 dist/edgebench-linux-arm64 dist/edgebench-linux-amd64
+# Static device binaries for the boards edgebench runs on, and the
+# collector's for the machines that host it.
+cross: dist/edgebench-linux-armv6 dist/edgebench-linux-armv7 dist/edgebench-linux-arm64 dist/edgebench-linux-amd64 \
+	dist/edgebench-collector-linux-armv7 dist/edgebench-collector-linux-arm64 dist/edgebench-collector-linux-amd64
 
 dist/edgebench-linux-armv6: FORCE
 	GOOS=linux GOARCH=arm GOARM=6 $(BUILD) -o $@ ./cmd/edgebench
@@ -26,6 +28,12 @@ dist/edgebench-linux-arm64: FORCE
 	GOOS=linux GOARCH=arm64 $(BUILD) -o $@ ./cmd/edgebench
 dist/edgebench-linux-amd64: FORCE
 	GOOS=linux GOARCH=amd64 $(BUILD) -o $@ ./cmd/edgebench
+dist/edgebench-collector-linux-armv7: FORCE
+	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o $@ ./cmd/edgebench-collector
+dist/edgebench-collector-linux-arm64: FORCE
+	GOOS=linux GOARCH=arm64 $(BUILD) -o $@ ./cmd/edgebench-collector
+dist/edgebench-collector-linux-amd64: FORCE
+	GOOS=linux GOARCH=amd64 $(BUILD) -o $@ ./cmd/edgebench-collector
 FORCE:
 
 lint:

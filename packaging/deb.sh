@@ -1,7 +1,9 @@
 #!/bin/sh
-# deb.sh builds dist/edgebench_<version>_{armhf,arm64,amd64}.deb from the
+# deb.sh builds dist/edgebench_<version>_{armhf,arm64,amd64}.deb and
+# dist/edgebench-collector_<version>_{armhf,arm64,amd64}.deb from the
 # binaries that `make cross` leaves in dist/ (edgebench-linux-armv7, -arm64,
-# -amd64). Run from anywhere; paths are taken from the repository root.
+# -amd64, and edgebench-collector-linux-armv7, -arm64, -amd64). Run from
+# anywhere; paths are taken from the repository root.
 #
 #   packaging/deb.sh                    # all three; version from git describe
 #   packaging/deb.sh 1.2.3              # all three, version 1.2.3 (make deb)
@@ -45,10 +47,16 @@ for arch in $archs; do
 	amd64) bin=amd64 ;;
 	*) echo "deb.sh: unknown architecture $arch (armhf, arm64, amd64)" >&2; exit 2 ;;
 	esac
-	if [ ! -f "$DIST/edgebench-linux-$bin" ]; then
-		echo "deb.sh: $DIST/edgebench-linux-$bin missing: run make cross first" >&2
-		exit 1
-	fi
+	colbin=$bin
+	[ "$arch" = armhf ] && colbin=armv7
+	for f in "edgebench-linux-$bin" "edgebench-collector-linux-$colbin"; do
+		if [ ! -f "$DIST/$f" ]; then
+			echo "deb.sh: $DIST/$f missing: run make cross first" >&2
+			exit 1
+		fi
+	done
 	ARCH=$arch BIN_ARCH=$bin VERSION=$VERSION DIST=$DIST \
 		go tool nfpm package --config packaging/nfpm.yaml --packager deb --target "$DIST/"
+	ARCH=$arch BIN_ARCH=$colbin VERSION=$VERSION DIST=$DIST \
+		go tool nfpm package --config packaging/nfpm-collector.yaml --packager deb --target "$DIST/"
 done

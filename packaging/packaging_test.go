@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,8 +54,9 @@ var (
 	buildErr  string
 )
 
-// builtBinary builds ./cmd/edgebench for linux/amd64 once per test run, as
-// `make cross` does, and returns the folder holding edgebench-linux-amd64.
+// builtBinary builds ./cmd/edgebench and ./cmd/edgebench-collector for
+// linux/amd64 once per test run, as `make cross` does, and returns the
+// folder holding edgebench-linux-amd64 and edgebench-collector-linux-amd64.
 func builtBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -63,13 +65,15 @@ func builtBinary(t *testing.T) string {
 			buildErr = err.Error()
 			return
 		}
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=0.0.0-test",
-			"-o", filepath.Join(dir, "edgebench-linux-amd64"), "./cmd/edgebench")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = "go build ./cmd/edgebench: " + err.Error() + "\n" + string(out)
-			return
+		for _, name := range []string{"edgebench", "edgebench-collector"} {
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=0.0.0-test",
+				"-o", filepath.Join(dir, name+"-linux-amd64"), "./cmd/"+name)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = "go build ./cmd/" + name + ": " + err.Error() + "\n" + string(out)
+				return
+			}
 		}
 		buildDir = dir
 	})
@@ -87,75 +91,102 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func TestDeb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and a .deb")
-	}
-	need(t, "dpkg-deb", true)
+// pkg is one of the .deb packages: its nfpm config, its files (path in
+// the package, mode, the repository file it must equal if any) and what
+// its scripts do.
+type pkg struct {
+	name, config, conffile, unit string
+	files                        map[string]string // path in the package -> mode
+	sources                      map[string]string // path in the package -> packaging/ file it is
+	user                         string
+}
+
+var packages = []pkg{
+	{name: "edgebench", config: "packaging/nfpm.yaml", conffile: "/etc/edgebench/agent.yaml", unit: "edgebench.service",
+		files: map[string]string{"./usr/bin/edgebench": "-rwxr-xr-x", "./lib/systemd/system/edgebench.service": "-rw-r--r--",
+			"./etc/edgebench/agent.yaml": "-rw-r-----"},
+		sources: map[string]string{"etc/edgebench/agent.yaml": "agent.yaml", "lib/systemd/system/edgebench.service": "edgebench.service"},
+		user:    "edgebench"},
+	{name: "edgebench-collector", config: "packaging/nfpm-collector.yaml", conffile: "/etc/edgebench/collector.env", unit: "edgebench-collector.service",
+		files: map[string]string{"./usr/bin/edgebench-collector": "-rwxr-xr-x", "./lib/systemd/system/edgebench-collector.service": "-rw-r--r--",
+			"./etc/edgebench/collector.env": "-rw-r-----"},
+		sources: map[string]string{"etc/edgebench/collector.env": "collector.env",
+			"lib/systemd/system/edgebench-collector.service": "edgebench-collector.service"},
+		user: "edgebench-collector"},
+}
+
+// buildDeb builds p's .deb of the binaries builtBinary made into a new
+// folder and returns its path.
+func buildDeb(t *testing.T, p pkg) string {
+	t.Helper()
 	dist := builtBinary(t)
 	out := t.TempDir()
 	run(t, root, []string{"ARCH=amd64", "BIN_ARCH=amd64", "VERSION=0.0.0-test", "DIST=" + dist},
-		"go", "tool", "nfpm", "package", "--config", "packaging/nfpm.yaml", "--packager", "deb", "--target", out+"/")
-	deb := filepath.Join(out, "edgebench_0.0.0~test_amd64.deb")
+		"go", "tool", "nfpm", "package", "--config", p.config, "--packager", "deb", "--target", out+"/")
+	deb := filepath.Join(out, p.name+"_0.0.0~test_amd64.deb")
 	if _, err := os.Stat(deb); err != nil {
 		ents, _ := os.ReadDir(out)
 		t.Fatalf("%v; built: %v", err, ents)
 	}
+	return deb
+}
 
-	info := run(t, "", nil, "dpkg-deb", "--info", deb)
-	for _, want := range []string{"Package: edgebench", "Architecture: amd64", "Version: 0.0.0~test", "conffiles", "postinst", "prerm"} {
-		if !strings.Contains(info, want) {
-			t.Errorf("dpkg-deb --info lacks %q:\n%s", want, info)
-		}
+func TestDeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and the .deb files")
 	}
-	if cf := run(t, "", nil, "dpkg-deb", "--info", deb, "conffiles"); strings.TrimSpace(cf) != "/etc/edgebench/agent.yaml" {
-		t.Errorf("conffiles = %q, want /etc/edgebench/agent.yaml", cf)
-	}
-	postinst := run(t, "", nil, "dpkg-deb", "--info", deb, "postinst")
-	for _, want := range []string{"adduser --system --group --no-create-home", "useradd --system", "systemctl daemon-reload", "systemctl enable"} {
-		if !strings.Contains(postinst, want) {
-			t.Errorf("postinst lacks %q", want)
-		}
-	}
-	if strings.Contains(postinst, "systemctl start") {
-		t.Error("postinst starts the service; it should only enable it")
-	}
-	prerm := run(t, "", nil, "dpkg-deb", "--info", deb, "prerm")
-	for _, want := range []string{"systemctl stop", "systemctl disable"} {
-		if !strings.Contains(prerm, want) {
-			t.Errorf("prerm lacks %q", want)
-		}
-	}
-
-	contents := run(t, "", nil, "dpkg-deb", "--contents", deb)
-	for path, mode := range map[string]string{
-		"./usr/bin/edgebench":                    "-rwxr-xr-x",
-		"./lib/systemd/system/edgebench.service": "-rw-r--r--",
-		"./etc/edgebench/agent.yaml":             "-rw-r-----",
-	} {
-		line := lineWith(contents, path)
-		if line == "" {
-			t.Errorf("package lacks %s:\n%s", path, contents)
-		} else if !strings.HasPrefix(line, mode) {
-			t.Errorf("%s: %q, want mode %s", path, line, mode)
-		}
-	}
-
-	// The packaged files are the repository's, and the binary runs.
-	x := t.TempDir()
-	run(t, "", nil, "dpkg-deb", "-x", deb, x)
-	for pkg, src := range map[string]string{
-		"etc/edgebench/agent.yaml":             "agent.yaml",
-		"lib/systemd/system/edgebench.service": "edgebench.service",
-	} {
-		a, _ := os.ReadFile(filepath.Join(x, pkg))
-		b, _ := os.ReadFile(src)
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from packaging/%s", pkg, src)
-		}
-	}
-	if v := run(t, "", nil, filepath.Join(x, "usr/bin/edgebench"), "version"); !strings.Contains(v, "0.0.0-test") {
-		t.Errorf("packaged binary says %q", v)
+	need(t, "dpkg-deb", true)
+	for _, p := range packages {
+		t.Run(p.name, func(t *testing.T) {
+			deb := buildDeb(t, p)
+			info := run(t, "", nil, "dpkg-deb", "--info", deb)
+			for _, want := range []string{"Package: " + p.name, "Architecture: amd64", "Version: 0.0.0~test", "conffiles", "postinst", "prerm"} {
+				if !strings.Contains(info, want) {
+					t.Errorf("dpkg-deb --info lacks %q:\n%s", want, info)
+				}
+			}
+			if cf := run(t, "", nil, "dpkg-deb", "--info", deb, "conffiles"); strings.TrimSpace(cf) != p.conffile {
+				t.Errorf("conffiles = %q, want %s", cf, p.conffile)
+			}
+			postinst := run(t, "", nil, "dpkg-deb", "--info", deb, "postinst")
+			for _, want := range []string{"adduser --system --group --no-create-home", "useradd --system", "systemctl daemon-reload",
+				"systemctl enable " + p.unit, " " + p.user + " "} {
+				if !strings.Contains(postinst, want) {
+					t.Errorf("postinst lacks %q", want)
+				}
+			}
+			if strings.Contains(postinst, "systemctl start") {
+				t.Error("postinst starts the service; it should only enable it")
+			}
+			prerm := run(t, "", nil, "dpkg-deb", "--info", deb, "prerm")
+			for _, want := range []string{"systemctl stop " + p.unit, "systemctl disable " + p.unit} {
+				if !strings.Contains(prerm, want) {
+					t.Errorf("prerm lacks %q", want)
+				}
+			}
+			contents := run(t, "", nil, "dpkg-deb", "--contents", deb)
+			for path, mode := range p.files {
+				line := lineWith(contents, path)
+				if line == "" {
+					t.Errorf("package lacks %s:\n%s", path, contents)
+				} else if !strings.HasPrefix(line, mode) {
+					t.Errorf("%s: %q, want mode %s", path, line, mode)
+				}
+			}
+			// The packaged files are the repository's, and the binary runs.
+			x := t.TempDir()
+			run(t, "", nil, "dpkg-deb", "-x", deb, x)
+			for path, src := range p.sources {
+				a, _ := os.ReadFile(filepath.Join(x, path))
+				b, _ := os.ReadFile(src)
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s differs from packaging/%s", path, src)
+				}
+			}
+			if v := run(t, "", nil, filepath.Join(x, "usr/bin", p.name), "version"); !strings.Contains(v, "0.0.0-test") {
+				t.Errorf("packaged binary says %q", v)
+			}
+		})
 	}
 }
 
@@ -178,19 +209,23 @@ func TestDebScript(t *testing.T) {
 	need(t, "dpkg-deb", true)
 	dist := t.TempDir()
 	for _, a := range []string{"armv7", "arm64", "amd64"} {
-		if err := os.WriteFile(filepath.Join(dist, "edgebench-linux-"+a), []byte("#!/bin/sh\necho stand-in\n"), 0o755); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"edgebench", "edgebench-collector"} {
+			if err := os.WriteFile(filepath.Join(dist, name+"-linux-"+a), []byte("#!/bin/sh\necho stand-in\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	run(t, root, []string{"DIST=" + dist, "VERSION=1.2.3"}, "sh", "packaging/deb.sh")
 	for _, arch := range []string{"armhf", "arm64", "amd64"} {
-		deb := filepath.Join(dist, "edgebench_1.2.3_"+arch+".deb")
-		if _, err := os.Stat(deb); err != nil {
-			t.Errorf("deb.sh did not build %s: %v", filepath.Base(deb), err)
-			continue
-		}
-		if got := strings.TrimSpace(run(t, "", nil, "dpkg-deb", "-f", deb, "Architecture")); got != arch {
-			t.Errorf("%s: Architecture %q", filepath.Base(deb), got)
+		for _, name := range []string{"edgebench", "edgebench-collector"} {
+			deb := filepath.Join(dist, name+"_1.2.3_"+arch+".deb")
+			if _, err := os.Stat(deb); err != nil {
+				t.Errorf("deb.sh did not build %s: %v", filepath.Base(deb), err)
+				continue
+			}
+			if got := strings.TrimSpace(run(t, "", nil, "dpkg-deb", "-f", deb, "Architecture")); got != arch {
+				t.Errorf("%s: Architecture %q", filepath.Base(deb), got)
+			}
 		}
 	}
 	// make deb passes `git describe` output as the first argument; it is
@@ -242,28 +277,85 @@ func unitSettings(t *testing.T, path string) map[string][]string {
 	return m
 }
 
+// hardening is what both units set alike.
+var hardening = map[string]string{
+	"DynamicUser":             "no",
+	"ProtectSystem":           "strict",
+	"ProtectHome":             "yes",
+	"PrivateTmp":              "yes",
+	"NoNewPrivileges":         "yes",
+	"ProtectKernelTunables":   "yes",
+	"ProtectKernelModules":    "yes",
+	"ProtectKernelLogs":       "yes",
+	"ProtectControlGroups":    "yes",
+	"ProtectClock":            "yes",
+	"ProtectHostname":         "yes",
+	"RestrictNamespaces":      "yes",
+	"RestrictRealtime":        "yes",
+	"RestrictSUIDSGID":        "yes",
+	"LockPersonality":         "yes",
+	"MemoryDenyWriteExecute":  "yes",
+	"CapabilityBoundingSet":   "",
+	"AmbientCapabilities":     "",
+	"SystemCallArchitectures": "native",
+	"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+	"UMask":                   "0077",
+	"LimitNOFILE":             "65536",
+	"Restart":                 "on-failure",
+	"KillSignal":              "SIGTERM",
+}
+
+func TestCollectorUnitHardening(t *testing.T) {
+	s := unitSettings(t, "edgebench-collector.service")
+	want := map[string]string{
+		"Type":             "exec",
+		"EnvironmentFile":  "/etc/edgebench/collector.env",
+		"ExecStart":        "/usr/bin/edgebench-collector serve $SERVE_ARGS",
+		"User":             "edgebench-collector",
+		"StateDirectory":   "edgebench-collector",
+		"WorkingDirectory": "/var/lib/edgebench-collector",
+		"PrivateDevices":   "yes",
+		"ProtectProc":      "invisible",
+		"ProcSubset":       "pid",
+		"TimeoutStopSec":   "40",
+	}
+	for k, v := range hardening {
+		want[k] = v
+	}
+	for k, v := range want {
+		if got := s[k]; len(got) != 1 || got[0] != v {
+			t.Errorf("%s=%v, want %s", k, got, v)
+		}
+	}
+	if got := s["SystemCallFilter"]; !slices.Equal(got, []string{"@system-service", "~@privileged @resources"}) {
+		t.Errorf("SystemCallFilter=%v", got)
+	}
+	// The default settings name the state directory the unit makes.
+	env, err := os.ReadFile("collector.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "\nEDGEBENCH_DB=/var/lib/edgebench-collector/edgebench.db\n") {
+		t.Error("collector.env does not put the SQLite store in the state directory")
+	}
+}
+
 func TestUnitHardening(t *testing.T) {
 	s := unitSettings(t, "edgebench.service")
+	for k, v := range hardening {
+		if got := s[k]; len(got) != 1 || got[0] != v {
+			t.Errorf("%s=%v, want %s (as the collector's)", k, got, v)
+		}
+	}
 	for k, want := range map[string]string{
-		"Type":                    "notify",
-		"WatchdogSec":             "30",
-		"ExecStart":               "/usr/bin/edgebench agent --config /etc/edgebench/agent.yaml",
-		"User":                    "edgebench",
-		"DynamicUser":             "no",
-		"StateDirectory":          "edgebench",
-		"ProtectSystem":           "strict",
-		"ProtectHome":             "yes",
-		"PrivateTmp":              "yes",
-		"NoNewPrivileges":         "yes",
-		"ProtectKernelTunables":   "yes",
-		"ProtectControlGroups":    "yes",
-		"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
-		"LimitNOFILE":             "65536",
-		"IPAddressDeny":           "any",
-		"IPAddressAllow":          "localhost",
-		"Restart":                 "on-failure",
-		"KillSignal":              "SIGTERM",
-		"TimeoutStopSec":          "15",
+		"Type":           "notify",
+		"WatchdogSec":    "30",
+		"ExecStart":      "/usr/bin/edgebench agent --config /etc/edgebench/agent.yaml",
+		"User":           "edgebench",
+		"StateDirectory": "edgebench",
+		"IPAddressDeny":  "any",
+		"IPAddressAllow": "localhost",
+		"TimeoutStopSec": "15",
 	} {
 		if got := s[k]; len(got) != 1 || got[0] != want {
 			t.Errorf("%s=%v, want %s", k, got, want)
@@ -278,48 +370,136 @@ func TestUnitHardening(t *testing.T) {
 }
 
 func TestUnitVerifies(t *testing.T) {
-	sa, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		// Not installable in every CI container: skip loudly, in CI too.
-		t.Log("SKIPPING: systemd-analyze not found; packaging/edgebench.service is not verified")
-		t.Skip("SKIPPING: systemd-analyze not found; packaging/edgebench.service is not verified")
-	}
+	sa := need(t, "systemd-analyze", true) // .ci/run installs systemd
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("builds the binaries")
 	}
-	bin := filepath.Join(builtBinary(t), "edgebench-linux-amd64")
-	data, err := os.ReadFile("edgebench.service")
+	for _, p := range packages {
+		bin := filepath.Join(builtBinary(t), p.name+"-linux-amd64")
+		data, err := os.ReadFile(p.unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// verify checks that ExecStart's binary exists: point it at the one built.
+		unit := strings.Replace(string(data), "ExecStart=/usr/bin/"+p.name+" ", "ExecStart="+bin+" ", 1)
+		if unit == string(data) {
+			t.Fatalf("ExecStart=/usr/bin/%s not found in %s", p.name, p.unit)
+		}
+		path := filepath.Join(t.TempDir(), p.unit)
+		if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		verify(t, sa, path)
+	}
+}
+
+// verify runs systemd-analyze verify on a unit file and fails on any line
+// about it: unknown keys and bad values are warnings with exit status 0.
+func verify(t *testing.T, sa, path string) {
+	t.Helper()
+	out, err := exec.Command(sa, "verify", "--man=no", path).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("systemd-analyze verify %s: %v\n%s", path, err, out)
 	}
-	// verify checks that ExecStart's binary exists: point it at the one built.
-	unit := strings.Replace(string(data), "ExecStart=/usr/bin/edgebench ", "ExecStart="+bin+" ", 1)
-	if unit == string(data) {
-		t.Fatal("ExecStart=/usr/bin/edgebench not found in the unit")
-	}
-	p := filepath.Join(t.TempDir(), "edgebench.service")
-	if err := os.WriteFile(p, []byte(unit), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sa, "verify", "--man=no", p)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
-	}
-	// Unknown keys and bad values are warnings with exit status 0.
 	for line := range strings.Lines(string(out)) {
-		if strings.Contains(line, "edgebench.service") {
+		if strings.Contains(line, filepath.Base(path)) {
 			t.Errorf("systemd-analyze verify: %s", strings.TrimSpace(line))
 		}
 	}
 }
 
 func TestScriptsParse(t *testing.T) {
-	for _, s := range []string{"scripts/postinstall.sh", "scripts/preremove.sh", "deb.sh"} {
+	for _, s := range []string{"scripts/postinstall.sh", "scripts/preremove.sh", "scripts/collector-postinstall.sh",
+		"scripts/collector-preremove.sh", "deb.sh"} {
 		run(t, "", nil, "sh", "-n", s)
 		st, err := os.Stat(s)
 		if err != nil || st.Mode()&0o111 == 0 {
 			t.Errorf("%s is not executable", s)
+		}
+	}
+}
+
+// TestDebInstall installs both packages with dpkg -i, runs their binaries,
+// verifies their installed units and removes and purges them. It changes
+// the machine, so it runs as root only in CI (CI=true, a fresh Debian) or
+// when EDGEBENCH_DEB_INSTALL=1 asks for it, and never over an installed
+// edgebench.
+func TestDebInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and installs the .deb files")
+	}
+	if !inCI() && os.Getenv("EDGEBENCH_DEB_INSTALL") != "1" {
+		t.Skip("SKIPPING: installs packages on this machine; runs in CI, or with EDGEBENCH_DEB_INSTALL=1 (as root)")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("dpkg -i needs root")
+	}
+	need(t, "dpkg", true)
+	for _, p := range packages {
+		if out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p.name).CombinedOutput(); err == nil && strings.Contains(string(out), "installed") {
+			t.Fatalf("%s is installed on this machine (%s): not touching it", p.name, out)
+		}
+	}
+	var debs, names []string
+	for _, p := range packages {
+		debs = append(debs, buildDeb(t, p))
+		names = append(names, p.name)
+	}
+	t.Cleanup(func() { exec.Command("dpkg", append([]string{"--purge"}, names...)...).Run() })
+	for _, p := range packages { // the users the packages keep go with the test
+		if exec.Command("getent", "passwd", p.user).Run() != nil {
+			t.Cleanup(func() { exec.Command("userdel", p.user).Run(); exec.Command("groupdel", p.user).Run() })
+		}
+	}
+	run(t, "", nil, "dpkg", append([]string{"-i"}, debs...)...)
+	status := func(name string) string {
+		out, _ := exec.Command("dpkg-query", "-W", "-f=${Status}", name).CombinedOutput()
+		return strings.TrimSpace(string(out))
+	}
+	sa, saErr := exec.LookPath("systemd-analyze")
+	if saErr != nil && inCI() {
+		t.Error("systemd-analyze not found: CI must install systemd")
+	}
+	for _, p := range packages {
+		if st := status(p.name); st != "install ok installed" {
+			t.Errorf("%s: %s", p.name, st)
+		}
+		if v := run(t, "", nil, "/usr/bin/"+p.name, "version"); !strings.Contains(v, "0.0.0-test") {
+			t.Errorf("installed %s says %q", p.name, v)
+		}
+		run(t, "", nil, "getent", "passwd", p.user)
+		fi, err := os.Stat(p.conffile)
+		if err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: %v %v, want mode 640", p.conffile, fi, err)
+		}
+		if group := strings.TrimSpace(run(t, "", nil, "stat", "-c", "%U:%G", p.conffile)); group != "root:"+p.user {
+			t.Errorf("%s owned by %s, want root:%s", p.conffile, group, p.user)
+		}
+		if sa != "" {
+			verify(t, sa, "/lib/systemd/system/"+p.unit)
+		}
+	}
+	run(t, "", nil, "dpkg", append([]string{"-r"}, names...)...)
+	for _, p := range packages {
+		if st := status(p.name); st != "deinstall ok config-files" {
+			t.Errorf("%s after dpkg -r: %s", p.name, st)
+		}
+		for _, f := range []string{"/usr/bin/" + p.name, "/lib/systemd/system/" + p.unit} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%s left after dpkg -r", f)
+			}
+		}
+		if _, err := os.Stat(p.conffile); err != nil {
+			t.Errorf("dpkg -r removed the settings %s: %v", p.conffile, err)
+		}
+	}
+	run(t, "", nil, "dpkg", append([]string{"--purge"}, names...)...)
+	for _, p := range packages {
+		if st := status(p.name); st != "" && !strings.Contains(st, "not-installed") && !strings.Contains(st, "no packages found") {
+			t.Errorf("%s after dpkg --purge: %s", p.name, st)
+		}
+		if _, err := os.Stat(p.conffile); err == nil {
+			t.Errorf("%s left after dpkg --purge", p.conffile)
 		}
 	}
 }
