@@ -230,3 +230,21 @@ func dropWithWill(t *testing.T, broker, clientID, user, pass, willTopic string) 
 		t.Fatalf("CONNACK %x: %v", ack, err)
 	}
 }
+
+// TestMosquittoConfigInREADME: the README shows the mosquitto files as
+// they are.
+func TestMosquittoConfigInREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"edgebench.conf", "edgebench.acl"} {
+		b, err := os.ReadFile("../packaging/mosquitto/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```\n"+string(b)+"```\n") {
+			t.Errorf("README.md does not show packaging/mosquitto/%s as it is", f)
+		}
+	}
+}
