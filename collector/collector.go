@@ -420,6 +420,7 @@ func (c *Collector) Close() error {
 // and waits for its commit: the Subscriber acks it when this returns nil.
 func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, raw []byte) error {
 	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
+	req.in.prepare()
 	select {
 	case c.ingest <- req:
 	case <-ctx.Done():
