@@ -323,7 +323,14 @@ const (
 // AppendPacked's encoding (either version). It rejects malformed input
 // with an error, and refuses shapes whose memory would be large (more
 // than 4 significant digits or a maximum above 2^40).
-func DecodeHistogram(b []byte) (*Histogram, error) {
+func DecodeHistogram(b []byte) (*Histogram, error) { return DecodeHistogramInto(nil, b) }
+
+// DecodeHistogramInto decodes b as DecodeHistogram does, into dst's memory
+// when dst (which may be nil) has the maximum and digits b was encoded
+// with, and into a new histogram otherwise; it returns the histogram
+// decoded. A consumer that decodes many histograms for their figures
+// keeps one (or a pool) instead of allocating the buckets each time.
+func DecodeHistogramInto(dst *Histogram, b []byte) (*Histogram, error) {
 	if len(b) < 2 || (b[0] != compactMagic && b[0] != compactMagicV1) {
 		return nil, errors.New("histogram: bad header")
 	}
@@ -354,7 +361,12 @@ func DecodeHistogram(b []byte) (*Histogram, error) {
 	if hdr[0] < 2 || hdr[0] > uint64(decodeMaxValue) {
 		return nil, fmt.Errorf("histogram: maximum %d out of range", hdr[0])
 	}
-	h := NewHistogram(int64(hdr[0]), digits)
+	h := dst
+	if h != nil && h.max == int64(hdr[0]) && h.digits == digits {
+		h.Reset()
+	} else {
+		h = NewHistogram(int64(hdr[0]), digits)
+	}
 	var err error
 	switch {
 	case version == 1:

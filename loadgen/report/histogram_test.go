@@ -88,6 +88,44 @@ func TestHistogramCompactRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodeHistogramInto: a histogram decoded into one of the same
+// shape that held other values is the one decoded fresh, in the same
+// memory; into one of another shape, or nil, it is a new one.
+func TestDecodeHistogramInto(t *testing.T) {
+	busy := busyHistogram(3)
+	b := busy.AppendPacked(nil)
+	want, err := DecodeHistogram(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := NewLatencyHistogram()
+	for v := int64(1); v < 10_000_000; v *= 3 {
+		dst.Record(v)
+	}
+	got, err := DecodeHistogramInto(dst, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != dst {
+		t.Error("a histogram of the same shape was not reused")
+	}
+	sameHistogram(t, "into a used histogram", got, want)
+	other := NewHistogram(MaxLatencyUS, 2)
+	if got, err := DecodeHistogramInto(other, b); err != nil || got == other {
+		t.Errorf("into a 2-digit histogram: %v, reused %v", err, got == other)
+	} else {
+		sameHistogram(t, "into another shape", got, want)
+	}
+	if got, err := DecodeHistogramInto(nil, b); err != nil {
+		t.Error(err)
+	} else {
+		sameHistogram(t, "into nil", got, want)
+	}
+	if _, err := DecodeHistogramInto(dst, b[:len(b)/2]); err == nil {
+		t.Error("a truncated histogram decoded")
+	}
+}
+
 // busyHistogram is a 3-digit latency histogram of a busy run: 400,000
 // values around 3.6 ms with a long tail.
 func busyHistogram(digits int) *Histogram {
