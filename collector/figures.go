@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -31,6 +32,10 @@ type RunFigures struct {
 	Throttled bool
 }
 
+// histograms keeps the latency histograms Figures decodes into: each is
+// 139 KB of buckets, and the collector decodes one per run it stores.
+var histograms sync.Pool
+
 // Figures computes the summary figures of a run. A histogram that does
 // not decode leaves the latency figures absent.
 func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
@@ -48,11 +53,16 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		f.RPS = float64(run.Completed) / f.DurationS
 	}
 	if len(run.Latency) > 0 {
-		if h, err := report.DecodeHistogram(run.Latency); err == nil && h.Count() > 0 {
+		h, _ := histograms.Get().(*report.Histogram)
+		h, err := report.DecodeHistogramInto(h, run.Latency)
+		if err == nil && h.Count() > 0 {
 			f.MeanUS = h.Mean()
 			f.P50US = float64(h.Quantile(0.50))
 			f.P99US = float64(h.Quantile(0.99))
 			f.MaxUS = float64(h.Max())
+		}
+		if err == nil {
+			histograms.Put(h)
 		}
 	}
 	if sy := run.System; sy != nil {
