@@ -36,17 +36,81 @@ func Certs(t testing.TB, dir, client string) Files {
 	return f
 }
 
-func writePair(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string) (certFile, keyFile string) {
+// WebCerts are the PEM files WebCertificates made: a CA and the server
+// certificates it signed that the tests of an HTTPS client need.
+type WebCerts struct {
+	CA        string // the CA certificate
+	Cert, Key string // for localhost and 127.0.0.1, valid for an hour
+	// Expired is for localhost and 127.0.0.1, expired an hour ago.
+	Expired, ExpiredKey string
+	// WrongHost is valid for an hour, for wrong.example only.
+	WrongHost, WrongHostKey string
+}
+
+// WebCertificates writes a CA and, signed by it, the server certificates
+// of WebCerts (ECDSA P-256 keys) in dir.
+func WebCertificates(t testing.TB, dir string) WebCerts {
 	t.Helper()
-	cert, key := issue(t, ca, caKey, cn, false)
+	caCert, caKey := issue(t, nil, nil, "edgebench test CA", true)
+	c := WebCerts{CA: filepath.Join(dir, "ca.pem")}
+	writePEM(t, c.CA, "CERTIFICATE", caCert.Raw)
+	now := time.Now()
+	c.Cert, c.Key = writeLeaf(t, dir, "server", caCert, caKey, []string{"localhost", "127.0.0.1"}, now.Add(-time.Hour), now.Add(time.Hour))
+	c.Expired, c.ExpiredKey = writeLeaf(t, dir, "expired", caCert, caKey, []string{"localhost", "127.0.0.1"}, now.Add(-2*time.Hour), now.Add(-time.Hour))
+	c.WrongHost, c.WrongHostKey = writeLeaf(t, dir, "wronghost", caCert, caKey, []string{"wrong.example"}, now.Add(-time.Hour), now.Add(time.Hour))
+	return c
+}
+
+// writeLeaf writes a server certificate for hosts (names and addresses),
+// valid from notBefore to notAfter, signed by ca, and its key.
+func writeLeaf(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, hosts []string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: hosts[0]},
+		NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = writeKeyPair(t, dir, name, der, key)
+	// Readable by a server's workers, which may run as another user (the
+	// keys are throwaway).
+	os.Chmod(certFile, 0o644)
+	os.Chmod(keyFile, 0o644)
+	return certFile, keyFile
+}
+
+func writeKeyPair(t testing.TB, dir, name string, certDER []byte, key *ecdsa.PrivateKey) (certFile, keyFile string) {
+	t.Helper()
 	der, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")
-	writePEM(t, certFile, "CERTIFICATE", cert.Raw)
+	writePEM(t, certFile, "CERTIFICATE", certDER)
 	writePEM(t, keyFile, "EC PRIVATE KEY", der)
 	return certFile, keyFile
+}
+
+func writePair(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string) (certFile, keyFile string) {
+	t.Helper()
+	cert, key := issue(t, ca, caKey, cn, false)
+	return writeKeyPair(t, dir, name, cert.Raw, key)
 }
 
 func issue(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, ca bool) (*x509.Certificate, *ecdsa.PrivateKey) {

@@ -15,10 +15,31 @@ import (
 
 // NginxServer is a private nginx instance a test started.
 type NginxServer struct {
-	Addr      string // 127.0.0.1:port
+	Addr      string // 127.0.0.1:port, plain HTTP/1.1
 	Master    int    // the master's PID; the workers are its children
 	Root      string // the document root, readable by the workers
 	AccessLog string // the access log's path; empty when it is off
+	// With NginxConfig.TLS: the addresses of HTTPS with TLS 1.2 and 1.3 and
+	// HTTP/2 by ALPN, of HTTPS with TLS 1.2 alone, and of h2c (HTTP/2 in
+	// cleartext, prior knowledge only, as nginx has no Upgrade), and the
+	// certificates (Certs.Cert is the server's; Certs.CA signed it).
+	HTTPS, HTTPS12, H2C string
+	Certs               WebCerts
+}
+
+// NginxConfig is the nginx NginxWith starts.
+type NginxConfig struct {
+	Workers int // default 1
+	// LogFormat, when set, turns on an access log whose lines have this
+	// log_format (for example '$connection $connection_requests
+	// "$request"'); connections are then kept alive for as many requests
+	// as a test makes.
+	LogFormat string
+	// TLS adds the HTTPS and h2c listeners of NginxServer, with a
+	// throwaway certificate for localhost and 127.0.0.1 (ECDSA P-256).
+	TLS bool
+	// DocSize is the size of index.html; default 612 bytes.
+	DocSize int
 }
 
 // Nginx runs Debian's nginx in the foreground with a master and the given
@@ -27,7 +48,7 @@ type NginxServer struct {
 // skipped, except in CI (CI=true), where it fails.
 func Nginx(t testing.TB, workers int) NginxServer {
 	t.Helper()
-	return startNginx(t, workers, "")
+	return NginxWith(t, NginxConfig{Workers: workers})
 }
 
 // NginxLogging is Nginx with an access log whose lines have the given
@@ -35,22 +56,18 @@ func Nginx(t testing.TB, workers int) NginxServer {
 // and keep-alive connections that last as many requests as a test makes.
 func NginxLogging(t testing.TB, workers int, format string) NginxServer {
 	t.Helper()
-	return startNginx(t, workers, format)
+	return NginxWith(t, NginxConfig{Workers: workers, LogFormat: format})
 }
 
-func startNginx(t testing.TB, workers int, logFormat string) NginxServer {
+// NginxWith runs nginx as Nginx does, configured by c.
+func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/nginx"); serr == nil {
-			bin, err = "/usr/sbin/nginx", nil
-		}
+	bin := Tool(t, "nginx")
+	if c.Workers == 0 {
+		c.Workers = 1
 	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("nginx is not installed: CI must have it (apt-get install nginx-light)")
-		}
-		t.Skip("!!! nginx is not installed: SKIPPING this test against a real nginx (apt-get install nginx-light)")
+	if c.DocSize == 0 {
+		c.DocSize = 612
 	}
 	// Not t.TempDir: its parent is private, and a worker may run as
 	// another user.
@@ -65,35 +82,46 @@ func startNginx(t testing.TB, workers int, logFormat string) NginxServer {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "html", "index.html"), []byte(strings.Repeat("x", 612)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "html", "index.html"), []byte(strings.Repeat("x", c.DocSize)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	srv := NginxServer{Addr: freeAddr(t), Root: filepath.Join(dir, "html")}
+	logging := "access_log off;"
+	if c.LogFormat != "" {
+		srv.AccessLog = filepath.Join(dir, "access.log")
+		logging = fmt.Sprintf("log_format t '%s';\n\taccess_log %s t;\n\tkeepalive_requests 10000000;", c.LogFormat, srv.AccessLog)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	logging, accessLog := "access_log off;", ""
-	if logFormat != "" {
-		accessLog = filepath.Join(dir, "access.log")
-		logging = fmt.Sprintf("log_format t '%s';\n\taccess_log %s t;\n\tkeepalive_requests 10000000;", logFormat, accessLog)
+	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
+	if c.TLS {
+		srv.Certs = WebCertificates(t, dir)
+		srv.HTTPS, srv.HTTPS12, srv.H2C = freeAddr(t), freeAddr(t), freeAddr(t)
+		// nginx 1.22's syntax ("listen ... ssl http2"; 1.25 has "http2
+		// on"). Resumption by session tickets, nginx's default. HTTP/2
+		// connections end after keepalive_requests streams (1000 by
+		// default) with a GOAWAY: tests that count set LogFormat, which
+		// raises it.
+		servers += fmt.Sprintf(`
+	ssl_certificate %[1]s;
+	ssl_certificate_key %[2]s;
+	server { listen %[3]s ssl http2; ssl_protocols TLSv1.2 TLSv1.3; root %[6]s/html; }
+	server { listen %[4]s ssl http2; ssl_protocols TLSv1.2; root %[6]s/html; }
+	server { listen %[5]s http2; root %[6]s/html; }`, srv.Certs.Cert, srv.Certs.Key, srv.HTTPS, srv.HTTPS12, srv.H2C, dir)
 	}
-	conf := fmt.Sprintf(`worker_processes %[3]d;
+	conf := fmt.Sprintf(`worker_processes %[2]d;
 daemon off;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log;
 events { worker_connections 1024; }
 http {
-	%[4]s
+	%[3]s
 	client_body_temp_path %[1]s/tmp;
 	proxy_temp_path %[1]s/tmp;
 	fastcgi_temp_path %[1]s/tmp;
 	uwsgi_temp_path %[1]s/tmp;
 	scgi_temp_path %[1]s/tmp;
-	server { listen %[2]s; root %[1]s/html; }
+	%[4]s
 }
-`, dir, addr, workers, logging)
+`, dir, c.Workers, logging, servers)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -108,21 +136,33 @@ http {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	})
+	srv.Master = cmd.Process.Pid
 	// Listening is not enough: wait for every worker.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c2, err := net.DialTimeout("tcp", srv.Addr, time.Second)
 		if err == nil {
-			c.Close()
-			if len(Children(cmd.Process.Pid)) == workers {
-				return NginxServer{Addr: addr, Master: cmd.Process.Pid, Root: filepath.Join(dir, "html"), AccessLog: accessLog}
+			c2.Close()
+			if len(Children(cmd.Process.Pid)) == c.Workers {
+				return srv
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not start %d workers on %s: %v\n%s", workers, addr, err, out.String())
+			t.Fatalf("nginx did not start %d workers on %s: %v\n%s", c.Workers, srv.Addr, err, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // Children returns the PIDs of the live machine's processes whose parent is
