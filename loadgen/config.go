@@ -54,6 +54,16 @@ type Config struct {
 	// Dialect is the wording of the request: edgebench's own, ab's or
 	// wrk's.
 	Dialect Dialect
+	// TLS configures the connections to an https URL.
+	TLS TLSConfig
+	// HTTP2 speaks HTTP/2: negotiated by ALPN over TLS for an https URL,
+	// in cleartext with prior knowledge (h2c) for an http one. Its
+	// connections carry many requests whatever KeepAlive says.
+	HTTP2 bool
+	// Streams is the number of concurrent HTTP/2 streams per connection
+	// (h2load's -m); default 1. Each stream is one request at a time: a
+	// closed-loop test keeps Connections*Streams requests in flight.
+	Streams int
 	// Timings keeps every measured request's timings in Result.Timings,
 	// as ab does for its -e and -g files (32 bytes a request).
 	Timings bool
@@ -115,6 +125,17 @@ func configErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 }
 
+// defaultPort is the port of a URL of the scheme that gives none.
+func defaultPort(scheme string) int {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// MaxStreams bounds Config.Streams.
+const MaxStreams = 1000
+
 // withDefaults validates c and fills in defaults.
 func (c Config) withDefaults() (Config, report.Target, error) {
 	t, err := report.ParseTarget(c.URL)
@@ -149,6 +170,20 @@ func (c Config) withDefaults() (Config, report.Target, error) {
 		return c, t, configErr("warmup %v: want >= 0", c.Warmup)
 	case len(c.Body) > MaxBodyBytes:
 		return c, t, configErr("body of %d bytes: the limit is %d", len(c.Body), MaxBodyBytes)
+	}
+	if c.Streams == 0 {
+		c.Streams = 1
+	}
+	switch {
+	case c.Streams < 0 || c.Streams > MaxStreams:
+		return c, t, configErr("streams %d: want 1..%d", c.Streams, MaxStreams)
+	case c.Streams > 1 && !c.HTTP2:
+		return c, t, configErr("%d streams per connection: concurrent streams are HTTP/2's (HTTP/1.1 has one request at a time per connection)", c.Streams)
+	case c.HTTP2 && c.Dialect == DialectAB:
+		return c, t, configErr("HTTP/2 with ab's request: ab speaks HTTP/1.0")
+	}
+	if err := c.checkTLS(t); err != nil {
+		return c, t, err
 	}
 	if c.Requests > 0 && c.Requests < int64(c.Connections) {
 		// ab refuses this too: some connections would never send.
@@ -187,7 +222,7 @@ func buildRequest(c Config, t report.Target) []byte {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	if t.Port != 80 {
+	if t.Port != defaultPort(t.Scheme) {
 		host += ":" + strconv.Itoa(t.Port)
 	}
 	ua := c.UserAgent

@@ -29,6 +29,9 @@ func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if target.Scheme == "https" || cfg.HTTP2 {
+		return nil, configErr("URL %q: https and HTTP/2 are not supported yet", cfg.URL)
+	}
 	ip, err := pickAddr(ctx, cfg, target)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ type Target struct {
 	Path   string `json:"path"` // request target: path and query
 }
 
-// ParseTarget checks and splits an http URL: the URL of a load test, which
+// ParseTarget checks and splits an http or https URL: the URL of a load test, which
 // loadgen.Run checks with it. A URL without a scheme
 // ("127.0.0.1:8080/", "localhost/x") gets the http:// it probably lacks
 // suggested.
@@ -30,12 +30,13 @@ func ParseTarget(raw string) (Target, error) {
 	if err != nil {
 		return Target{}, fmt.Errorf("URL %q: %v", raw, err)
 	}
+	port := 80
 	switch u.Scheme {
 	case "http":
 	case "https":
-		return Target{}, fmt.Errorf("URL %q: https is not supported yet", raw)
+		port = 443
 	default:
-		return Target{}, fmt.Errorf("URL %q: want http://host[:port]/path", raw)
+		return Target{}, fmt.Errorf("URL %q: want http://host[:port]/path or https://", raw)
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return Target{}, fmt.Errorf("URL %q: no host", raw)
@@ -43,7 +44,6 @@ func ParseTarget(raw string) (Target, error) {
 	if u.User != nil {
 		return Target{}, fmt.Errorf("URL %q: user info is not supported (use -H 'Authorization: ...')", raw)
 	}
-	port := 80
 	if p := u.Port(); p != "" {
 		port, err = strconv.Atoi(p)
 		if err != nil || port < 1 || port > 65535 {
