@@ -1,20 +1,22 @@
-// Package loadgen generates HTTP/1.x load and measures it, as wrk and ab
-// do: Run takes a Config (URL, connections, duration or request count,
-// rate, keep-alive, timeouts, warm-up, the dialect of ab or wrk) and
-// returns a report.Result: what the measured window saw, with latency
-// histograms, a per-second timeline, the requests drained after the
-// window and those of the warm-up apart. The Result and the reports that
+// Package loadgen generates HTTP/1.x and HTTP/2 load, in cleartext or over
+// TLS, and measures it, as wrk, ab and h2load do: Run takes a Config (URL,
+// connections, duration or request count, rate, keep-alive, timeouts,
+// warm-up, the dialect of ab or wrk, TLS options, HTTP/2 and its streams
+// per connection) and returns a report.Result: what the measured window
+// saw, with latency histograms, a per-second timeline, the requests
+// drained after the window and those of the warm-up apart. The Result and the reports that
 // print it (edgebench's, ab's, wrk's, JSON) live in loadgen/report, which
 // has no engine and is what a reader of results imports.
 //
 //	res, err := loadgen.Run(ctx, loadgen.Config{URL: "http://127.0.0.1:8080/", Connections: 50, Duration: 30 * time.Second})
-//	if err != nil { ... }                 // a bad Config (ErrConfig), or not one connection (*DialError)
+//	if err != nil { ... }                 // a bad Config (ErrConfig), not one connection (*DialError), none set up (*HandshakeError)
 //	report.WriteText(os.Stdout, res)      // or WriteAB, WriteWrk, res.JSON()
 //
 // The engine is wrk's design, on Linux only: each worker is one epoll
 // event loop over its share of the connections, with the request
 // serialised once, one read buffer per loop, no goroutine per connection
-// and no allocation per request. Its files, by job:
+// and no allocation per request (over TLS, crypto/tls's one per read of
+// the socket). Its files, by job:
 //
 //   - config.go: Config, its defaults and checks, and the request bytes
 //     of each Dialect (buildRequest, Request).
@@ -29,6 +31,14 @@
 //     recordFailure: tallies, histograms, the timeline, wrk's per-thread
 //     rates, ab's per-request timings), and merge, which adds the
 //     workers' statistics up into one report.Result.
+//   - tls.go, tls_linux.go: TLS. crypto/tls over the engine's non-blocking
+//     sockets (reads that resume after a would-block, writes that keep
+//     what the kernel refuses), each handshake a coroutine resumed at its
+//     socket's edges; the TLS options, what a failed handshake means
+//     (HandshakeError), what the handshakes negotiated (report.TLSInfo).
+//   - h2.go: the HTTP/2 client codec (frames walked in place, hpack from
+//     golang.org/x/net), without I/O; h2_linux.go drives it: streams
+//     opened and booked as requests, GOAWAY and RST_STREAM.
 //   - parser.go: the incremental HTTP/1.x response parser, fed bytes as
 //     they arrive, allocation-free.
 //   - sys_linux.go: raw read, write and close on the non-blocking sockets.

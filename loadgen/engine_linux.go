@@ -3,7 +3,11 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
+	"io"
+	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,14 +20,21 @@ import (
 // request costs one write and one read: no epoll_ctl, no read that only
 // learns EAGAIN.
 
+// Over TLS a connection's socket is read and written through crypto/tls
+// (tls_linux.go), its handshake a coroutine resumed at the socket's edges;
+// an HTTP/2 connection carries many requests at once, its streams driven
+// by h2_linux.go.
+
 // Connection states.
 const (
 	stIdle       = iota // no request: about to start one
 	stWaiting           // open loop or back-off: waits for c.wakeAt
 	stConnecting        // connect in progress, request pending
+	stHandshake         // TLS handshake in progress, request pending
 	stWriting           // request partly written
 	stReading           // request written, response pending
 	stClosing           // response recorded; waits for the server's FIN before closing
+	stH2                // an HTTP/2 connection: its streams come and go
 	stDone              // no more requests on this connection
 )
 
@@ -41,26 +52,48 @@ type conn struct {
 	fd      int
 	idx     int32 // index in the worker's conns, carried in epoll events
 	state   uint8
-	counted bool  // the request started in the measured window
-	retried bool  // a stale keep-alive connection was already retried
-	gotByte bool  // a byte of the response has arrived
-	peerFIN bool  // the server's FIN has arrived (EPOLLRDHUP)
-	opened  uint8 // connections this request opened (a stale keep-alive retry opens a second)
-	sent    int
-	served  int   // responses on this fd
-	rbytes  int64 // bytes read for this request
+	retried bool // a stale keep-alive connection was already retried
+	gotByte bool // a byte of the response has arrived
+	peerFIN bool // the server's FIN has arrived (EPOLLRDHUP)
+	up      bool // the TCP connection is established
+	tlsEOF  bool // crypto/tls said the stream ended: read the socket to its FIN
+	served  int  // responses on this fd
+
+	lastIO   int64 // when it last made progress (began, connected, wrote, read): the idle timeout counts from here
+	tConnect int64 // when connect began; 0 on a reused connection
+	tUp      int64 // when the TCP connection was established
+	wakeAt   int64 // stWaiting (and HTTP/2's open loop): when to start
+	nextSend int64 // open loop: scheduled time of the next request
+
+	request // the HTTP/1.x request in flight
+	p       respParser
+
+	// Over TLS and HTTP/2: the socket as crypto/tls and the HTTP/2
+	// client see it, the TLS layer, the HTTP/2 streams.
+	fc fdConn
+	tl tlsConn
+	h2 *h2conn
+}
+
+// request is one request's state: its times, its bytes and what came back.
+type request struct {
+	counted   bool  // it started in the measured window
+	opened    uint8 // connections it opened (a stale keep-alive retry opens a second)
+	handshook bool  // it made a TLS handshake (of the connection it opened)
+	resumed   bool  // that handshake resumed a session
+	retried2  bool  // an HTTP/2 request a GOAWAY left unprocessed, sent again
+	keepAlive bool  // its response left the connection open
+	status    int
+	sent      int   // request bytes written
+	rbytes    int64 // bytes read for it
+	body      int64
 
 	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base
 	tBegin   int64 // when the request was really started
-	lastIO   int64 // when it last made progress (began, connected, wrote, read): the idle timeout counts from here
-	tConnect int64 // when connect began; 0 on a reused connection
-	connDur  int64
+	connDur  int64 // setting its connection up: TCP connect and TLS handshake; 0 on a reused connection
+	hsDur    int64 // the TLS handshake's part of connDur
 	tWritten int64
 	tFirst   int64
-	wakeAt   int64 // stWaiting: when to start
-	nextSend int64 // open loop: scheduled time of the next request
-
-	p respParser
 }
 
 // worker is one event loop and its statistics.
@@ -99,6 +132,32 @@ type shared struct {
 	abort        atomic.Bool
 	headOnly     bool
 	bigRequest   bool
+
+	tls        *tls.Config // nil for http://
+	serverName string      // sent in SNI
+	addr       net.Addr    // the server's, for crypto/tls's messages
+	h2         bool
+	h2req      h2Request
+	setupMu    sync.Mutex
+	setupErr   error // the first lasting set-up error, else the first one
+	setupFatal bool  // setupErr will not go away: a refused certificate, no TLS, no h2
+}
+
+// noteSetup keeps a connection set-up error for the run's error, should no
+// connection ever be set up.
+func (s *shared) noteSetup(err error, lasting bool) {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	if s.setupErr == nil || lasting && !s.setupFatal {
+		s.setupErr, s.setupFatal = err, lasting
+	}
+}
+
+// setup returns the set-up error noted, and whether it lasts.
+func (s *shared) setup() (error, bool) {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	return s.setupErr, s.setupFatal
 }
 
 func (s *shared) now() int64 { return int64(time.Since(s.base)) }
@@ -119,8 +178,11 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		active: nconns,
 	}
 	for i := range w.conns {
-		w.conns[i].fd = -1
-		w.conns[i].idx = int32(i)
+		c := &w.conns[i]
+		c.fd, c.fc.fd, c.idx = -1, -1, int32(i)
+		if sh.h2 {
+			c.h2 = &h2conn{reqs: make([]request, sh.cfg.Streams)}
+		}
 	}
 	return w, nil
 }
@@ -191,11 +253,17 @@ func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
 func (w *worker) nextWake() int64 {
 	next := int64(1<<63 - 1)
 	for i := range w.conns {
-		if c := &w.conns[i]; c.state == stWaiting && c.wakeAt < next {
+		if c := &w.conns[i]; c.waits() && c.wakeAt < next {
 			next = c.wakeAt
 		}
 	}
 	return next
+}
+
+// waits reports whether c waits for c.wakeAt: to start (stWaiting), or,
+// on an HTTP/2 connection, for the open loop's next request.
+func (c *conn) waits() bool {
+	return c.state == stWaiting || c.state == stH2 && c.h2.waiting
 }
 
 // wake starts the waiting connections that are due (or ends them when the
@@ -203,14 +271,17 @@ func (w *worker) nextWake() int64 {
 func (w *worker) wake(now int64) {
 	for i := range w.conns {
 		c := &w.conns[i]
-		if c.state != stWaiting {
+		if !c.waits() || !w.stopping && c.wakeAt > now {
 			continue
 		}
-		if w.stopping || c.wakeAt <= now {
-			w.waiting--
-			c.state = stIdle
-			w.next(c, now)
+		w.waiting--
+		if c.state == stH2 {
+			c.h2.waiting = false
+			w.h2Pump(c, now)
+			continue
 		}
+		c.state = stIdle
+		w.next(c, now)
 	}
 }
 
@@ -228,13 +299,16 @@ func (w *worker) expire(now int64) {
 				// close is not a failed request.
 				w.closed(c, now)
 			}
-		case stConnecting, stWriting, stReading:
+		case stConnecting, stHandshake, stWriting, stReading, stH2:
+			idle := now-c.lastIO >= sh.timeout
 			switch {
+			case c.state == stH2 && c.h2.cl.open == 0 && c.up:
+				// A connection with no stream in flight is not late.
 			case cut:
 				w.fail(c, outCut, now, 0)
-			case sh.whole || now-c.lastIO < sh.timeout:
+			case sh.whole && c.up || !idle:
 				// wrk's timeout is counted when the response comes.
-			case c.state == stConnecting:
+			case !c.up:
 				w.connectFailed(c, syscall.ETIMEDOUT, now)
 			default:
 				w.fail(c, outTimeout, now, 0)
@@ -247,7 +321,21 @@ func (w *worker) expire(now int64) {
 func (w *worker) next(c *conn, now int64) {
 	sh := w.sh
 	if w.stopping || sh.abort.Load() || (sh.deadline > 0 && now >= sh.deadline) {
+		if sh.h2 && len(c.h2.retry) > 0 && !sh.abort.Load() {
+			// Requests a GOAWAY left unprocessed are in flight: they
+			// go on a new connection, drained as the others.
+			w.h2Connect(c, now)
+			return
+		}
 		w.finish(c)
+		return
+	}
+	if sh.h2 {
+		if sh.interval > 0 && c.nextSend > now && len(c.h2.retry) == 0 {
+			w.sleep(c, c.nextSend)
+			return
+		}
+		w.h2Connect(c, now)
 		return
 	}
 	start := now
@@ -259,29 +347,37 @@ func (w *worker) next(c *conn, now int64) {
 		start = c.nextSend
 		c.nextSend += sh.interval
 	}
-	c.counted = start >= sh.measureStart
-	if c.counted && sh.budget > 0 && sh.issued.Add(1) > sh.budget {
+	counted := start >= sh.measureStart
+	if counted && sh.budget > 0 && sh.issued.Add(1) > sh.budget {
 		w.finish(c)
 		return
 	}
-	c.tStart, c.tBegin = start, now
-	c.retried, c.opened, c.rbytes = false, 0, 0
+	c.request = request{counted: counted, tStart: start, tBegin: now}
+	c.retried = false
 	w.begin(c, now)
 }
 
 // begin sends the current request, connecting first when needed.
 func (w *worker) begin(c *conn, now int64) {
 	c.sent, c.gotByte, c.peerFIN, c.lastIO = 0, false, false, now
+	c.rbytes, c.tlsEOF = 0, false
 	c.p.reset(w.sh.headOnly, w.server == "")
 	if c.fd >= 0 {
-		c.tConnect, c.connDur = 0, 0
+		c.connDur, c.hsDur, c.handshook, c.resumed = 0, 0, false, false
+		if c.tl.tc != nil {
+			w.sendTLS(c, now)
+			return
+		}
 		w.write(c, now)
 		return
 	}
-	c.tConnect = now
-	if err := w.dial(c); err != nil {
+	if err := w.dial(c, now); err != nil {
 		errno, _ := err.(syscall.Errno)
 		w.connectFailed(c, errno, now)
+		return
+	}
+	if w.sh.tls != nil {
+		w.handshake(c, now)
 		return
 	}
 	// On loopback the handshake is usually over when connect returns:
@@ -289,14 +385,17 @@ func (w *worker) begin(c *conn, now int64) {
 	w.write(c, now)
 }
 
-func (w *worker) dial(c *conn) error {
+func (w *worker) dial(c *conn, now int64) error {
 	sh := w.sh
+	c.tConnect, c.up = now, false
 	fd, err := syscall.Socket(sh.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	if sh.bigRequest {
-		// One write per request: Nagle matters only when it is split.
+	if sh.bigRequest || sh.tls != nil || sh.h2 {
+		// One write per request: Nagle matters only when it is split,
+		// as TLS does (its Finished, then the request) and HTTP/2 (its
+		// frames as they come).
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	}
 	ev := syscall.EpollEvent{Events: epollFlags, Fd: c.idx}
@@ -305,6 +404,7 @@ func (w *worker) dial(c *conn) error {
 		return err
 	}
 	c.fd, c.served = fd, 0
+	c.fc.reset(fd, sh.addr)
 	err = syscall.Connect(fd, w.sa)
 	if err != nil && err != syscall.EINPROGRESS {
 		return err
@@ -313,7 +413,16 @@ func (w *worker) dial(c *conn) error {
 	return nil
 }
 
+// connected books the TCP connection of c as established.
+func (w *worker) connected(c *conn, now int64) {
+	c.up, c.tUp = true, w.sh.now()
+	c.connDur = c.tUp - c.tConnect
+	c.opened++
+	w.prog.connected.Add(1)
+}
+
 func (w *worker) onEvent(c *conn, ev uint32, now int64) {
+	const in = syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR
 	switch c.state {
 	case stConnecting:
 		if ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
@@ -325,16 +434,31 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 		if ev&syscall.EPOLLOUT != 0 {
 			w.write(c, now)
 		}
+	case stHandshake:
+		w.handshakeEvent(c, ev, now)
 	case stWriting:
+		if c.tl.tc != nil {
+			c.fc.edge(ev)
+			w.flushTLS(c, now)
+			return
+		}
 		w.write(c, now)
 	case stReading:
+		if c.tl.tc != nil {
+			c.fc.edge(ev)
+			w.readTLS(c, now)
+			return
+		}
 		w.read(c, ev, now)
 	case stClosing:
-		if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+		if ev&in != 0 {
+			c.fc.edge(ev)
 			w.awaitFIN(c, now)
 		}
+	case stH2:
+		w.h2Event(c, ev, now)
 	case stIdle, stWaiting, stDone:
-		if c.fd >= 0 && ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+		if c.fd >= 0 && ev&in != 0 {
 			// The server closed an idle keep-alive connection.
 			w.closeFd(c)
 		}
@@ -363,10 +487,8 @@ func (w *worker) write(c *conn, now int64) {
 		}
 		if c.state == stConnecting {
 			// The first byte went out: the connection is up.
-			c.connDur = w.sh.now() - c.tConnect
+			w.connected(c, now)
 			c.state = stWriting
-			c.opened++
-			w.prog.connected.Add(1)
 		}
 		c.sent += n
 		c.lastIO = now
@@ -393,19 +515,8 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 			w.fail(c, outRead, now, 0)
 			return
 		}
-		c.rbytes += int64(n)
-		c.lastIO = now
 		c.peerFIN = ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP) != 0
-		if !c.gotByte {
-			c.gotByte, c.tFirst = true, now
-		}
-		used, err := c.p.feed(w.buf[:n])
-		if err != nil {
-			w.fail(c, outRead, now, 0)
-			return
-		}
-		if c.p.done() {
-			w.complete(c, now, used == n && c.p.reuse())
+		if w.got(c, n, now) {
 			return
 		}
 		if n < len(w.buf) && ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP) == 0 {
@@ -415,6 +526,26 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 			return
 		}
 	}
+}
+
+// got feeds n bytes of w.buf to the response parser; it reports whether
+// the request ended (completed or failed).
+func (w *worker) got(c *conn, n int, now int64) bool {
+	c.rbytes += int64(n)
+	c.lastIO = now
+	if !c.gotByte {
+		c.gotByte, c.tFirst = true, now
+	}
+	used, err := c.p.feed(w.buf[:n])
+	if err != nil {
+		w.fail(c, outRead, now, 0)
+		return true
+	}
+	if c.p.done() {
+		w.complete(c, now, used == n && c.p.reuse())
+		return true
+	}
+	return false
 }
 
 // retryStale resends a request once on a new connection when a reused
@@ -436,7 +567,8 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 		w.server = string(p.server)
 	}
 	c.served++
-	w.record(c, now)
+	c.status, c.body, c.keepAlive = p.status, p.body, p.reuse()
+	w.record(&c.request, now)
 	switch {
 	case !reuse && !c.p.reuse() && !c.peerFIN && c.fd >= 0:
 		// The server closes this connection: let it close first, as ab
@@ -459,11 +591,31 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 // an error) it closes it and starts the next request.
 func (w *worker) awaitFIN(c *conn, now int64) {
 	for {
-		n, err := rawRead(c.fd, w.buf)
-		if err == syscall.EAGAIN {
+		var n int
+		var err error
+		switch {
+		case c.tl.tc != nil && !c.tlsEOF:
+			n, err = c.tl.tc.Read(w.buf)
+			if err == io.EOF {
+				// The server's close_notify (or FIN): its FIN may
+				// still be on its way.
+				c.tlsEOF = true
+				continue
+			}
+		case c.tl.tc != nil:
+			n, err = c.fc.Read(w.buf)
+		default:
+			n, err = rawRead(c.fd, w.buf)
+			if err == syscall.EAGAIN {
+				err = errWouldBlock
+			} else if err == nil && n == 0 {
+				err = io.EOF
+			}
+		}
+		if err == errWouldBlock {
 			return
 		}
-		if err != nil || n == 0 {
+		if err != nil {
 			w.closed(c, now)
 			return
 		}
@@ -489,11 +641,16 @@ func (w *worker) connectFailed(c *conn, errno syscall.Errno, now int64) {
 	w.fail(c, outConnect, now, connectBackoff)
 }
 
-// fail ends the current request with the given outcome, closes the
-// connection and starts the next request, after backoff if given.
+// fail ends the current request with the given outcome (an HTTP/2
+// connection's every stream), closes the connection and starts the next
+// request, after backoff if given.
 func (w *worker) fail(c *conn, outcome int, now int64, backoff time.Duration) {
 	w.closeFd(c)
-	w.recordFailure(c, outcome, now)
+	if c.h2 != nil && w.sh.h2 {
+		w.h2FailStreams(c, outcome, now)
+	} else {
+		w.recordFailure(&c.request, outcome, 0, now)
+	}
 	c.state = stIdle
 	if backoff > 0 {
 		w.sleep(c, now+int64(backoff))
@@ -517,8 +674,16 @@ func (w *worker) finish(c *conn) {
 }
 
 func (w *worker) closeFd(c *conn) {
+	if c.tl.tc != nil {
+		c.tl.abort() // before the socket closes: its number may be reused
+	}
 	if c.fd >= 0 {
 		rawClose(c.fd) // also removes it from the epoll set
 		c.fd = -1
+	}
+	c.fc.fd = -1
+	if c.state == stH2 && c.h2.waiting {
+		c.h2.waiting = false
+		w.waiting--
 	}
 }

@@ -29,9 +29,6 @@ func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if target.Scheme == "https" || cfg.HTTP2 {
-		return nil, configErr("URL %q: https and HTTP/2 are not supported yet", cfg.URL)
-	}
 	ip, err := pickAddr(ctx, cfg, target)
 	if err != nil {
 		return nil, err
@@ -45,6 +42,16 @@ func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 		headOnly: cfg.Method == "HEAD",
 	}
 	sh.bigRequest = len(sh.req) > 1400
+	if target.Scheme == "https" {
+		if sh.tls, err = clientTLS(cfg, target); err != nil {
+			return nil, err
+		}
+		sh.serverName = sh.tls.ServerName
+	}
+	if cfg.HTTP2 {
+		sh.h2, sh.h2req = true, newH2Request(cfg, target)
+	}
+	sh.addr = &net.TCPAddr{IP: ip, Port: target.Port}
 	if ip4 := ip.To4(); ip4 != nil {
 		sa := &syscall.SockaddrInet4{Port: target.Port}
 		copy(sa.Addr[:], ip4)
@@ -113,14 +120,21 @@ func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 	}
 	// Not one connection, whether the refusal stopped the run or its end
 	// came first: there is nothing to report but why.
-	var connected, connFails int64
+	var connected, connFails, ready, setupFails int64
 	var errno syscall.Errno
 	for _, w := range workers {
 		connected += w.prog.connected.Load()
 		connFails += w.prog.connFails.Load()
+		ready += w.prog.ready.Load()
+		setupFails += w.prog.setupFails.Load()
 		if e := w.prog.connErr.Load(); e != 0 {
 			errno = syscall.Errno(e)
 		}
+	}
+	if connected > 0 && ready == 0 && setupFails > 0 && !st.interrupted {
+		// Connected, but not one connection set up (TLS, HTTP/2).
+		err, _ := sh.setup()
+		return nil, &HandshakeError{Addr: net.JoinHostPort(target.Host, strconv.Itoa(target.Port)), Err: err}
 	}
 	if connected == 0 && connFails > 0 && !st.interrupted {
 		if errno == 0 {
@@ -134,6 +148,9 @@ func Run(ctx context.Context, cfg Config) (*report.Result, error) {
 	}
 
 	r := merge(workers, cfg, target)
+	if r.TLS != nil {
+		r.TLS.Resume = !cfg.TLS.NoResume
+	}
 	r.Start = sh.base.Add(time.Duration(sh.measureStart))
 	// The window ends at the deadline of a timed run that reached it, or
 	// when its last request ended (the last of -n, or the cancel): never
@@ -210,14 +227,23 @@ func watch(ctx context.Context, sh *shared, workers []*worker, done <-chan struc
 			<-done
 			return st
 		case now := <-t.C:
-			var completed, errs, connected, connFails int64
+			var completed, errs, connected, connFails, ready, setupFails int64
 			for _, w := range workers {
 				completed += w.prog.completed.Load()
 				errs += w.prog.errors.Load()
 				connected += w.prog.connected.Load()
 				connFails += w.prog.connFails.Load()
+				ready += w.prog.ready.Load()
+				setupFails += w.prog.setupFails.Load()
 			}
-			if connected == 0 && connFails > 0 && now.Sub(sh.base) > refusedAfter && !st.refused {
+			refused := connected == 0 && connFails > 0 && now.Sub(sh.base) > refusedAfter
+			if sh.tls != nil || sh.h2 {
+				// Connected, but no connection set up: at once when the
+				// reason lasts (a refused certificate, no TLS, no h2).
+				_, lasting := sh.setup()
+				refused = refused || ready == 0 && setupFails > 0 && (lasting || now.Sub(sh.base) > refusedAfter)
+			}
+			if refused && !st.refused {
 				st.refused = true
 				st.abortAt = sh.now()
 				sh.abort.Store(true)

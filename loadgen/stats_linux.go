@@ -21,8 +21,11 @@ type stats struct {
 	warmup           int64 // requests the warm-up started
 	lastEnd          int64 // when the window's last request ended, ns since base
 	lat, connH, wait *report.Histogram
-	proc             *report.Histogram
+	proc, hs         *report.Histogram
 	server           string
+	tlsInfo          *report.TLSInfo // of the first handshake
+	maxStreams       int64           // the HTTP/2 server's SETTINGS_MAX_CONCURRENT_STREAMS
+	goAways          int64           // HTTP/2 connections the server ended with GOAWAY
 	rates            []uint32        // the window's completions per report.RateSlot (wrk's Req/Sec)
 	timings          []report.Timing // with Config.Timings
 
@@ -40,6 +43,7 @@ func newStats() stats {
 		connH:   report.NewLatencyHistogram(),
 		wait:    report.NewLatencyHistogram(),
 		proc:    report.NewLatencyHistogram(),
+		hs:      report.NewLatencyHistogram(),
 		secHist: report.NewHistogram(report.MaxLatencyUS, 2),
 	}
 }
@@ -50,14 +54,20 @@ type tally struct {
 	errs                         report.Errors
 	status                       [1000]int64
 	bytes, body, connects, sent  int64
-	keepAlive                    int64 // responses that left the connection open
+	keepAlive                    int64     // responses that left the connection open
+	handshakes, resumed          int64     // TLS handshakes of the connections opened, and those that resumed a session
+	retried                      int64     // HTTP/2 requests a GOAWAY left unprocessed, sent again
+	resets                       [16]int64 // HTTP/2 streams reset, by error code (15: any other)
 }
 
 // progress is read by Run's reporter while the loop runs.
 type progress struct {
 	completed, errors, connected, connFails atomic.Int64
-	connErr                                 atomic.Uint32 // errno of the last failed connect
-	_                                       [28]byte      // keep workers' counters off one cache line
+	// ready counts the connections whose set-up went through (TLS
+	// handshake, HTTP/2's SETTINGS) and setupFails those whose did not.
+	ready, setupFails atomic.Int64
+	connErr           atomic.Uint32 // errno of the last failed connect
+	_                 [12]byte      // keep workers' counters off one cache line
 }
 
 type secRecord struct {
@@ -72,14 +82,16 @@ const (
 	outRead
 	outWrite
 	outTimeout
-	outCut // still running at the end of the drain
+	outTLS   // the connection's set-up (TLS, HTTP/2's preface) failed
+	outReset // the HTTP/2 stream was reset by the server
+	outCut   // still running at the end of the drain
 )
 
-// part books the request that ended on c at now in the part of the run it
+// part books the request rq that ended at now in the part of the run it
 // belongs to and returns that part's tally, with whether it is the
 // window's; nil for a request of the warm-up, which is in no figure.
-func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
-	if !c.counted {
+func (w *worker) part(rq *request, now int64) (t *tally, window bool) {
+	if !rq.counted {
 		w.warmup++
 		return nil, false
 	}
@@ -90,35 +102,44 @@ func (w *worker) part(c *conn, now int64) (t *tally, window bool) {
 		w.lastEnd = now
 	}
 	t.requests++
-	t.bytes += c.rbytes
-	t.sent += int64(c.sent)
-	t.connects += int64(c.opened)
+	t.bytes += rq.rbytes
+	t.sent += int64(rq.sent)
+	t.connects += int64(rq.opened)
+	if rq.handshook {
+		t.handshakes++
+		if rq.resumed {
+			t.resumed++
+		}
+	}
+	if rq.retried2 {
+		t.retried++
+	}
 	return t, window
 }
 
-// record books a complete response.
-func (w *worker) record(c *conn, now int64) {
-	t, window := w.part(c, now)
+// record books a complete response: rq's status, body and keepAlive say
+// what it was.
+func (w *worker) record(rq *request, now int64) {
+	t, window := w.part(rq, now)
 	if t == nil {
 		return
 	}
-	p := &c.p
 	t.completed++
-	t.body += p.body
-	if p.reuse() {
+	t.body += rq.body
+	if rq.keepAlive {
 		t.keepAlive++
 	}
-	if p.status >= 0 && p.status < len(t.status) {
-		t.status[p.status]++
+	if rq.status >= 0 && rq.status < len(t.status) {
+		t.status[rq.status]++
 	}
-	late := w.sh.whole && now-c.tBegin-c.connDur >= w.sh.timeout
+	late := w.sh.whole && now-rq.tBegin-rq.connDur >= w.sh.timeout
 	failed := true
 	switch {
 	case late:
 		t.errs.Timeout++
-	case p.status < 200 || p.status >= 400:
+	case rq.status < 200 || rq.status >= 400:
 		t.errs.Status++
-	case p.status < 300 && !w.lengthOK(p.body):
+	case rq.status < 300 && !w.lengthOK(rq.body):
 		t.errs.Length++
 	default:
 		failed = false
@@ -144,16 +165,19 @@ func (w *worker) record(c *conn, now int64) {
 	if late {
 		return // as wrk: out of the latency figures
 	}
-	lat := (now - c.tStart) / 1000
+	lat := (now - rq.tStart) / 1000
 	w.lat.Record(lat)
-	w.connH.Record(c.connDur / 1000)
-	w.wait.Record((c.tFirst - c.tWritten) / 1000)
-	w.proc.Record((now - c.tStart - c.connDur) / 1000)
+	w.connH.Record(rq.connDur / 1000)
+	if rq.handshook {
+		w.hs.Record(rq.hsDur / 1000)
+	}
+	w.wait.Record((rq.tFirst - rq.tWritten) / 1000)
+	w.proc.Record((now - rq.tStart - rq.connDur) / 1000)
 	w.secHist.Record(lat)
 	if w.sh.cfg.Timings {
 		w.timings = append(w.timings, report.Timing{
-			Start: w.sh.base.Add(time.Duration(c.tStart)).UnixMicro(), Connect: c.connDur / 1000,
-			Wait: (c.tFirst - c.tWritten) / 1000, Total: lat,
+			Start: w.sh.base.Add(time.Duration(rq.tStart)).UnixMicro(), Connect: rq.connDur / 1000,
+			Wait: (rq.tFirst - rq.tWritten) / 1000, Total: lat,
 		})
 	}
 }
@@ -169,13 +193,18 @@ func (w *worker) lengthOK(body int64) bool {
 }
 
 // recordFailure books a request that ended without a response, with the
-// given outcome.
-func (w *worker) recordFailure(c *conn, outcome int, now int64) {
-	t, window := w.part(c, now)
+// given outcome (and, for a reset, the stream's error code).
+func (w *worker) recordFailure(rq *request, outcome int, code uint32, now int64) {
+	t, window := w.part(rq, now)
 	if t == nil {
 		return
 	}
 	switch outcome {
+	case outTLS:
+		t.errs.TLS++
+	case outReset:
+		t.errs.Reset++
+		t.resets[min(code, uint32(len(t.resets)-1))]++
 	case outConnect:
 		t.errs.Connect++
 	case outRead:
@@ -216,11 +245,24 @@ func (w *worker) flushSecond() {
 	w.secHist.Reset()
 }
 
+// protocolOf is what the requests of a load test speak.
+func protocolOf(cfg Config, t report.Target) string {
+	switch {
+	case cfg.HTTP2 && t.Scheme == "https":
+		return "h2"
+	case cfg.HTTP2:
+		return "h2c"
+	case cfg.Dialect == DialectAB:
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
 // merge adds up the workers' statistics into one Result.
 func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
 	r := &report.Result{
-		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers),
-		KeepAlive: cfg.KeepAlive, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
+		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers), Protocol: protocolOf(cfg, t),
+		KeepAlive: cfg.KeepAlive || cfg.HTTP2, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
 		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),
 		StatusCodes: map[int]int64{}, Drained: report.Drained{StatusCodes: map[int]int64{}},
 		Latency: report.NewLatencyHistogram(), Connect: report.NewLatencyHistogram(),
@@ -243,6 +285,35 @@ func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
 		r.Connects += win.connects
 		r.KeepAliveResponses += win.keepAlive
 		r.ThreadRates = append(r.ThreadRates, w.rates)
+		if w.tlsInfo != nil {
+			if r.TLS == nil {
+				i := *w.tlsInfo
+				r.TLS, r.Handshake = &i, report.NewLatencyHistogram()
+			}
+			r.TLS.Handshakes += win.handshakes
+			r.TLS.Resumed += win.resumed
+			_ = r.Handshake.Merge(w.hs)
+		}
+		if cfg.HTTP2 {
+			if r.H2 == nil {
+				r.H2 = &report.H2Info{Streams: cfg.Streams}
+			}
+			r.H2.MaxStreams = max(r.H2.MaxStreams, w.maxStreams)
+			r.H2.GoAways += w.goAways
+			r.H2.Retried += win.retried
+			for code, n := range win.resets {
+				if n > 0 {
+					if r.H2.Resets == nil {
+						r.H2.Resets = map[string]int64{}
+					}
+					name := H2ErrorName(uint32(code))
+					if code == len(win.resets)-1 {
+						name = "other"
+					}
+					r.H2.Resets[name] += n
+				}
+			}
+		}
 		r.Timings = append(r.Timings, w.timings...)
 		r.Drained.Requests += d.requests
 		r.Drained.Completed += d.completed

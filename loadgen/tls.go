@@ -133,6 +133,8 @@ func (e *HandshakeError) Error() string {
 	switch {
 	case errors.Is(e.Err, errNoTLS):
 		return e.Addr + " speaks no TLS: its answer to the TLS hello is not TLS (an http:// server?)"
+	case errors.Is(e.Err, ErrNoH2):
+		return e.Addr + " " + e.Err.Error()
 	case errors.As(e.Err, &ce):
 		hint := "--insecure skips the check"
 		var ua x509.UnknownAuthorityError
@@ -174,7 +176,7 @@ func handshakeErr(err error, h2 bool) (_ error, lasting bool) {
 		// The server's alert: 120 is no_application_protocol, the
 		// answer of a server without HTTP/2 to an ALPN of h2 alone.
 		if h2 && alert == 120 {
-			return fmt.Errorf("%w: ALPN has no h2 (leave out --h2 for HTTP/1.1)", ErrNoH2), true
+			return fmt.Errorf("%w: it took no h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2), true
 		}
 		return fmt.Errorf("TLS handshake failed: %w", err), true
 	}
@@ -189,25 +191,9 @@ func handshakeErr(err error, h2 bool) (_ error, lasting bool) {
 	return err, false
 }
 
-// TLSInfo is what the TLS handshakes of a load test negotiated, and how
-// many there were.
-type TLSInfo struct {
-	Version    string `json:"version"`               // as OpenSSL names it: TLSv1.2, TLSv1.3
-	Cipher     string `json:"cipher"`                // IANA name, e.g. TLS_AES_128_GCM_SHA256
-	Group      string `json:"group,omitempty"`       // key exchange, e.g. X25519; "" for a resumed TLS 1.2 session
-	ServerName string `json:"server_name,omitempty"` // sent in SNI
-	ALPN       string `json:"alpn,omitempty"`
-	KeyBits    int    `json:"key_bits,omitempty"` // of the server certificate's public key
-	Resume     bool   `json:"resume"`             // resumption was on
-	// Handshakes counts the window's new connections' handshakes, full
-	// and resumed; Resumed those that resumed a session.
-	Handshakes int64 `json:"handshakes"`
-	Resumed    int64 `json:"resumed"`
-}
-
 // tlsInfoOf describes a connection's state.
-func tlsInfoOf(st tls.ConnectionState, serverName string) TLSInfo {
-	i := TLSInfo{
+func tlsInfoOf(st tls.ConnectionState, serverName string) report.TLSInfo {
+	i := report.TLSInfo{
 		Version: tlsVersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite),
 		ServerName: serverName, ALPN: st.NegotiatedProtocol,
 	}
@@ -245,68 +231,4 @@ func publicKeyBits(k any) int {
 		return 253
 	}
 	return 0
-}
-
-// OpenSSLCipher is the cipher suite's name as OpenSSL (and so ab) gives
-// it: the same as IANA's for TLS 1.3, its own for TLS 1.2.
-func (i TLSInfo) OpenSSLCipher() string {
-	for _, id := range opensslNames {
-		if tls.CipherSuiteName(id.id) == i.Cipher {
-			return id.name
-		}
-	}
-	return i.Cipher
-}
-
-// CipherBits is the cipher's key size, as OpenSSL's SSL_CIPHER_get_bits.
-func (i TLSInfo) CipherBits() int {
-	switch {
-	case strings.Contains(i.Cipher, "AES_128"):
-		return 128
-	case strings.Contains(i.Cipher, "AES_256"), strings.Contains(i.Cipher, "CHACHA20"):
-		return 256
-	case strings.Contains(i.Cipher, "3DES"):
-		return 112
-	}
-	return 0
-}
-
-// TempKey is the key exchange as ab's "Server Temp Key" line prints it
-// ("X25519 253 bits", "ECDH prime256v1 256 bits"); "" when there was
-// none (a resumed TLS 1.2 session).
-func (i TLSInfo) TempKey() string {
-	switch i.Group {
-	case "":
-		return ""
-	case "X25519":
-		return "X25519 253 bits"
-	case "CurveP256":
-		return "ECDH prime256v1 256 bits"
-	case "CurveP384":
-		return "ECDH secp384r1 384 bits"
-	case "CurveP521":
-		return "ECDH secp521r1 521 bits"
-	}
-	return i.Group
-}
-
-// opensslNames are OpenSSL's names of the TLS 1.2 suites Go offers.
-var opensslNames = []struct {
-	id   uint16
-	name string
-}{
-	{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ECDHE-ECDSA-AES128-GCM-SHA256"},
-	{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, "ECDHE-ECDSA-AES256-GCM-SHA384"},
-	{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, "ECDHE-RSA-AES128-GCM-SHA256"},
-	{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "ECDHE-RSA-AES256-GCM-SHA384"},
-	{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE-ECDSA-CHACHA20-POLY1305"},
-	{tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE-RSA-CHACHA20-POLY1305"},
-	{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, "ECDHE-ECDSA-AES128-SHA"},
-	{tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, "ECDHE-ECDSA-AES256-SHA"},
-	{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, "ECDHE-RSA-AES128-SHA"},
-	{tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, "ECDHE-RSA-AES256-SHA"},
-	{tls.TLS_RSA_WITH_AES_128_GCM_SHA256, "AES128-GCM-SHA256"},
-	{tls.TLS_RSA_WITH_AES_256_GCM_SHA384, "AES256-GCM-SHA384"},
-	{tls.TLS_RSA_WITH_AES_128_CBC_SHA, "AES128-SHA"},
-	{tls.TLS_RSA_WITH_AES_256_CBC_SHA, "AES256-SHA"},
 }

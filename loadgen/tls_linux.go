@@ -4,6 +4,8 @@ package loadgen
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net"
@@ -65,6 +67,18 @@ type fdConn struct {
 	// until the socket's next edge; false means the loop gave up.
 	yield func(struct{}) bool
 	addr  net.Addr
+
+	// The TLS records read: ends counts those read to their end, taken
+	// those crypto/tls has surely handled (one per Read that returned
+	// data; all at a would-block). While taken < ends crypto/tls may hold
+	// a whole record: the loop must call Read again even though the
+	// socket is drained. Otherwise it need not, and spares the
+	// allocation crypto/tls makes for each Read that reaches this conn
+	// (golang/go#53142).
+	ends, taken int64
+	recLeft     int     // bytes of the current record still to come
+	hdr         [5]byte // a record header cut by the end of a read
+	hdrN        int
 }
 
 // reset prepares c for a new socket.
@@ -72,7 +86,50 @@ func (c *fdConn) reset(fd int, addr net.Addr) {
 	c.fd, c.addr = fd, addr
 	c.readable, c.hup, c.up, c.yield = false, false, false, nil
 	c.pend = c.pend[:0]
+	c.ends, c.taken, c.recLeft, c.hdrN = 0, 0, 0, 0
 }
+
+// frame follows the TLS record framing of bytes read, counting the
+// records whose end they hold.
+func (c *fdConn) frame(b []byte) {
+	for len(b) > 0 {
+		if c.recLeft > 0 {
+			k := min(len(b), c.recLeft)
+			c.recLeft -= k
+			b = b[k:]
+			if c.recLeft == 0 {
+				c.ends++
+			}
+			continue
+		}
+		k := copy(c.hdr[c.hdrN:], b)
+		c.hdrN += k
+		b = b[k:]
+		if c.hdrN == len(c.hdr) {
+			c.recLeft, c.hdrN = int(c.hdr[3])<<8|int(c.hdr[4]), 0
+			if c.recLeft == 0 {
+				c.ends++
+			}
+		}
+	}
+}
+
+// tlsRead reads through crypto/tls, keeping count of the records it
+// handled.
+func (c *fdConn) tlsRead(tc *tls.Conn, b []byte) (int, error) {
+	n, err := tc.Read(b)
+	switch {
+	case n > 0:
+		c.taken++
+	case err == errWouldBlock:
+		c.taken = c.ends
+	}
+	return n, err
+}
+
+// more reports whether a Read may return data without a new edge: the
+// socket may hold more, or crypto/tls a whole record.
+func (c *fdConn) more() bool { return c.readable || c.taken < c.ends }
 
 // edge notes an epoll event of the socket.
 func (c *fdConn) edge(ev uint32) {
@@ -100,6 +157,7 @@ func (c *fdConn) Read(b []byte) (int, error) {
 				if n < len(b) && !c.hup {
 					c.readable = false
 				}
+				c.frame(b[:n])
 				return n, nil
 			case err != syscall.EAGAIN:
 				return 0, &net.OpError{Op: "read", Net: "tcp", Addr: c.addr, Err: os.NewSyscallError("read", err)}
@@ -176,24 +234,23 @@ func (c *fdConn) SetWriteDeadline(time.Time) error { return nil }
 // tlsConn is a connection's TLS layer: crypto/tls over its socket, and
 // the handshake's coroutine while it runs.
 type tlsConn struct {
-	fc   fdConn
+	fc   *fdConn
 	tc   *tls.Conn
 	next func() (struct{}, bool) // resumes the handshake
 	stop func()
 	err  error // the handshake's
 }
 
-// handshake starts the TLS handshake of a new socket (connected or
+// handshake starts the TLS handshake over a new socket (connected or
 // connecting) and runs it until it waits for the socket. It reports
 // whether the handshake is over (then err says how it went).
-func (t *tlsConn) handshake(fd int, addr net.Addr, cfg *tls.Config) bool {
-	t.fc.reset(fd, addr)
-	t.tc = tls.Client(&t.fc, cfg)
-	t.err = nil
+func (t *tlsConn) handshake(fc *fdConn, cfg *tls.Config) bool {
+	t.fc, t.err = fc, nil
+	t.tc = tls.Client(fc, cfg)
 	t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
-		t.fc.yield = yield
+		fc.yield = yield
 		t.err = t.tc.Handshake()
-		t.fc.yield = nil
+		fc.yield = nil
 	})
 	return t.resume()
 }
@@ -211,14 +268,153 @@ func (t *tlsConn) resume() bool {
 // running reports whether a handshake waits for the socket.
 func (t *tlsConn) running() bool { return t.next != nil }
 
-// abort ends a running handshake (it fails with errHandshakeStopped)
-// and forgets the connection. The loop calls it before it closes the
-// socket.
+// abort ends a running handshake (it fails with errHandshakeStopped) and
+// forgets the connection. The loop calls it before it closes the socket.
 func (t *tlsConn) abort() {
-	t.fc.fd = -1 // nothing the failing handshake does reaches the socket
+	if t.fc != nil {
+		t.fc.fd = -1 // nothing the failing handshake does reaches the socket
+	}
 	if t.stop != nil {
 		t.stop()
 		t.next, t.stop = nil, nil
 	}
 	t.tc = nil
+}
+
+// The engine's side of TLS: the handshake driven by the socket's edges,
+// the request written and the response read through crypto/tls.
+
+// handshake starts the TLS handshake of c's new connection.
+func (w *worker) handshake(c *conn, now int64) {
+	c.state = stHandshake
+	w.handshakeStep(c, now, c.tl.handshake(&c.fc, w.sh.tls))
+}
+
+// handshakeEvent goes on with c's handshake after an epoll event.
+func (w *worker) handshakeEvent(c *conn, ev uint32, now int64) {
+	if !c.fc.up && ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+		errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+		w.connectFailed(c, syscall.Errno(errno), now)
+		return
+	}
+	c.fc.edge(ev)
+	if _, err := c.fc.flush(); err != nil {
+		w.setupFailed(c, err, now)
+		return
+	}
+	c.lastIO = now
+	w.handshakeStep(c, now, c.tl.resume())
+}
+
+// handshakeStep books what the handshake's last step did: the TCP
+// connection established (its first write went through), the handshake's
+// end. Then the request goes out (HTTP/2: the connection's streams).
+func (w *worker) handshakeStep(c *conn, now int64, done bool) {
+	if c.fc.up && !c.up {
+		w.connected(c, now)
+	}
+	if !done {
+		return
+	}
+	if c.tl.err != nil {
+		w.setupFailed(c, c.tl.err, now)
+		return
+	}
+	end := w.sh.now()
+	c.hsDur, c.connDur = end-c.tUp, end-c.tConnect
+	st := c.tl.tc.ConnectionState()
+	c.handshook, c.resumed = true, st.DidResume
+	if w.tlsInfo == nil {
+		i := tlsInfoOf(st, w.sh.serverName)
+		w.tlsInfo = &i
+	}
+	if w.sh.h2 {
+		if st.NegotiatedProtocol != "h2" {
+			w.setupFailed(c, fmt.Errorf("%w: it took no h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2), now)
+			return
+		}
+		w.prog.ready.Add(1)
+		c.state = stH2
+		w.h2Ready(c)
+		w.h2Pump(c, now)
+		return
+	}
+	w.prog.ready.Add(1)
+	w.sendTLS(c, now)
+}
+
+// setupFailed ends the requests of a connection whose set-up failed: a
+// connect error before TCP was up, else a failed TLS handshake (or an
+// HTTP/2 server that is none), noted for the run's error.
+func (w *worker) setupFailed(c *conn, err error, now int64) {
+	if !c.fc.up {
+		var errno syscall.Errno
+		errors.As(err, &errno)
+		w.connectFailed(c, errno, now)
+		return
+	}
+	err, lasting := handshakeErr(err, w.sh.h2)
+	w.sh.noteSetup(err, lasting)
+	w.prog.setupFails.Add(1)
+	w.fail(c, outTLS, now, connectBackoff)
+}
+
+// sendTLS writes the request through crypto/tls, whole: what the socket
+// does not take now waits in c.fc.pend.
+func (w *worker) sendTLS(c *conn, now int64) {
+	if _, err := c.tl.tc.Write(w.sh.req); err != nil {
+		if !w.retryStale(c, now) {
+			w.fail(c, outWrite, now, 0)
+		}
+		return
+	}
+	c.sent, c.lastIO = len(w.sh.req), now
+	w.flushTLS(c, now)
+}
+
+// flushTLS writes what the socket did not take of the request.
+func (w *worker) flushTLS(c *conn, now int64) {
+	done, err := c.fc.flush()
+	switch {
+	case err != nil:
+		if !w.retryStale(c, now) {
+			w.fail(c, outWrite, now, 0)
+		}
+	case !done:
+		c.state = stWriting
+	default:
+		c.tWritten = now
+		c.state = stReading
+	}
+}
+
+// readTLS reads the response through crypto/tls until the socket is
+// drained or the response ends.
+func (w *worker) readTLS(c *conn, now int64) {
+	for {
+		n, err := c.fc.tlsRead(c.tl.tc, w.buf)
+		if n > 0 {
+			c.peerFIN = c.fc.hup || err == io.EOF
+			if w.got(c, n, now) {
+				return
+			}
+		}
+		switch {
+		case err == nil:
+			if !c.fc.more() {
+				return // the next edge brings the rest
+			}
+		case err == errWouldBlock:
+			return
+		case err == io.EOF && c.p.eof():
+			c.peerFIN = true
+			w.complete(c, now, false)
+			return
+		case !c.gotByte && w.retryStale(c, now):
+			return
+		default:
+			w.fail(c, outRead, now, 0)
+			return
+		}
+	}
 }

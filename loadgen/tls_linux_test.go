@@ -98,9 +98,11 @@ func (l *testLoop) wait(t *testing.T, c *fdConn) {
 // each edge, pend flushed first.
 func (l *testLoop) handshake(t *testing.T, tc *tlsConn, cfg *tls.Config) error {
 	t.Helper()
-	done := tc.handshake(l.fd, l.addr, cfg)
+	fc := &fdConn{}
+	fc.reset(l.fd, l.addr)
+	done := tc.handshake(fc, cfg)
 	for !done {
-		l.wait(t, &tc.fc)
+		l.wait(t, tc.fc)
 		if _, err := tc.fc.flush(); err != nil {
 			tc.abort()
 			return err
@@ -121,7 +123,7 @@ func (l *testLoop) roundTrip(t *testing.T, tc *tlsConn, req []byte, p *respParse
 	buf := make([]byte, 64<<10)
 	for !p.done() {
 		for len(tc.fc.pend) > 0 {
-			l.wait(t, &tc.fc)
+			l.wait(t, tc.fc)
 			if _, err := tc.fc.flush(); err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +137,7 @@ func (l *testLoop) roundTrip(t *testing.T, tc *tlsConn, req []byte, p *respParse
 		}
 		if err == errWouldBlock {
 			wouldBlocks++
-			l.wait(t, &tc.fc)
+			l.wait(t, tc.fc)
 			continue
 		}
 		if err != nil {
@@ -313,7 +315,7 @@ func TestTLSWriteKeepsWhatTheKernelRefuses(t *testing.T) {
 	}
 	close(release)
 	for len(tc.fc.pend) > 0 {
-		l.wait(t, &tc.fc)
+		l.wait(t, tc.fc)
 		if _, err := tc.fc.flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -335,10 +337,12 @@ func TestTLSHandshakeAbort(t *testing.T) {
 	_, cliCfg := tlsTestConfigs(t)
 	l := dialLoop(t, ln.Addr().String())
 	var tc tlsConn
-	if tc.handshake(l.fd, l.addr, cliCfg) {
+	fc := &fdConn{}
+	fc.reset(l.fd, l.addr)
+	if tc.handshake(fc, cliCfg) {
 		t.Fatalf("the handshake ended without a server: %v", tc.err)
 	}
-	l.wait(t, &tc.fc) // connected
+	l.wait(t, tc.fc) // connected
 	tc.fc.flush()
 	if tc.resume() || !tc.running() || !tc.fc.up {
 		t.Fatal("the handshake should wait for the server's answer on an established connection")

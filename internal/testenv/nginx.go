@@ -40,6 +40,10 @@ type NginxConfig struct {
 	TLS bool
 	// DocSize is the size of index.html; default 612 bytes.
 	DocSize int
+	// KeepaliveRequests, when set, is nginx's keepalive_requests: the
+	// requests a connection carries before nginx closes it (HTTP/2: with
+	// a GOAWAY).
+	KeepaliveRequests int
 }
 
 // Nginx runs Debian's nginx in the foreground with a master and the given
@@ -89,7 +93,13 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	logging := "access_log off;"
 	if c.LogFormat != "" {
 		srv.AccessLog = filepath.Join(dir, "access.log")
-		logging = fmt.Sprintf("log_format t '%s';\n\taccess_log %s t;\n\tkeepalive_requests 10000000;", c.LogFormat, srv.AccessLog)
+		logging = fmt.Sprintf("log_format t '%s';\n\taccess_log %s t;", c.LogFormat, srv.AccessLog)
+		if c.KeepaliveRequests == 0 {
+			c.KeepaliveRequests = 10000000
+		}
+	}
+	if c.KeepaliveRequests > 0 {
+		logging += fmt.Sprintf("\n\tkeepalive_requests %d;", c.KeepaliveRequests)
 	}
 	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
 	if c.TLS {

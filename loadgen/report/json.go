@@ -11,6 +11,7 @@ import (
 type JSON struct {
 	URL         string    `json:"url"`
 	Method      string    `json:"method"`
+	Protocol    string    `json:"protocol,omitempty"` // HTTP/1.1, HTTP/1.0, h2 or h2c
 	Connections int       `json:"connections"`
 	Threads     int       `json:"threads"`
 	KeepAlive   bool      `json:"keepalive"`
@@ -39,11 +40,21 @@ type JSON struct {
 	Waiting            LatencyJSON      `json:"ttfb_us"`
 	Percentiles        map[string]int64 `json:"percentiles_us"`
 	Timeline           []Second         `json:"timeline"`
+	// TLS is what the handshakes negotiated, with the handshake's time
+	// (part of connect_us); H2 what the HTTP/2 connections saw.
+	TLS *TLSJSON `json:"tls,omitempty"`
+	H2  *H2Info  `json:"h2,omitempty"`
 	// Drained holds the requests in flight at the end of the window, in no
 	// figure above; the warm-up's requests are in none either.
 	Drained        Drained `json:"drained"`
 	WarmupS        float64 `json:"warmup_s,omitempty"`
 	WarmupRequests int64   `json:"warmup_requests,omitempty"`
+}
+
+// TLSJSON is the JSON view of a Result's TLS figures.
+type TLSJSON struct {
+	TLSInfo
+	Handshake LatencyJSON `json:"handshake_us"`
 }
 
 // LatencyJSON summarises one histogram.
@@ -84,6 +95,14 @@ func (r *Result) JSON() JSON {
 	}
 	if j.Drained.StatusCodes == nil {
 		j.Drained.StatusCodes = map[int]int64{}
+	}
+	j.Protocol, j.H2 = r.Protocol, r.H2
+	if r.TLS != nil {
+		h := r.Handshake
+		if h == nil {
+			h = NewLatencyHistogram()
+		}
+		j.TLS = &TLSJSON{TLSInfo: *r.TLS, Handshake: latencyJSON(h)}
 	}
 	for code, n := range r.StatusCodes {
 		j.StatusCodes[strconv.Itoa(code)] = n

@@ -46,10 +46,25 @@ type Result struct {
 	Server             string
 	Interrupted        bool // the run was cancelled before its end
 
-	Latency    *Histogram // request start to last byte
-	Connect    *Histogram // TCP connect (0 for a reused connection)
+	Latency *Histogram // request start to last byte
+	// Connect is the time to set a new connection up: TCP connect, and
+	// the TLS handshake over https (as ab and h2load count it); 0 for a
+	// request on a reused connection.
+	Connect    *Histogram
 	Waiting    *Histogram // request written to first byte
 	Processing *Histogram // latency minus connect
+
+	// Protocol is what the requests spoke: HTTP/1.1, HTTP/1.0 (ab's), h2
+	// (HTTP/2 over TLS) or h2c (in cleartext).
+	Protocol string
+	// TLS is what the TLS handshakes negotiated and how many resumed a
+	// session; nil for http:// targets.
+	TLS *TLSInfo
+	// Handshake is the TLS handshake's part of Connect, for each new
+	// connection; nil for http:// targets.
+	Handshake *Histogram
+	// H2 is what HTTP/2 connections saw; nil for HTTP/1.x.
+	H2 *H2Info
 
 	Timeline []Second
 	// ThreadRates counts, for each event loop, the responses completed in
@@ -106,15 +121,23 @@ type Errors struct {
 	Timeout int64 `json:"timeout"` // the server sent nothing for Timeout; with wrk's timeout, late responses (also in Completed)
 	Status  int64 `json:"status"`  // complete responses with a status other than 2xx/3xx
 	Length  int64 `json:"length"`  // 2xx bodies whose length differs from the first one (with LengthCheck)
+	// TLS counts the requests whose connection's set-up failed after TCP
+	// connected: a TLS handshake (a refused certificate, an alert, a
+	// server that speaks no TLS), or an HTTP/2 server that is none.
+	TLS int64 `json:"tls"`
+	// Reset counts HTTP/2 streams the server reset (RST_STREAM), whose
+	// codes H2Info.Resets gives.
+	Reset int64 `json:"reset"`
 }
 
 // Total is the number of failed requests.
 func (e Errors) Total() int64 {
-	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length
+	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length + e.TLS + e.Reset
 }
 
-// Socket is the number of failures wrk calls socket errors.
-func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+// Socket is the number of failures wrk calls socket errors (it counts a
+// failed TLS handshake as a connect error).
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout + e.TLS + e.Reset }
 
 // Add adds o's counts to e.
 func (e *Errors) Add(o Errors) {
@@ -124,6 +147,8 @@ func (e *Errors) Add(o Errors) {
 	e.Timeout += o.Timeout
 	e.Status += o.Status
 	e.Length += o.Length
+	e.TLS += o.TLS
+	e.Reset += o.Reset
 }
 
 // Second is one second of the timeline, counted from the start of the
