@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -30,7 +31,20 @@ func WriteAB(w io.Writer, r *Result, o ABOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server Software:        %s\n", r.Server)
 	fmt.Fprintf(&b, "Server Hostname:        %s\n", r.Target.Host)
-	fmt.Fprintf(&b, "Server Port:            %d\n\n", r.Target.Port)
+	fmt.Fprintf(&b, "Server Port:            %d\n", r.Target.Port)
+	if t := r.TLS; t != nil {
+		// ab's lines: the version, cipher (OpenSSL's name), the server
+		// key's and the cipher's bits; the key exchange; the name sent
+		// in SNI (none for an address).
+		fmt.Fprintf(&b, "SSL/TLS Protocol:       %s,%s,%d,%d\n", t.Version, t.OpenSSLCipher(), t.KeyBits, t.CipherBits())
+		if k := t.TempKey(); k != "" {
+			fmt.Fprintf(&b, "Server Temp Key:        %s\n", k)
+		}
+		if t.ServerName != "" && net.ParseIP(t.ServerName) == nil {
+			fmt.Fprintf(&b, "TLS Server Name:        %s\n", t.ServerName)
+		}
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "Document Path:          %s\n", r.Target.Path)
 	if o.VariableLength {
 		b.WriteString("Document Length:        Variable\n\n")
@@ -43,12 +57,13 @@ func WriteAB(w io.Writer, r *Result, o ABOptions) error {
 	fmt.Fprintf(&b, "Concurrency Level:      %d\n", r.Connections)
 	fmt.Fprintf(&b, "Time taken for tests:   %.3f seconds\n", secs)
 	fmt.Fprintf(&b, "Complete requests:      %d\n", done)
-	// ab's failures: connect, receive, length and exceptions (its poll
-	// errors; here the timeouts). Write errors and statuses are apart.
-	failed := e.Connect + e.Read + e.Length + e.Timeout
+	// ab's failures: connect (a failed TLS handshake too), receive,
+	// length and exceptions (its poll errors; here the timeouts). Write
+	// errors and statuses are apart.
+	failed := e.Connect + e.TLS + e.Read + e.Reset + e.Length + e.Timeout
 	fmt.Fprintf(&b, "Failed requests:        %d\n", failed)
 	if failed > 0 {
-		fmt.Fprintf(&b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n", e.Connect, e.Read, e.Length, e.Timeout)
+		fmt.Fprintf(&b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n", e.Connect+e.TLS, e.Read+e.Reset, e.Length, e.Timeout)
 	}
 	if e.Write > 0 {
 		fmt.Fprintf(&b, "Write errors:           %d\n", e.Write)

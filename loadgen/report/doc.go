@@ -9,7 +9,11 @@
 //   - Summarize gives the spread of repeated runs (Repeated, Spread).
 //   - WriteText is edgebench's own report; WriteAB and WriteWrk are ab
 //     2.3's and wrk 4's line for line (with WriteABCSV and WriteABGnuplot
-//     for ab's -e and -g files); Result.JSON is the --format json view.
+//     for ab's -e and -g files), WriteH2load h2load 1.52's summary;
+//     Result.JSON is the --format json view.
+//   - TLSInfo and H2Info are what HTTPS and HTTP/2 runs add: the TLS
+//     version, cipher and key exchange, handshakes and resumptions; the
+//     streams, GOAWAYs and resets.
 //   - Target is a load test's URL, checked and split by ParseTarget.
 //
 // The reports are pinned by golden files in testdata (go test -run Golden

@@ -68,6 +68,33 @@ func abResult() *Result {
 	return r
 }
 
+// tlsResult is goldenResult over HTTPS without keep-alive: TLS 1.2 with
+// resumption, a failed handshake.
+func tlsResult() *Result {
+	r := goldenResult()
+	r.Target, _ = ParseTarget("https://localhost:8443/index.html")
+	r.KeepAlive, r.Protocol = false, "HTTP/1.1"
+	r.Errors.TLS = 2
+	r.TLS = &TLSInfo{Version: "TLSv1.2", Cipher: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", Group: "X25519",
+		ServerName: "localhost", KeyBits: 256, Resume: true, Handshakes: 5, Resumed: 4}
+	r.Handshake = NewLatencyHistogram()
+	for i := range int64(5) {
+		r.Handshake.Record(100 + 5*i)
+	}
+	return r
+}
+
+// h2Result is goldenResult over HTTP/2 with TLS 1.3: streams reset, a
+// GOAWAY.
+func h2Result() *Result {
+	r := tlsResult()
+	r.KeepAlive, r.Protocol = true, "h2"
+	r.Errors.TLS, r.Errors.Reset = 0, 3
+	r.TLS.Version, r.TLS.Cipher, r.TLS.ALPN, r.TLS.Resumed = "TLSv1.3", "TLS_AES_128_GCM_SHA256", "h2", 0
+	r.H2 = &H2Info{Streams: 10, MaxStreams: 128, GoAways: 1, Retried: 6, Resets: map[string]int64{"REFUSED_STREAM": 2, "CANCEL": 1}}
+	return r
+}
+
 // TestReportsGolden pins every report of a fixed Result: a change to a
 // report shows in the diff of testdata/*.golden (go test -run Golden
 // -update rewrites them).
@@ -93,6 +120,21 @@ func TestReportsGolden(t *testing.T) {
 			enc := json.NewEncoder(b)
 			enc.SetIndent("", "  ")
 			return enc.Encode(r.JSON())
+		}},
+		{"report.https.txt.golden", func(b *bytes.Buffer) error { return WriteText(b, tlsResult()) }},
+		{"report.https.ab.golden", func(b *bytes.Buffer) error { return WriteAB(b, tlsResult(), ABOptions{}) }},
+		{"report.https.wrk.golden", func(b *bytes.Buffer) error { return WriteWrk(b, tlsResult(), WrkOptions{}) }},
+		{"report.h2.txt.golden", func(b *bytes.Buffer) error { return WriteText(b, h2Result()) }},
+		{"report.h2.h2load.golden", func(b *bytes.Buffer) error {
+			if err := WriteH2loadHead(b, h2Result()); err != nil {
+				return err
+			}
+			return WriteH2load(b, h2Result())
+		}},
+		{"report.h2.json.golden", func(b *bytes.Buffer) error {
+			enc := json.NewEncoder(b)
+			enc.SetIndent("", "  ")
+			return enc.Encode(h2Result().JSON())
 		}},
 	} {
 		var got bytes.Buffer

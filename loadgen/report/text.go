@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +17,10 @@ func WriteText(w io.Writer, r *Result) error {
 		mode = fmt.Sprintf("open loop at %s req/s", trimFloat(r.Rate))
 	}
 	ka := "keep-alive"
-	if !r.KeepAlive {
+	switch {
+	case r.H2 != nil:
+		ka = fmt.Sprintf("%s, %d streams per connection", r.Protocol, r.H2.Streams)
+	case !r.KeepAlive:
 		ka = "no keep-alive"
 	}
 	fmt.Fprintf(&b, "%s %s: %d connections, %s, %s, %s\n", r.Method, r.Target.URL, r.Connections, ka, mode, seconds(r.Duration))
@@ -35,12 +39,41 @@ func WriteText(w io.Writer, r *Result) error {
 	fmt.Fprintf(&b, "              p50 %s  p90 %s  p99 %s  p99.9 %s\n",
 		us(l.Quantile(.50)), us(l.Quantile(.90)), us(l.Quantile(.99)), us(l.Quantile(.999)))
 	if r.Connects > 0 {
-		fmt.Fprintf(&b, "  connect     %d opened, mean %s, max %s\n", r.Connects, usf(meanNonZero(r)), us(r.Connect.Max()))
+		fmt.Fprintf(&b, "  connect     %d opened, mean %s, max %s", r.Connects, usf(meanNonZero(r)), us(r.Connect.Max()))
+		if h := r.Handshake; h != nil && h.Count() > 0 {
+			fmt.Fprintf(&b, " (TLS handshake: mean %s, max %s)", usf(h.Mean()), us(h.Max()))
+		}
+		b.WriteByte('\n')
+	}
+	if t := r.TLS; t != nil {
+		fmt.Fprintf(&b, "  tls         %s %s", t.Version, t.Cipher)
+		if t.Group != "" {
+			fmt.Fprintf(&b, " %s", t.Group)
+		}
+		resume := "resumption off"
+		if t.Resume {
+			resume = fmt.Sprintf("%d resumed", t.Resumed)
+		}
+		fmt.Fprintf(&b, ", %d handshakes (%s)\n", t.Handshakes, resume)
+	}
+	if h := r.H2; h != nil && (h.GoAways > 0 || h.Retried > 0 || len(h.Resets) > 0) {
+		fmt.Fprintf(&b, "  http/2      %d GOAWAY, %d requests sent again", h.GoAways, h.Retried)
+		for _, name := range sortedKeys(h.Resets) {
+			fmt.Fprintf(&b, ", %d %s", h.Resets[name], name)
+		}
+		b.WriteByte('\n')
 	}
 	e := r.Errors
 	if e.Total() > 0 {
-		fmt.Fprintf(&b, "  errors      connect %d, read %d, write %d, timeout %d, status %d, length %d\n",
+		fmt.Fprintf(&b, "  errors      connect %d, read %d, write %d, timeout %d, status %d, length %d",
 			e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Length)
+		if r.TLS != nil || e.TLS > 0 {
+			fmt.Fprintf(&b, ", tls %d", e.TLS)
+		}
+		if r.H2 != nil || e.Reset > 0 {
+			fmt.Fprintf(&b, ", reset %d", e.Reset)
+		}
+		b.WriteByte('\n')
 	}
 	if codes := statusLine(r.StatusCodes); codes != "" {
 		fmt.Fprintf(&b, "  status      %s\n", codes)
@@ -65,7 +98,8 @@ func drainedLine(d Drained) string {
 	for _, f := range []struct {
 		n    int64
 		name string
-	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"}, {d.Cut, "cut at the drain's end"}} {
+	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"},
+		{e.TLS, "tls"}, {e.Reset, "reset"}, {d.Cut, "cut at the drain's end"}} {
 		if f.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.name))
 		}
@@ -126,3 +160,13 @@ func usf(v float64) string {
 func seconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// sortedKeys returns the keys of m in increasing order.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

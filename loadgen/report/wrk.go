@@ -56,7 +56,8 @@ func WriteWrk(w io.Writer, r *Result, o WrkOptions) error {
 	fmt.Fprintf(&b, "  %d requests in %s, %sB read\n", r.Completed, wrkTime(float64(r.Duration.Microseconds())), wrkBinary.format(float64(r.Bytes), 2))
 	e := r.Errors
 	if e.Socket() > 0 {
-		fmt.Fprintf(&b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
+		// wrk counts a failed TLS handshake as a connect error.
+		fmt.Fprintf(&b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect+e.TLS, e.Read+e.Reset, e.Write, e.Timeout)
 	}
 	if e.Status > 0 {
 		fmt.Fprintf(&b, "  Non-2xx or 3xx responses: %d\n", e.Status)
