@@ -86,6 +86,7 @@ type request struct {
 	status    int
 	sent      int   // request bytes written
 	rbytes    int64 // bytes read for it
+	head      int64 // HTTP/2: of which header frames
 	body      int64
 
 	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base

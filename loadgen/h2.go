@@ -204,6 +204,7 @@ type h2Stream struct {
 	status   int
 	body     int64 // DATA payload received (padding excluded)
 	bytes    int64 // frame bytes received, frame headers included
+	head     int64 // HEADERS and CONTINUATION payload bytes (header blocks, as h2load counts them)
 	sent     int64 // frame bytes sent
 	bodySent int   // request body bytes sent
 	window   int64 // what the server lets this stream send
@@ -595,6 +596,7 @@ func (c *h2Client) headers(f h2Frame) error {
 	slot := c.find(c.hsid)
 	if slot >= 0 {
 		c.streams[slot].bytes += int64(9 + len(f.p))
+		c.streams[slot].head += int64(len(f.p))
 	}
 	if f.flags&h2FlagEndHeaders == 0 || c.hpending {
 		if len(c.hblock)+len(p) > h2HeaderBlockMax {

@@ -228,7 +228,7 @@ func (w *worker) h2Events(c *conn, now int64) {
 	h := c.h2
 	for _, e := range h.cl.events {
 		rq, s := &h.reqs[e.slot], &h.cl.streams[e.slot]
-		rq.rbytes = s.bytes
+		rq.rbytes, rq.head = s.bytes, s.head
 		switch e.kind {
 		case h2EvFirstByte:
 			rq.tFirst = now

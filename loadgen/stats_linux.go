@@ -57,6 +57,7 @@ type tally struct {
 	keepAlive                    int64     // responses that left the connection open
 	handshakes, resumed          int64     // TLS handshakes of the connections opened, and those that resumed a session
 	retried                      int64     // HTTP/2 requests a GOAWAY left unprocessed, sent again
+	head                         int64     // HTTP/2 header frame bytes read
 	resets                       [16]int64 // HTTP/2 streams reset, by error code (15: any other)
 }
 
@@ -103,6 +104,7 @@ func (w *worker) part(rq *request, now int64) (t *tally, window bool) {
 	}
 	t.requests++
 	t.bytes += rq.rbytes
+	t.head += rq.head
 	t.sent += int64(rq.sent)
 	t.connects += int64(rq.opened)
 	if rq.handshook {
@@ -301,6 +303,7 @@ func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
 			r.H2.MaxStreams = max(r.H2.MaxStreams, w.maxStreams)
 			r.H2.GoAways += w.goAways
 			r.H2.Retried += win.retried
+			r.H2.HeaderBytes += win.head
 			for code, n := range win.resets {
 				if n > 0 {
 					if r.H2.Resets == nil {

@@ -96,14 +96,18 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		{"table-attrs", "x", true, "HTML output is not supported: --format json gives a machine-readable report"},
 		{"tr-attrs", "y", true, "HTML output is not supported: --format json gives a machine-readable report"},
 		{"td-attrs", "z", true, "HTML output is not supported: --format json gives a machine-readable report"},
-		{"protocol", "f", true, "HTTPS is not supported yet, so there is no SSL/TLS protocol to choose"},
-		{"ciphers", "Z", true, "HTTPS is not supported yet, so there is no cipher suite to choose"},
-		{"client-cert", "E", true, "HTTPS is not supported yet, so there is no client certificate"},
-		{"no-sni", "I", false, "HTTPS is not supported yet, so there is no SNI to turn off"},
+		{"ciphers", "Z", true, "edgebench offers Go's cipher suites and prints the one negotiated: to pin one, pin it on the server"},
+		{"client-cert", "E", true, "client certificates are not supported"},
 	} {
 		fs.Refuse(f.name, f.short, f.value, f.why)
 	}
+	protocol := fs.StringP("protocol", "f", "ALL", "SSL/TLS `protocol`: TLS1.2, TLS1.3 or ALL (SSL3, TLS1 and TLS1.1 are not offered)")
+	fs.BoolVarP(&c.TLS.NoSNI, "no-sni", "I", false, "send no server name (SNI) in the TLS handshake")
 	addModeFlags(fs, rf, env.Getenv, "ab")
+	// As ab: no verification of the certificate (--cacert turns it on),
+	// and a full handshake for each new connection.
+	c.TLS.Insecure, c.TLS.NoResume = true, true
+	tf := addTLSFlags(fs, c, false)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -128,6 +132,18 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		return nil, nil, err
 	}
 	c.URL = rf.url
+	switch strings.ToUpper(*protocol) {
+	case "ALL":
+	case "TLS1.2", "TLS1.3":
+		if strings.HasPrefix(strings.ToLower(rf.url), "https://") {
+			tf.version = (*protocol)[3:] // ab ignores it over http
+		}
+	default:
+		return nil, nil, cli.Usagef("-f %s: edgebench offers TLS1.2 and TLS1.3 (or ALL, either)", *protocol)
+	}
+	if err := tf.apply(c, fs); err != nil {
+		return nil, nil, err
+	}
 	c.Dialect = loadgen.DialectAB
 	c.Threads = 1 // ab's one poll loop
 	c.LengthCheck = !af.variable

@@ -145,7 +145,10 @@ func TestModesUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"ab", "-X", "proxy:3128", u}, "-X: proxies are not supported"},
-		{[]string{"ab", "-f", "TLS1.2", u}, "-f: HTTPS is not supported yet"},
+		{[]string{"ab", "-f", "SSL2", u}, "-f SSL2: edgebench offers TLS1.2 and TLS1.3"},
+		{[]string{"ab", "-Z", "AES128-SHA", u}, "-Z: edgebench offers Go's cipher suites"},
+		{[]string{"ab", "--cacert", "/nonexistent/ca.pem", "https://127.0.0.1:1/"}, "--cacert: open /nonexistent/ca.pem"},
+		{[]string{"wrk", "--tls-version", "1.1", "https://127.0.0.1:1/"}, `--tls-version "1.1": want 1.2 or 1.3`},
 		{[]string{"ab", "-w", u}, "-w: HTML output is not supported"},
 		{[]string{"ab", "-c", "10", "-n", "5", u}, "cannot use concurrency level greater than total number of requests"},
 		{[]string{"ab", "-n", "0", u}, "invalid number of requests"},

@@ -81,7 +81,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.DurationVar(&c.Warmup, "warmup", 0, "warm-up excluded from the statistics")
 	fs.IntVar(&rf.repeat, "repeat", 1, "run N times and report the spread")
 	fs.Var(cli.Pairs(rf.labels), "label", "label k=v attached to the result (repeatable)")
-	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk or json")
+	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk, h2load or json")
 	fs.Bool("latency", false, "accepted as wrk's: every report has the latency distribution")
 	fs.BoolVarP(&rf.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&c.LengthCheck, "length-check", false, "count 2xx bodies whose length differs from the first one as failures (ab's Length)")
@@ -95,6 +95,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
 	rf.publish = addPublishFlags(fs, getenv)
+	tf := addTLSFlags(fs, c, true)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -126,9 +127,12 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		c.Body = []byte(*body)
 	}
 	switch rf.format {
-	case "edgebench", "ab", "wrk", "json":
+	case "edgebench", "ab", "wrk", "h2load", "json":
 	default:
-		return nil, cli.Usagef("--format %q: want edgebench, ab, wrk or json", rf.format)
+		return nil, cli.Usagef("--format %q: want edgebench, ab, wrk, h2load or json", rf.format)
+	}
+	if err := tf.apply(c, fs); err != nil {
+		return nil, err
 	}
 	if rf.probeInterval < 100*time.Millisecond {
 		return nil, cli.Usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
@@ -295,6 +299,10 @@ func writeRun(env *cli.Env, rf *runFlags, o measure.Run) error {
 		err = rf.tool.report(w, env.Stderr, o.Load)
 	case rf.format == "ab":
 		err = report.WriteAB(w, o.Load, report.ABOptions{})
+	case rf.format == "h2load":
+		if err = report.WriteH2loadHead(w, o.Load); err == nil {
+			err = report.WriteH2load(w, o.Load)
+		}
 	case rf.format == "wrk":
 		err = report.WriteWrk(w, o.Load, report.WrkOptions{Latency: true})
 	default:

@@ -38,6 +38,10 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	showVersion := fs.BoolP("version", "v", false, "print the version and exit")
 	fs.Refuse("script", "s", true, "Lua scripts are not supported: use -H for headers, and edgebench run for methods (-m), bodies (--body) and open loop (--rate)")
 	addModeFlags(fs, rf, env.Getenv, "wrk")
+	// As wrk: no verification of the certificate (--cacert turns it on),
+	// and new connections resume a TLS session.
+	c.TLS.Insecure = true
+	tf := addTLSFlags(fs, c, false)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -71,6 +75,9 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	c.URL = rf.url
 	c.Dialect = loadgen.DialectWrk
 	c.KeepAlive = true
+	if err := tf.apply(c, fs); err != nil {
+		return nil, err
+	}
 	c.WholeRequestTimeout = true
 	rf.tool = wrkTool(rf, *latency)
 	return rf, nil

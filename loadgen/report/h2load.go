@@ -36,11 +36,10 @@ func WriteH2loadHead(w io.Writer, r *Result) error {
 //     or 3xx status; failed the others; errored those that ended without
 //     a response (connect, read, write, TLS, reset, timeout); timeout the
 //     timeouts.
-//   - traffic: the bytes read; "headers" and "data" split them between the
-//     HTTP/2 frames of the header blocks and those of the bodies only
-//     roughly (the body bytes are exact, headers are the rest); h2load's
-//     space savings need decoded headers, which edgebench does not decode
-//     (it prints -).
+//   - traffic: the bytes of the responses' frames (h2load adds the
+//     connection's own, SETTINGS, WINDOW_UPDATE, a few hundred bytes),
+//     of their header frames, and of their bodies; h2load's space savings
+//     need decoded headers, which edgebench does not decode (it prints -).
 //   - time for request is the latency of each request; time for connect
 //     each new connection's set-up (TCP and TLS); time to 1st byte each
 //     request's, from its request written; req/s each event loop's rate,
@@ -65,7 +64,10 @@ func WriteH2load(w io.Writer, r *Result) error {
 		}
 	}
 	fmt.Fprintf(&b, "status codes: %d 2xx, %d 3xx, %d 4xx, %d 5xx\n", classes[2], classes[3], classes[4], classes[5])
-	head := max(r.Bytes-r.BodyBytes, 0)
+	var head int64
+	if r.H2 != nil {
+		head = r.H2.HeaderBytes
+	}
 	fmt.Fprintf(&b, "traffic: %sB (%d) total, %sB (%d) headers (space savings -), %sB (%d) data\n",
 		h2Unit(float64(r.Bytes)), r.Bytes, h2Unit(float64(head)), head, h2Unit(float64(r.BodyBytes)), r.BodyBytes)
 	b.WriteString("                     min         max         mean         sd        +/- sd\n")

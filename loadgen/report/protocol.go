@@ -89,6 +89,9 @@ type H2Info struct {
 	// on a new connection.
 	GoAways int64 `json:"goaways"`
 	Retried int64 `json:"retried"`
+	// HeaderBytes are the bytes of the window's response header blocks
+	// (HEADERS and CONTINUATION payloads), part of Result.Bytes.
+	HeaderBytes int64 `json:"header_bytes"`
 	// Resets counts the streams the server reset (Errors.Reset), by
 	// error code (REFUSED_STREAM, CANCEL, ...).
 	Resets map[string]int64 `json:"resets,omitempty"`

@@ -91,7 +91,7 @@ func h2Result() *Result {
 	r.KeepAlive, r.Protocol = true, "h2"
 	r.Errors.TLS, r.Errors.Reset = 0, 3
 	r.TLS.Version, r.TLS.Cipher, r.TLS.ALPN, r.TLS.Resumed = "TLSv1.3", "TLS_AES_128_GCM_SHA256", "h2", 0
-	r.H2 = &H2Info{Streams: 10, MaxStreams: 128, GoAways: 1, Retried: 6, Resets: map[string]int64{"REFUSED_STREAM": 2, "CANCEL": 1}}
+	r.H2 = &H2Info{Streams: 10, MaxStreams: 128, GoAways: 1, Retried: 6, HeaderBytes: 1200 * 100, Resets: map[string]int64{"REFUSED_STREAM": 2, "CANCEL": 1}}
 	return r
 }
 
