@@ -51,8 +51,10 @@ func DecodeHeartbeat(b []byte) (*Heartbeat, error) {
 	return &m, nil
 }
 
-// DecodeCommand decodes a command and checks its id and kind; expiry,
-// replay and signature are the receiver's business.
+// DecodeCommand decodes a command and checks its id, its kind and the
+// bounds of a load test's HTTP/2 and TLS options (LoadTestSpec.check);
+// expiry, replay, signature and the device's caps are the receiver's
+// business.
 func DecodeCommand(b []byte) (*Command, error) {
 	var m Command
 	if err := decode("command", b, DefaultMaxPayload, &m, &m.V); err != nil {
@@ -65,6 +67,9 @@ func DecodeCommand(b []byte) (*Command, error) {
 	case KindLoadTest, KindServe, KindProbe, KindCancel, KindInfo:
 	default:
 		return nil, fmt.Errorf("decode command %s: kind %q: %w", m.ID, m.Kind, ErrMalformed)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("decode command %s: %w", m.ID, err)
 	}
 	return &m, nil
 }

@@ -298,6 +298,21 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 	}})
 	loadtest.Select = []wire.Label{{K: "board", V: "pi4"}}
 	loadtest.Sig = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	// HTTPS and HTTP/2 (issue 14): optional fields, absent from the
+	// payloads frozen before them.
+	loadtestH2 := command(wire.KindLoadTest, wire.CommandSpec{LoadTest: &wire.LoadTestSpec{
+		URL: "https://127.0.0.1:8443/index.html", Connections: 4, DurationMS: 30_000, KeepAlive: true, HTTP2: true, Streams: 10,
+		TLS: &wire.TLSSpec{CACerts: wiretest.CABundle(t), Insecure: true, NoResume: true, Version: "1.3"},
+	}})
+	runH2 := wire.Run{StartedAt: at, DurationUS: 10_000_000, Completed: 5000, OK: 4990, DocLength: 612,
+		Errors:      wire.ErrorCounts{TLS: 2, Reset: 8},
+		StatusCodes: []wire.StatusCount{{Code: 200, N: 4990}}, Latency: hist(5000, 900, 3), Connect: hist(6, 80, 3),
+		TLS: &wire.TLSRun{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256", Group: "X25519", ServerName: "localhost", ALPN: "h2",
+			KeyBits: 256, Resume: true, Handshakes: 6, Resumed: 2},
+		Handshake: hist(6, 600, 3),
+		H2: &wire.H2Run{MaxStreams: 128, GoAways: 1, Retried: 3, HeaderBytes: 5000 * 15,
+			Resets: []wire.CodeCount{{Name: "REFUSED_STREAM", N: 8}}},
+	}
 	return map[string]interface{ MarshalMsg([]byte) ([]byte, error) }{
 		"status-birth": &wire.Status{V: wire.SchemaVersion, State: wire.StatusOnline, BootID: "0c4a7f3e-3b8e-4f0c-9a53-1c2d3e4f5a6b",
 			ConnSeq: 1_772_366_400_000, At: at, Info: info},
@@ -330,6 +345,12 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 			Runs:     []wire.Run{run, run},
 			Repeat:   &wire.Repeat{Runs: 2, RPS: spread(12_340), P50US: spread(880), P99US: spread(3000), RSDPct: 2.1},
 			Warnings: []string{"throttled: under-voltage"}},
+		"command-loadtest-h2": loadtestH2,
+		"result-loadtest-h2": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+			Spec: wire.RunSpec{URL: "https://127.0.0.1:8443/index.html", Method: "GET", Connections: 4, DurationMS: 10_000, KeepAlive: true,
+				Protocol: "h2", Streams: 10, NoTLSResume: true, TLSVersion: "1.3"},
+			Runs: []wire.Run{runH2}},
 		"result-probe": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
 			Kind: wire.KindProbe, Outcome: wire.StateSucceeded, Spec: wire.RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
 			Runs: []wire.Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},

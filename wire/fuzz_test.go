@@ -42,6 +42,9 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add(wiretest.Marshal(f, r))
 	run.System = nil
 	f.Add(wiretest.Marshal(f, r))
+	h2 := wiretest.ResultH2(f, 20)
+	h2.Runs[0].Timeline, h2.Runs[0].System, h2.Runs[0].Waiting, h2.Runs[0].Processing = nil, nil, nil, nil
+	f.Add(wiretest.Marshal(f, h2))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := wire.DecodeResult(b)
@@ -95,11 +98,20 @@ func FuzzDecodeCommand(f *testing.F) {
 	c := wiretest.Command()
 	c.Kind, c.Spec = wire.KindCancel, wire.CommandSpec{Cancel: &wire.CancelSpec{CommandID: "01JB6Z3H00A1B2C3D4E5F6G7H9"}}
 	f.Add(wiretest.Marshal(f, c))
+	// HTTPS and HTTP/2: the TLS options and a CA bundle, and one that
+	// smuggles a key behind its certificate.
+	h2 := wiretest.CommandH2(f)
+	f.Add(wiretest.Marshal(f, h2))
+	h2.Spec.LoadTest.TLS.CACerts = append(h2.Spec.LoadTest.TLS.CACerts, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)
+	f.Add(wiretest.Marshal(f, h2))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := wire.DecodeCommand(b)
 		if err == nil {
 			reencode(t, m, wire.DecodeCommand)
+			if lt := m.Spec.LoadTest; lt != nil && lt.TLS != nil && len(lt.TLS.CACerts) > 0 && wire.CheckCACerts(lt.TLS.CACerts) != nil {
+				t.Fatal("a CA bundle CheckCACerts refuses decoded")
+			}
 			if _, err := m.SigningBytes("lab", wire.AllDevices); err != nil {
 				t.Fatal(err)
 			}

@@ -154,6 +154,22 @@ type LoadTestSpec struct {
 	Labels      []Label  `msg:"l,omitempty,limit=64" json:"labels,omitempty"`
 	Watch       []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
 	Queue       bool     `msg:"q,omitempty" json:"queue,omitempty"` // queue behind a running test instead of rejecting
+	TLS         *TLSSpec `msg:"tls,omitempty" json:"tls,omitempty"`
+	// HTTP2 speaks HTTP/2 (over TLS for an https URL, h2c for http),
+	// Streams requests at once per connection.
+	HTTP2   bool `msg:"h2,omitempty" json:"http2,omitempty"`
+	Streams int  `msg:"ms,omitempty" json:"streams,omitempty"`
+}
+
+// TLSSpec is how a load test of an https URL speaks TLS. It carries the
+// CAs that sign the server's certificate, never a key: DecodeCommand
+// refuses a bundle that holds anything but certificates (CheckCACerts),
+// or more than MaxCABundle bytes.
+type TLSSpec struct {
+	CACerts  []byte `msg:"ca,omitempty,limit=65536" json:"ca_certs,omitempty"` // PEM certificates; the limit is MaxCABundle
+	Insecure bool   `msg:"ik,omitempty" json:"insecure,omitempty"`             // do not verify the certificate
+	NoResume bool   `msg:"nr,omitempty" json:"no_resume,omitempty"`            // a full handshake for each connection
+	Version  string `msg:"v,omitempty" json:"version,omitempty"`               // "1.2" or "1.3"; "" either
 }
 
 // ServeSpec asks the device to serve the built-in target for a while.
@@ -276,6 +292,13 @@ type RunSpec struct {
 	// (HTTP/1.0, ab's headers, the -s idle timeout) or "wrk" (wrk's
 	// request and its whole-request timeout); empty for edgebench's own.
 	Mode string `msg:"md,omitempty" json:"mode,omitempty"`
+	// Protocol is "h2" or "h2c" for HTTP/2, Streams its requests at once
+	// per connection; empty for HTTP/1.x. NoTLSResume and TLSVersion are
+	// the TLS options of an https run.
+	Protocol    string `msg:"pr,omitempty" json:"protocol,omitempty"`
+	Streams     int    `msg:"ms,omitempty" json:"streams,omitempty"`
+	NoTLSResume bool   `msg:"nr,omitempty" json:"no_tls_resume,omitempty"`
+	TLSVersion  string `msg:"tv,omitempty" json:"tls_version,omitempty"`
 }
 
 // Fingerprint is what makes two results comparable, or not.
@@ -335,6 +358,41 @@ type Run struct {
 	// counted in the window and the warm-up's bytes and connections too).
 	Drained        *DrainedCounts `msg:"dr,omitempty" json:"drained,omitempty"`
 	WarmupRequests int64          `msg:"wr,omitempty" json:"warmup_requests,omitempty"`
+
+	// TLS is what an https run's handshakes negotiated, with the
+	// handshake's time (packed histogram); H2 what its HTTP/2
+	// connections saw.
+	TLS       *TLSRun `msg:"tls,omitempty" json:"tls,omitempty"`
+	Handshake []byte  `msg:"hh,omitempty,limit=65536" json:"handshake_hist,omitempty"`
+	H2        *H2Run  `msg:"h2,omitempty" json:"h2,omitempty"`
+}
+
+// TLSRun is loadgen's report.TLSInfo.
+type TLSRun struct {
+	Version    string `msg:"v" json:"version"`
+	Cipher     string `msg:"c" json:"cipher"`
+	Group      string `msg:"g,omitempty" json:"group,omitempty"`
+	ServerName string `msg:"sn,omitempty" json:"server_name,omitempty"`
+	ALPN       string `msg:"al,omitempty" json:"alpn,omitempty"`
+	KeyBits    int    `msg:"kb,omitempty" json:"key_bits,omitempty"`
+	Resume     bool   `msg:"rs,omitempty" json:"resume"`
+	Handshakes int64  `msg:"n,omitempty" json:"handshakes"`
+	Resumed    int64  `msg:"r,omitempty" json:"resumed"`
+}
+
+// H2Run is loadgen's report.H2Info.
+type H2Run struct {
+	MaxStreams  int64       `msg:"mx,omitempty" json:"max_streams,omitempty"`
+	GoAways     int64       `msg:"ga,omitempty" json:"goaways"`
+	Retried     int64       `msg:"rt,omitempty" json:"retried"`
+	HeaderBytes int64       `msg:"hb,omitempty" json:"header_bytes"`
+	Resets      []CodeCount `msg:"rs,omitempty,limit=32" json:"resets,omitempty"` // streams reset, by error code
+}
+
+// CodeCount is a count by name, such as an HTTP/2 error code's.
+type CodeCount struct {
+	Name string `msg:"c" json:"code"`
+	N    int64  `msg:"n" json:"n"`
 }
 
 // DrainedCounts are loadgen's Drained figures.
@@ -358,6 +416,8 @@ type ErrorCounts struct {
 	Timeout int64 `msg:"t,omitempty" json:"timeout"`
 	Status  int64 `msg:"s,omitempty" json:"status"`
 	Length  int64 `msg:"l,omitempty" json:"length"`
+	TLS     int64 `msg:"tl,omitempty" json:"tls,omitempty"`   // failed TLS set-ups (handshake, certificate)
+	Reset   int64 `msg:"rs,omitempty" json:"reset,omitempty"` // HTTP/2 streams the server reset
 }
 
 // StatusCount is the number of responses with one HTTP status code.

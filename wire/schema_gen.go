@@ -767,6 +767,71 @@ func (z CancelSpec) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z CodeCount) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// map header, size 2
+	// string "c"
+	o = append(o, 0x82, 0xa1, 0x63)
+	o = msgp.AppendString(o, z.Name)
+	// string "n"
+	o = append(o, 0xa1, 0x6e)
+	o = msgp.AppendInt64(o, z.N)
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *CodeCount) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "c":
+			z.Name, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Name")
+				return
+			}
+		case "n":
+			z.N, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "N")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z CodeCount) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Name) + 2 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z *Command) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
@@ -2296,8 +2361,8 @@ func (z *DrainedCounts) Msgsize() (s int) {
 func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(6)
-	var zb0001Mask uint8 /* 6 bits */
+	zb0001Len := uint32(8)
+	var zb0001Mask uint8 /* 8 bits */
 	_ = zb0001Mask
 	if z.Connect == 0 {
 		zb0001Len--
@@ -2322,6 +2387,14 @@ func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Length == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x20
+	}
+	if z.TLS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.Reset == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -2357,6 +2430,16 @@ func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "l"
 			o = append(o, 0xa1, 0x6c)
 			o = msgp.AppendInt64(o, z.Length)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "tl"
+			o = append(o, 0xa2, 0x74, 0x6c)
+			o = msgp.AppendInt64(o, z.TLS)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "rs"
+			o = append(o, 0xa2, 0x72, 0x73)
+			o = msgp.AppendInt64(o, z.Reset)
 		}
 	}
 	return
@@ -2420,6 +2503,18 @@ func (z *ErrorCounts) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Length")
 				return
 			}
+		case "tl":
+			z.TLS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "TLS")
+				return
+			}
+		case "rs":
+			z.Reset, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Reset")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -2434,7 +2529,7 @@ func (z *ErrorCounts) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *ErrorCounts) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
 	return
 }
 
@@ -2985,6 +3080,199 @@ func (z *Fingerprint) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z *H2Run) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(5)
+	var zb0001Mask uint8 /* 5 bits */
+	_ = zb0001Mask
+	if z.MaxStreams == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.GoAways == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Retried == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.HeaderBytes == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	if z.Resets == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "mx"
+			o = append(o, 0xa2, 0x6d, 0x78)
+			o = msgp.AppendInt64(o, z.MaxStreams)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "ga"
+			o = append(o, 0xa2, 0x67, 0x61)
+			o = msgp.AppendInt64(o, z.GoAways)
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "rt"
+			o = append(o, 0xa2, 0x72, 0x74)
+			o = msgp.AppendInt64(o, z.Retried)
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "hb"
+			o = append(o, 0xa2, 0x68, 0x62)
+			o = msgp.AppendInt64(o, z.HeaderBytes)
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "rs"
+			o = append(o, 0xa2, 0x72, 0x73)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.Resets)))
+			for za0001 := range z.Resets {
+				// map header, size 2
+				// string "c"
+				o = append(o, 0x82, 0xa1, 0x63)
+				o = msgp.AppendString(o, z.Resets[za0001].Name)
+				// string "n"
+				o = append(o, 0xa1, 0x6e)
+				o = msgp.AppendInt64(o, z.Resets[za0001].N)
+			}
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *H2Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "mx":
+			z.MaxStreams, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MaxStreams")
+				return
+			}
+		case "ga":
+			z.GoAways, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "GoAways")
+				return
+			}
+		case "rt":
+			z.Retried, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Retried")
+				return
+			}
+		case "hb":
+			z.HeaderBytes, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "HeaderBytes")
+				return
+			}
+		case "rs":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Resets")
+				return
+			}
+			if zb0002 > 32 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.Resets) >= int(zb0002) {
+				z.Resets = (z.Resets)[:zb0002]
+			} else {
+				z.Resets = make([]CodeCount, zb0002)
+			}
+			for za0001 := range z.Resets {
+				var zb0003 uint32
+				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Resets", za0001)
+					return
+				}
+				if zb0003 > 32 {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0003 > 0 {
+					zb0003--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "Resets", za0001)
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "c":
+						z.Resets[za0001].Name, bts, err = msgp.ReadStringBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Resets", za0001, "Name")
+							return
+						}
+					case "n":
+						z.Resets[za0001].N, bts, err = msgp.ReadInt64Bytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Resets", za0001, "N")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Resets", za0001)
+							return
+						}
+					}
+				}
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *H2Run) Msgsize() (s int) {
+	s = 1 + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.ArrayHeaderSize
+	for za0001 := range z.Resets {
+		s += 1 + 2 + msgp.StringPrefixSize + len(z.Resets[za0001].Name) + 2 + msgp.Int64Size
+	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z Header) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// map header, size 2
@@ -3518,8 +3806,8 @@ func (z Label) Msgsize() (s int) {
 func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(17)
-	var zb0001Mask uint32 /* 17 bits */
+	zb0001Len := uint32(20)
+	var zb0001Mask uint32 /* 20 bits */
 	_ = zb0001Mask
 	if z.Method == "" {
 		zb0001Len--
@@ -3580,6 +3868,18 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Queue == false {
 		zb0001Len--
 		zb0001Mask |= 0x10000
+	}
+	if z.TLS == nil {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
+	if z.HTTP2 == false {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	if z.Streams == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -3687,6 +3987,29 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "q"
 			o = append(o, 0xa1, 0x71)
 			o = msgp.AppendBool(o, z.Queue)
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "tls"
+			o = append(o, 0xa3, 0x74, 0x6c, 0x73)
+			if z.TLS == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.TLS.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "TLS")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "h2"
+			o = append(o, 0xa2, 0x68, 0x32)
+			o = msgp.AppendBool(o, z.HTTP2)
+		}
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+			// string "ms"
+			o = append(o, 0xa2, 0x6d, 0x73)
+			o = msgp.AppendInt(o, z.Streams)
 		}
 	}
 	return
@@ -3949,6 +4272,35 @@ func (z *LoadTestSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Queue")
 				return
 			}
+		case "tls":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TLS = nil
+			} else {
+				if z.TLS == nil {
+					z.TLS = new(TLSSpec)
+				}
+				bts, err = z.TLS.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TLS")
+					return
+				}
+			}
+		case "h2":
+			z.HTTP2, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "HTTP2")
+				return
+			}
+		case "ms":
+			z.Streams, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Streams")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -3975,7 +4327,13 @@ func (z *LoadTestSpec) Msgsize() (s int) {
 	for za0003 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0003])
 	}
-	s += 2 + msgp.BoolSize
+	s += 2 + msgp.BoolSize + 4
+	if z.TLS == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.TLS.Msgsize()
+	}
+	s += 3 + msgp.BoolSize + 3 + msgp.IntSize
 	return
 }
 
@@ -7048,8 +7406,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(22)
-	var zb0001Mask uint32 /* 22 bits */
+	zb0001Len := uint32(25)
+	var zb0001Mask uint32 /* 25 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -7102,6 +7460,18 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.WarmupRequests == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x200000
+	}
+	if z.TLS == nil {
+		zb0001Len--
+		zb0001Mask |= 0x400000
+	}
+	if z.Handshake == nil {
+		zb0001Len--
+		zb0001Mask |= 0x800000
+	}
+	if z.H2 == nil {
+		zb0001Len--
+		zb0001Mask |= 0x1000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7235,6 +7605,37 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "wr"
 			o = append(o, 0xa2, 0x77, 0x72)
 			o = msgp.AppendInt64(o, z.WarmupRequests)
+		}
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+			// string "tls"
+			o = append(o, 0xa3, 0x74, 0x6c, 0x73)
+			if z.TLS == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.TLS.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "TLS")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x800000) == 0 { // if not omitted
+			// string "hh"
+			o = append(o, 0xa2, 0x68, 0x68)
+			o = msgp.AppendBytes(o, z.Handshake)
+		}
+		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
+			// string "h2"
+			o = append(o, 0xa2, 0x68, 0x32)
+			if z.H2 == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.H2.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "H2")
+					return
+				}
+			}
 		}
 	}
 	return
@@ -7547,6 +7948,62 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "WarmupRequests")
 				return
 			}
+		case "tls":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TLS = nil
+			} else {
+				if z.TLS == nil {
+					z.TLS = new(TLSRun)
+				}
+				bts, err = z.TLS.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TLS")
+					return
+				}
+			}
+		case "hh":
+			var zb0009 uint32
+			zb0009, bts, err = msgp.ReadBytesHeader(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Handshake")
+				return
+			}
+			if zb0009 > 65536 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if z.Handshake == nil || uint32(cap(z.Handshake)) < zb0009 {
+				z.Handshake = make([]byte, zb0009)
+			} else {
+				z.Handshake = z.Handshake[:zb0009]
+			}
+			if uint32(len(bts)) < zb0009 {
+				err = msgp.ErrShortBytes
+				return
+			}
+			copy(z.Handshake, bts[:zb0009])
+			bts = bts[zb0009:]
+		case "h2":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.H2 = nil
+			} else {
+				if z.H2 == nil {
+					z.H2 = new(H2Run)
+				}
+				bts, err = z.H2.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "H2")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7577,7 +8034,18 @@ func (z *Run) Msgsize() (s int) {
 	} else {
 		s += z.Drained.Msgsize()
 	}
-	s += 3 + msgp.Int64Size
+	s += 3 + msgp.Int64Size + 4
+	if z.TLS == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.TLS.Msgsize()
+	}
+	s += 3 + msgp.BytesPrefixSize + len(z.Handshake) + 3
+	if z.H2 == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.H2.Msgsize()
+	}
 	return
 }
 
@@ -7585,8 +8053,8 @@ func (z *Run) Msgsize() (s int) {
 func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(17)
-	var zb0001Mask uint32 /* 17 bits */
+	zb0001Len := uint32(21)
+	var zb0001Mask uint32 /* 21 bits */
 	_ = zb0001Mask
 	if z.Headers == nil {
 		zb0001Len--
@@ -7639,6 +8107,22 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Mode == "" {
 		zb0001Len--
 		zb0001Mask |= 0x10000
+	}
+	if z.Protocol == "" {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
+	if z.Streams == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	if z.NoTLSResume == false {
+		zb0001Len--
+		zb0001Mask |= 0x80000
+	}
+	if z.TLSVersion == "" {
+		zb0001Len--
+		zb0001Mask |= 0x100000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7733,6 +8217,26 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "md"
 			o = append(o, 0xa2, 0x6d, 0x64)
 			o = msgp.AppendString(o, z.Mode)
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "pr"
+			o = append(o, 0xa2, 0x70, 0x72)
+			o = msgp.AppendString(o, z.Protocol)
+		}
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "ms"
+			o = append(o, 0xa2, 0x6d, 0x73)
+			o = msgp.AppendInt(o, z.Streams)
+		}
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+			// string "nr"
+			o = append(o, 0xa2, 0x6e, 0x72)
+			o = msgp.AppendBool(o, z.NoTLSResume)
+		}
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
+			// string "tv"
+			o = append(o, 0xa2, 0x74, 0x76)
+			o = msgp.AppendString(o, z.TLSVersion)
 		}
 	}
 	return
@@ -7929,6 +8433,30 @@ func (z *RunSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Mode")
 				return
 			}
+		case "pr":
+			z.Protocol, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Protocol")
+				return
+			}
+		case "ms":
+			z.Streams, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Streams")
+				return
+			}
+		case "nr":
+			z.NoTLSResume, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "NoTLSResume")
+				return
+			}
+		case "tv":
+			z.TLSVersion, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "TLSVersion")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7951,7 +8479,7 @@ func (z *RunSpec) Msgsize() (s int) {
 	for za0002 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0002])
 	}
-	s += 3 + msgp.StringPrefixSize + len(z.Mode)
+	s += 3 + msgp.StringPrefixSize + len(z.Mode) + 3 + msgp.StringPrefixSize + len(z.Protocol) + 3 + msgp.IntSize + 3 + msgp.BoolSize + 3 + msgp.StringPrefixSize + len(z.TLSVersion)
 	return
 }
 
@@ -10339,5 +10867,316 @@ func (z *System) Msgsize() (s int) {
 	for za0007 := range z.Warnings {
 		s += msgp.StringPrefixSize + len(z.Warnings[za0007])
 	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *TLSRun) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
+	_ = zb0001Mask
+	if z.Group == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.ServerName == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	if z.ALPN == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	if z.KeyBits == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.Resume == false {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.Handshakes == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.Resumed == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "v"
+		o = append(o, 0xa1, 0x76)
+		o = msgp.AppendString(o, z.Version)
+		// string "c"
+		o = append(o, 0xa1, 0x63)
+		o = msgp.AppendString(o, z.Cipher)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "g"
+			o = append(o, 0xa1, 0x67)
+			o = msgp.AppendString(o, z.Group)
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "sn"
+			o = append(o, 0xa2, 0x73, 0x6e)
+			o = msgp.AppendString(o, z.ServerName)
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "al"
+			o = append(o, 0xa2, 0x61, 0x6c)
+			o = msgp.AppendString(o, z.ALPN)
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "kb"
+			o = append(o, 0xa2, 0x6b, 0x62)
+			o = msgp.AppendInt(o, z.KeyBits)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "rs"
+			o = append(o, 0xa2, 0x72, 0x73)
+			o = msgp.AppendBool(o, z.Resume)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "n"
+			o = append(o, 0xa1, 0x6e)
+			o = msgp.AppendInt64(o, z.Handshakes)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "r"
+			o = append(o, 0xa1, 0x72)
+			o = msgp.AppendInt64(o, z.Resumed)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *TLSRun) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "v":
+			z.Version, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Version")
+				return
+			}
+		case "c":
+			z.Cipher, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Cipher")
+				return
+			}
+		case "g":
+			z.Group, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Group")
+				return
+			}
+		case "sn":
+			z.ServerName, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ServerName")
+				return
+			}
+		case "al":
+			z.ALPN, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ALPN")
+				return
+			}
+		case "kb":
+			z.KeyBits, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "KeyBits")
+				return
+			}
+		case "rs":
+			z.Resume, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Resume")
+				return
+			}
+		case "n":
+			z.Handshakes, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Handshakes")
+				return
+			}
+		case "r":
+			z.Resumed, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Resumed")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *TLSRun) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Version) + 2 + msgp.StringPrefixSize + len(z.Cipher) + 2 + msgp.StringPrefixSize + len(z.Group) + 3 + msgp.StringPrefixSize + len(z.ServerName) + 3 + msgp.StringPrefixSize + len(z.ALPN) + 3 + msgp.IntSize + 3 + msgp.BoolSize + 2 + msgp.Int64Size + 2 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *TLSSpec) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
+	_ = zb0001Mask
+	if z.CACerts == nil {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.Insecure == false {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.NoResume == false {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Version == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "ca"
+			o = append(o, 0xa2, 0x63, 0x61)
+			o = msgp.AppendBytes(o, z.CACerts)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "ik"
+			o = append(o, 0xa2, 0x69, 0x6b)
+			o = msgp.AppendBool(o, z.Insecure)
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "nr"
+			o = append(o, 0xa2, 0x6e, 0x72)
+			o = msgp.AppendBool(o, z.NoResume)
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "v"
+			o = append(o, 0xa1, 0x76)
+			o = msgp.AppendString(o, z.Version)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *TLSSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "ca":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadBytesHeader(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "CACerts")
+				return
+			}
+			if zb0002 > 65536 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if z.CACerts == nil || uint32(cap(z.CACerts)) < zb0002 {
+				z.CACerts = make([]byte, zb0002)
+			} else {
+				z.CACerts = z.CACerts[:zb0002]
+			}
+			if uint32(len(bts)) < zb0002 {
+				err = msgp.ErrShortBytes
+				return
+			}
+			copy(z.CACerts, bts[:zb0002])
+			bts = bts[zb0002:]
+		case "ik":
+			z.Insecure, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Insecure")
+				return
+			}
+		case "nr":
+			z.NoResume, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "NoResume")
+				return
+			}
+		case "v":
+			z.Version, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Version")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *TLSSpec) Msgsize() (s int) {
+	s = 1 + 3 + msgp.BytesPrefixSize + len(z.CACerts) + 3 + msgp.BoolSize + 3 + msgp.BoolSize + 2 + msgp.StringPrefixSize + len(z.Version)
 	return
 }

@@ -1,8 +1,12 @@
 package wire
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // check is the validation DecodeResult applies after the shape: every
@@ -40,8 +44,64 @@ func (r *Result) check() error {
 	return nil
 }
 
+// Bounds of a command's HTTP/2 and TLS options, checked by DecodeCommand
+// (streams in results by DecodeResult too).
+const (
+	// MaxStreams is the most HTTP/2 streams per connection a load test
+	// may ask for (loadgen.MaxStreams).
+	MaxStreams = 1000
+	// MaxCABundle is the size cap of a command's CA bundle in bytes (the
+	// limit of TLSSpec.CACerts' msg tag): room for dozens of certificates.
+	MaxCABundle = 64 << 10
+)
+
+// check is the validation DecodeCommand applies to a command's spec.
+func (c *Command) check() error {
+	if lt := c.Spec.LoadTest; lt != nil {
+		if err := lt.check(); err != nil {
+			return fmt.Errorf("loadtest: %w", err)
+		}
+	}
+	return nil
+}
+
+// check bounds the HTTP/2 and TLS options of a load test: streams in
+// 0..MaxStreams (0 is one), only with HTTP/2 when more than one; a TLS
+// version of "1.2", "1.3" or none; a CA bundle of PEM certificates only
+// (the generated decoder refuses one over MaxCABundle bytes).
+func (s *LoadTestSpec) check() error {
+	if s.Streams < 0 || s.Streams > MaxStreams {
+		return fmt.Errorf("streams %d not in 1..%d: %w", s.Streams, MaxStreams, ErrMalformed)
+	}
+	if s.Streams > 1 && !s.HTTP2 {
+		return fmt.Errorf("streams %d without HTTP/2: %w", s.Streams, ErrMalformed)
+	}
+	t := s.TLS
+	if t == nil {
+		return nil
+	}
+	if err := checkTLSVersion(t.Version); err != nil {
+		return err
+	}
+	if len(t.CACerts) > 0 {
+		if err := CheckCACerts(t.CACerts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTLSVersion(v string) error {
+	switch v {
+	case "", "1.2", "1.3":
+		return nil
+	}
+	return fmt.Errorf("TLS version %q: want 1.2 or 1.3: %w", Clip(v), ErrMalformed)
+}
+
 func (s *RunSpec) check() error {
 	if err := nonNegative(field{"body_bytes", s.BodyBytes}, field{"connections", int64(s.Connections)}, field{"threads", int64(s.Threads)},
+		field{"streams", int64(s.Streams)},
 		field{"requests", s.Requests}, field{"duration_ms", s.DurationMS}, field{"timeout_ms", s.TimeoutMS},
 		field{"warmup_ms", s.WarmupMS}, field{"repeat", int64(s.Repeat)}, field{"interval_ms", s.IntervalMS}); err != nil {
 		return err
@@ -52,7 +112,15 @@ func (s *RunSpec) check() error {
 	if s.Rate < 0 {
 		return fmt.Errorf("rate %g: %w", s.Rate, ErrMalformed)
 	}
-	return nil
+	switch s.Protocol {
+	case "", "h2", "h2c":
+	default:
+		return fmt.Errorf("protocol %q: want h2, h2c or none: %w", Clip(s.Protocol), ErrMalformed)
+	}
+	if s.Streams > MaxStreams {
+		return fmt.Errorf("streams %d over %d: %w", s.Streams, MaxStreams, ErrMalformed)
+	}
+	return checkTLSVersion(s.TLSVersion)
 }
 
 func (r *Run) check() error {
@@ -60,8 +128,25 @@ func (r *Run) check() error {
 	if err := nonNegative(field{"duration_us", r.DurationUS}, field{"completed", r.Completed}, field{"ok", r.OK},
 		field{"connect errors", e.Connect}, field{"read errors", e.Read}, field{"write errors", e.Write},
 		field{"timeouts", e.Timeout}, field{"status errors", e.Status}, field{"length errors", e.Length},
+		field{"tls errors", e.TLS}, field{"reset errors", e.Reset},
 		field{"bytes", r.Bytes}, field{"body_bytes", r.BodyBytes}, field{"connects", r.Connects}); err != nil {
 		return err
+	}
+	if t := r.TLS; t != nil {
+		if err := nonNegative(field{"tls handshakes", t.Handshakes}, field{"tls resumed", t.Resumed}, field{"tls key_bits", int64(t.KeyBits)}); err != nil {
+			return err
+		}
+	}
+	if h := r.H2; h != nil {
+		if err := nonNegative(field{"h2 max_streams", h.MaxStreams}, field{"h2 goaways", h.GoAways}, field{"h2 retried", h.Retried},
+			field{"h2 header_bytes", h.HeaderBytes}); err != nil {
+			return err
+		}
+		for _, c := range h.Resets {
+			if c.N < 0 {
+				return fmt.Errorf("h2 resets %s: count %d: %w", c.Name, c.N, ErrMalformed)
+			}
+		}
 	}
 	if r.DocLength < -1 {
 		return fmt.Errorf("doc_length %d: %w", r.DocLength, ErrMalformed)
@@ -184,6 +269,41 @@ func finite(what string, vs ...float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s %g: %w", what, v, ErrMalformed)
 		}
+	}
+	return nil
+}
+
+// ErrPrivateKey is a CA bundle that holds a private key.
+var ErrPrivateKey = errors.New("a private key: a command carries certificates only")
+
+// CheckCACerts checks the CA bundle of a command's TLSSpec: PEM
+// certificates that parse, and nothing else. A private key, whatever its
+// PEM type, is ErrPrivateKey: keys never travel in a command.
+func CheckCACerts(b []byte) error {
+	rest := b
+	n := 0
+	for {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		switch {
+		case strings.Contains(blk.Type, "PRIVATE KEY"):
+			return fmt.Errorf("CA bundle: %s block: %w", blk.Type, ErrPrivateKey)
+		case blk.Type != "CERTIFICATE":
+			return fmt.Errorf("CA bundle: a %s block, want CERTIFICATE only: %w", Clip(blk.Type), ErrMalformed)
+		}
+		if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+			return fmt.Errorf("CA bundle: certificate %d: %w: %w", n+1, ErrMalformed, err)
+		}
+		n++
+	}
+	if strings.Contains(string(rest), "PRIVATE KEY") {
+		return fmt.Errorf("CA bundle: %w", ErrPrivateKey)
+	}
+	if n == 0 {
+		return fmt.Errorf("CA bundle: no PEM certificate: %w", ErrMalformed)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
@@ -83,4 +84,88 @@ func hostileResult(t testing.TB, i int32) []byte {
 		Runs: []wire.Run{{Completed: 1, System: &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
 			Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: i}}}}}}}
 	return wiretest.Marshal(t, r)
+}
+
+// TestDecodeCommandChecksTLSAndHTTP2: the decoder refuses a load test
+// whose HTTP/2 or TLS options no device should act on: streams out of
+// range, a TLS version that is none, a CA bundle over the cap, or one
+// that holds a private key or anything but certificates.
+func TestDecodeCommandChecksTLSAndHTTP2(t *testing.T) {
+	if _, err := wire.DecodeCommand(wiretest.Marshal(t, wiretest.CommandH2(t))); err != nil {
+		t.Fatalf("the fixture does not decode: %v", err)
+	}
+	ca := wiretest.CABundle(t)
+	key := []byte("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oIPmSgBEjHrKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n")
+	for _, c := range []struct {
+		name string
+		mut  func(s *wire.LoadTestSpec)
+		want error
+	}{
+		{"negative streams", func(s *wire.LoadTestSpec) { s.Streams = -1 }, wire.ErrMalformed},
+		{"streams over the cap", func(s *wire.LoadTestSpec) { s.Streams = wire.MaxStreams + 1 }, wire.ErrMalformed},
+		{"streams without HTTP/2", func(s *wire.LoadTestSpec) { s.HTTP2 = false }, wire.ErrMalformed},
+		{"TLS version 1.1", func(s *wire.LoadTestSpec) { s.TLS.Version = "1.1" }, wire.ErrMalformed},
+		{"a private key after the CA", func(s *wire.LoadTestSpec) { s.TLS.CACerts = append(ca, key...) }, wire.ErrPrivateKey},
+		{"a private key alone", func(s *wire.LoadTestSpec) { s.TLS.CACerts = key }, wire.ErrPrivateKey},
+		{"a key in an unknown block", func(s *wire.LoadTestSpec) {
+			s.TLS.CACerts = append(ca, []byte("junk -----BEGIN OPENSSH PRIVATE KEY----- junk")...)
+		}, wire.ErrPrivateKey},
+		{"a public key", func(s *wire.LoadTestSpec) {
+			s.TLS.CACerts = []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+		}, wire.ErrMalformed},
+		{"no PEM", func(s *wire.LoadTestSpec) { s.TLS.CACerts = []byte("not a certificate") }, wire.ErrMalformed},
+		{"a certificate that does not parse", func(s *wire.LoadTestSpec) {
+			s.TLS.CACerts = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+		}, wire.ErrMalformed},
+		{"a bundle over the cap", func(s *wire.LoadTestSpec) {
+			s.TLS.CACerts = bytes.Repeat(ca, wire.MaxCABundle/len(ca)+1)
+		}, wire.ErrMalformed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := wiretest.CommandH2(t)
+			c.mut(cmd.Spec.LoadTest)
+			_, err := wire.DecodeCommand(wiretest.Marshal(t, cmd))
+			if !errors.Is(err, c.want) {
+				t.Errorf("error %v, want %v", err, c.want)
+			}
+		})
+	}
+	// Up to the cap decodes.
+	cmd := wiretest.CommandH2(t)
+	cmd.Spec.LoadTest.TLS.CACerts = bytes.Repeat(ca, wire.MaxCABundle/len(ca))
+	cmd.Spec.LoadTest.Streams = wire.MaxStreams
+	if _, err := wire.DecodeCommand(wiretest.Marshal(t, cmd)); err != nil {
+		t.Errorf("a bundle of %d bytes, %d streams: %v", len(cmd.Spec.LoadTest.TLS.CACerts), wire.MaxStreams, err)
+	}
+}
+
+// TestDecodeResultChecksTLSAndHTTP2: the protocol, TLS and HTTP/2 figures
+// of a result are checked as the others are.
+func TestDecodeResultChecksTLSAndHTTP2(t *testing.T) {
+	if _, err := wire.DecodeResult(wiretest.Marshal(t, wiretest.ResultH2(t, 20))); err != nil {
+		t.Fatalf("the fixture does not decode: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		mut  func(r *wire.Result)
+	}{
+		{"protocol h3", func(r *wire.Result) { r.Spec.Protocol = "h3" }},
+		{"negative streams", func(r *wire.Result) { r.Spec.Streams = -1 }},
+		{"streams over the cap", func(r *wire.Result) { r.Spec.Streams = wire.MaxStreams + 1 }},
+		{"TLS version 1.0", func(r *wire.Result) { r.Spec.TLSVersion = "1.0" }},
+		{"negative TLS errors", func(r *wire.Result) { r.Runs[0].Errors.TLS = -1 }},
+		{"negative resets", func(r *wire.Result) { r.Runs[0].Errors.Reset = -1 }},
+		{"negative handshakes", func(r *wire.Result) { r.Runs[0].TLS.Handshakes = -1 }},
+		{"negative resumed", func(r *wire.Result) { r.Runs[0].TLS.Resumed = -1 }},
+		{"negative goaways", func(r *wire.Result) { r.Runs[0].H2.GoAways = -1 }},
+		{"negative reset count", func(r *wire.Result) { r.Runs[0].H2.Resets[0].N = -1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := wiretest.ResultH2(t, 20)
+			c.mut(r)
+			if _, err := wire.DecodeResult(wiretest.Marshal(t, r)); !errors.Is(err, wire.ErrMalformed) {
+				t.Errorf("error %v, want ErrMalformed", err)
+			}
+		})
+	}
 }

@@ -3,6 +3,13 @@
 package wiretest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -198,4 +205,51 @@ func Marshal(t testing.TB, m interface{ MarshalMsg([]byte) ([]byte, error) }) []
 		t.Fatal(err)
 	}
 	return b
+}
+
+// CABundle is a PEM bundle of one self-signed ECDSA P-256 CA certificate,
+// as a command's TLSSpec carries it.
+func CABundle(t testing.TB) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 11, 3, 0, 0, 0, 0, time.UTC)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "edgebench wire test CA"},
+		NotBefore: at, NotAfter: at.AddDate(10, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// CommandH2 is Command over HTTPS and HTTP/2: 10 streams per connection,
+// TLS 1.3 only, resumption off, the server's CA in the command.
+func CommandH2(t testing.TB) *wire.Command {
+	c := Command()
+	lt := c.Spec.LoadTest
+	lt.URL = "https://127.0.0.1/index.html"
+	lt.HTTP2, lt.Streams = true, 10
+	lt.TLS = &wire.TLSSpec{CACerts: CABundle(t), NoResume: true, Version: "1.3"}
+	return c
+}
+
+// ResultH2 is ResultN's result of an HTTPS and HTTP/2 run: its spec says
+// h2 with 10 streams and resumption off, its run what the handshakes
+// negotiated and what the HTTP/2 connections saw.
+func ResultH2(t testing.TB, n int) *wire.Result {
+	t.Helper()
+	r := ResultN(t, n)
+	r.Spec.URL = "https://127.0.0.1/index.html"
+	r.Spec.Protocol, r.Spec.Streams, r.Spec.NoTLSResume, r.Spec.TLSVersion = "h2", 10, true, "1.3"
+	run := &r.Runs[0]
+	run.Errors.TLS, run.Errors.Reset = 2, 1
+	run.TLS = &wire.TLSRun{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256", Group: "X25519", ServerName: "127.0.0.1", ALPN: "h2",
+		KeyBits: 256, Handshakes: 62, Resumed: 0}
+	run.Handshake = hist(t, 5, 62, 600, 3)
+	run.H2 = &wire.H2Run{MaxStreams: 128, GoAways: 1, Retried: 3, HeaderBytes: 412_345 * 15,
+		Resets: []wire.CodeCount{{Name: "REFUSED_STREAM", N: 1}}}
+	return r
 }
