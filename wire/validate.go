@@ -58,18 +58,20 @@ const (
 // check is the validation DecodeCommand applies to a command's spec.
 func (c *Command) check() error {
 	if lt := c.Spec.LoadTest; lt != nil {
-		if err := lt.check(); err != nil {
+		if err := lt.Check(); err != nil {
 			return fmt.Errorf("loadtest: %w", err)
 		}
 	}
 	return nil
 }
 
-// check bounds the HTTP/2 and TLS options of a load test: streams in
-// 0..MaxStreams (0 is one), only with HTTP/2 when more than one; a TLS
-// version of "1.2", "1.3" or none; a CA bundle of PEM certificates only
-// (the generated decoder refuses one over MaxCABundle bytes).
-func (s *LoadTestSpec) check() error {
+// Check bounds the HTTP/2 and TLS options of a load test, as
+// DecodeCommand does on a device and the collector before it sends one:
+// streams in 0..MaxStreams (0 is one), only with HTTP/2 when more than
+// one; a TLS version of "1.2", "1.3" or none; a CA bundle of PEM
+// certificates only, of at most MaxCABundle bytes (the generated decoder
+// refuses a larger one before this).
+func (s *LoadTestSpec) Check() error {
 	if s.Streams < 0 || s.Streams > MaxStreams {
 		return fmt.Errorf("streams %d not in 1..%d: %w", s.Streams, MaxStreams, ErrMalformed)
 	}
@@ -82,6 +84,9 @@ func (s *LoadTestSpec) check() error {
 	}
 	if err := checkTLSVersion(t.Version); err != nil {
 		return err
+	}
+	if len(t.CACerts) > MaxCABundle {
+		return fmt.Errorf("CA bundle of %d bytes, cap %d: %w", len(t.CACerts), MaxCABundle, ErrTooLarge)
 	}
 	if len(t.CACerts) > 0 {
 		if err := CheckCACerts(t.CACerts); err != nil {
