@@ -1,7 +1,10 @@
-package main
+// Package tlsflags is the HTTPS and HTTP/2 flags of the commands that
+// start a load test: edgebench run, ab and wrk on a device, and
+// edgebench-collector trigger for a fleet. One set of flags, one set of
+// rules, one line for each mistake.
+package tlsflags
 
 import (
-	"crypto/tls"
 	"os"
 	"strings"
 
@@ -9,17 +12,17 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 )
 
-// tlsFlags are the HTTPS and HTTP/2 options of a load test command.
-type tlsFlags struct {
+// Flags are the HTTPS and HTTP/2 options of a load test command.
+type Flags struct {
 	cacert  string
 	version string
 	h2, h2c bool
 }
 
-// addTLSFlags adds the TLS options every load test command takes (long
-// names only: -k is keep-alive), and, with h2, HTTP/2's.
-func addTLSFlags(fs *cli.FlagSet, c *loadgen.Config, h2 bool) *tlsFlags {
-	tf := &tlsFlags{}
+// Add adds the TLS options every load test command takes (long names
+// only: -k is keep-alive) to fs, and, with h2, HTTP/2's; they set c.
+func Add(fs *cli.FlagSet, c *loadgen.Config, h2 bool) *Flags {
+	tf := &Flags{}
 	fs.StringVar(&tf.cacert, "cacert", "", "https: verify the server's certificate against the CAs of this PEM `FILE`")
 	fs.BoolVar(&c.TLS.Insecure, "insecure", c.TLS.Insecure, "https: do not verify the server's certificate")
 	fs.BoolVar(&c.TLS.NoResume, "no-tls-resume", c.TLS.NoResume, "https: a full TLS handshake for each new connection (no session resumption)")
@@ -33,8 +36,10 @@ func addTLSFlags(fs *cli.FlagSet, c *loadgen.Config, h2 bool) *tlsFlags {
 	return tf
 }
 
-// apply checks the options against the URL and sets them in c.
-func (tf *tlsFlags) apply(c *loadgen.Config, fs *cli.FlagSet) error {
+// Apply checks the options against c's URL and keep-alive and sets them
+// in c: HTTP2, Streams (at least 1) and TLS (zero for an http URL).
+// Mistakes are cli usage errors.
+func (tf *Flags) Apply(c *loadgen.Config, fs *cli.FlagSet) error {
 	https := strings.HasPrefix(strings.ToLower(c.URL), "https://")
 	if c.Streams == 0 {
 		c.Streams = 1
@@ -59,15 +64,11 @@ func (tf *tlsFlags) apply(c *loadgen.Config, fs *cli.FlagSet) error {
 	if !https && (tf.cacert != "" || tf.version != "" || fs.Changed("insecure")) {
 		return cli.Usagef("--cacert, --insecure and --tls-version are for https:// URLs")
 	}
-	switch tf.version {
-	case "":
-	case "1.2", "TLS1.2", "tls1.2":
-		c.TLS.Version = tls.VersionTLS12
-	case "1.3", "TLS1.3", "tls1.3":
-		c.TLS.Version = tls.VersionTLS13
-	default:
+	v, err := loadgen.ParseTLSVersion(tf.version)
+	if err != nil {
 		return cli.Usagef("--tls-version %q: want 1.2 or 1.3", tf.version)
 	}
+	c.TLS.Version = v
 	if !https {
 		c.TLS = loadgen.TLSConfig{}
 	}
@@ -80,3 +81,6 @@ func (tf *tlsFlags) apply(c *loadgen.Config, fs *cli.FlagSet) error {
 	}
 	return nil
 }
+
+// CACert is the --cacert file given, "" when none.
+func (tf *Flags) CACert() string { return tf.cacert }
