@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -26,6 +27,7 @@ import (
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 func TestMain(m *testing.M) {
@@ -293,6 +295,28 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}
 	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
 		t.Error("selection of nothing accepted")
+	}
+	// What the devices' decoder would refuse is not sent: a key with the
+	// CA bundle, streams without HTTP/2.
+	withKey := wire.LoadTestSpec{URL: "https://127.0.0.1/", Connections: 1, DurationMS: 1000,
+		TLS: &wire.TLSSpec{CACerts: append(wiretest.CABundle(t), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)}}
+	body, _ = json.Marshal(TriggerRequest{Device: "pi-1", Spec: withKey})
+	resp, err = http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == 200 || !strings.Contains(string(msg), "private key") {
+		t.Errorf("a key in the CA bundle: %d %s", resp.StatusCode, msg)
+	}
+	if _, err := col.Trigger(ctx, TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("streams without HTTP/2: %v", err)
+	}
+	select {
+	case c := <-got:
+		t.Errorf("a refused trigger sent %+v", c)
+	default:
 	}
 
 	// Restart on the same file: nothing lost, a resent result not doubled.

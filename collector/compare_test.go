@@ -14,10 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 func TestCompareByServer(t *testing.T) {
@@ -542,4 +545,90 @@ func TestExportShowsSpec(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCompareByProtocolAndTLSResumption: HTTP/1.1 against h2, and TLS
+// resumption on against off, compare like any part of the spec: one
+// table, a group each, and never pooled in a comparison by something else.
+func TestCompareByProtocolAndTLSResumption(t *testing.T) {
+	s := openTestStore(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	at := time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+	var batch []Incoming
+	add := func(mod func(*wire.RunSpec), rps float64) {
+		r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at, rps, 900)
+		r.Spec.URL = "https://127.0.0.1:8443/index.html"
+		mod(&r.Spec)
+		batch = append(batch, incoming(t, r))
+		at = at.Add(time.Minute)
+	}
+	for i := range 4 {
+		jitter := float64(i) * 3
+		add(func(*wire.RunSpec) {}, 9000+jitter)
+		add(func(s *wire.RunSpec) { s.Protocol, s.Streams = "h2", 10 }, 15000+jitter)
+		add(func(s *wire.RunSpec) { s.KeepAlive = false }, 700+jitter)
+		add(func(s *wire.RunSpec) { s.KeepAlive, s.NoTLSResume = false, true }, 450+jitter)
+	}
+	if _, err := s.Ingest(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	table := func(c *Comparison, keys ...string) *Table {
+		t.Helper()
+		for i, tb := range c.Tables {
+			var got []string
+			for _, g := range tb.Groups {
+				got = append(got, g.Key)
+			}
+			if slices.Equal(got, keys) {
+				return &c.Tables[i]
+			}
+		}
+		t.Fatalf("no table with the groups %q in %+v", keys, c.Tables)
+		return nil
+	}
+	median := func(g Group) float64 { return g.Stats["rps"].Median }
+
+	c, err := s.Compare(context.Background(), CompareOptions{By: "protocol", Base: "HTTP/1.x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := table(c, "HTTP/1.x", "h2, 10 streams")
+	if g := tb.Groups; g[0].N != 4 || g[1].N != 4 || median(g[0]) > 9010 || median(g[1]) < 15000 || tb.Spec.Protocol != "" {
+		t.Errorf("by protocol: %+v", tb)
+	}
+	if d, ok := tb.Groups[1].Deltas["rps"]; !ok || d.Pct < 60 {
+		t.Errorf("h2 against HTTP/1.1: %+v", tb.Groups[1].Deltas)
+	}
+
+	c, err = s.Compare(context.Background(), CompareOptions{By: "tls_resume", Base: "resumption on"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb = table(c, "resumption on", "resumption off")
+	if g := tb.Groups; g[0].N != 4 || g[1].N != 4 || median(g[0]) < 700 || median(g[1]) > 460 || *tb.Spec.KeepAlive {
+		t.Errorf("by tls_resume: %+v", tb)
+	}
+
+	// By server, the four kinds of work are four tables of 4 runs.
+	c, err = s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tables) != 4 {
+		t.Fatalf("by server: %d tables, want 4", len(c.Tables))
+	}
+	var b bytes.Buffer
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"h2, 10 streams", "no TLS resumption"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the text does not say %q:\n%s", want, b.String())
+		}
+	}
+	for _, tb := range c.Tables {
+		if len(tb.Groups) != 1 || tb.Groups[0].N != 4 {
+			t.Errorf("table %s: %+v", tb.Spec, tb.Groups)
+		}
+	}
 }

@@ -156,6 +156,9 @@ func writeBenchfmt(w io.Writer, runs []GroupedRun, meta map[string]RunRow) error
 		sp := r.Spec // the work done, which no label may hide
 		cfg["method"], cfg["keepalive"], cfg["rate"] = sp.Method, optBool(sp.KeepAlive), strconv.FormatFloat(sp.Rate, 'f', -1, 64)
 		cfg["body-bytes"], cfg["headers"] = strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; ")
+		cfg["protocol"], _ = sp.field("protocol")
+		cfg["tls-resume"], _ = sp.field("tls_resume")
+		cfg["tls-version"], _ = sp.field("tls_version")
 		if cfg["server"] == "" {
 			cfg["server"] = m.Server
 		}

@@ -15,7 +15,8 @@ import (
 
 // reportErrors are the failed requests of a run as the reports count them.
 func reportErrors(e wire.ErrorCounts) report.Errors {
-	return report.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+	return report.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length,
+		TLS: e.TLS, Reset: e.Reset}
 }
 
 // statusMap is the status counts of l by code.
@@ -71,6 +72,36 @@ func LoadResult(r *wire.Run, spec wire.RunSpec) (*report.Result, error) {
 	}
 	for _, s := range r.Timeline {
 		res.Timeline = append(res.Timeline, report.Second{T: int(s.T), Completed: s.Completed, Errors: s.Errors, P50: s.P50US, P99: s.P99US})
+	}
+	res.Protocol = spec.Protocol
+	switch {
+	case spec.Protocol != "":
+	case spec.Mode == "ab":
+		res.Protocol = "HTTP/1.0"
+	default:
+		res.Protocol = "HTTP/1.1"
+	}
+	if t := r.TLS; t != nil {
+		res.TLS = &report.TLSInfo{Version: t.Version, Cipher: t.Cipher, Group: t.Group, ServerName: t.ServerName, ALPN: t.ALPN,
+			KeyBits: t.KeyBits, Resume: t.Resume, Handshakes: t.Handshakes, Resumed: t.Resumed}
+		res.Handshake = report.NewLatencyHistogram()
+		if len(r.Handshake) > 0 {
+			if res.Handshake, err = report.DecodeHistogram(r.Handshake); err != nil {
+				return nil, fmt.Errorf("handshake histogram: %w", err)
+			}
+		}
+	}
+	if h := r.H2; h != nil || spec.Protocol != "" {
+		res.H2 = &report.H2Info{Streams: spec.Streams}
+		if h != nil {
+			res.H2.MaxStreams, res.H2.GoAways, res.H2.Retried, res.H2.HeaderBytes = h.MaxStreams, h.GoAways, h.Retried, h.HeaderBytes
+			for _, c := range h.Resets {
+				if res.H2.Resets == nil {
+					res.H2.Resets = map[string]int64{}
+				}
+				res.H2.Resets[c.Name] += c.N
+			}
+		}
 	}
 	return res, nil
 }

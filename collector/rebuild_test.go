@@ -3,19 +3,25 @@ package collector
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // TestRunSurvivesTheWire runs a real load test with the probe on the live
@@ -102,4 +108,65 @@ func TestRunSurvivesTheWire(t *testing.T) {
 		S *machine.Report `json:"s"`
 	}{new(res.JSON()), sys})
 	t.Logf("one %.1f s run: %d bytes of msgpack, %d of edgebench's JSON report", res.Duration.Seconds(), len(b), len(js))
+}
+
+// TestHTTPSRunSurvivesTheWire: an HTTP/2 run over TLS against a real
+// nginx, mapped onto the wire as a device does and rebuilt here, says
+// what the device's said: the protocol and streams, what TLS negotiated
+// and the handshake's time, what the HTTP/2 connections saw, h2load's
+// summary.
+func TestHTTPSRunSurvivesTheWire(t *testing.T) {
+	ngx := testenv.NginxWith(t, testenv.NginxConfig{TLS: true})
+	ca, err := os.ReadFile(ngx.Certs.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadgen.Config{URL: "https://" + ngx.HTTPS + "/index.html", Connections: 2, Duration: 800 * time.Millisecond, KeepAlive: true,
+		HTTP2: true, Streams: 4, TLS: loadgen.TLSConfig{CACerts: ca, NoResume: true, Version: tls.VersionTLS13}}
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: "f", Device: "d", CreatedAt: time.Now().UTC(),
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Spec: measure.SpecOf(cfg, 1, time.Second, nil),
+		Runs: []wire.Run{measure.FromRun(res, nil)}}
+	in, err := wire.DecodeResult(wiretest.Marshal(t, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp := in.Spec; sp.Protocol != "h2" || sp.Streams != 4 || !sp.NoTLSResume || sp.TLSVersion != "1.3" {
+		t.Errorf("spec after the wire: %+v", sp)
+	}
+	back, err := LoadResult(&in.Runs[0], in.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Duration = res.Duration.Truncate(time.Microsecond) // the wire's unit
+	if res.OK == 0 || res.TLS == nil || res.TLS.ALPN != "h2" || res.H2 == nil {
+		t.Fatalf("the run: ok %d, tls %+v, h2 %+v", res.OK, res.TLS, res.H2)
+	}
+	sent, got := res.JSON(), back.JSON()
+	if sent.Protocol != got.Protocol || !reflect.DeepEqual(sent.TLS, got.TLS) || !reflect.DeepEqual(sent.H2, got.H2) {
+		t.Errorf("JSON after the wire: protocol %q tls %+v h2 %+v, sent %q %+v %+v", got.Protocol, got.TLS, got.H2, sent.Protocol, sent.TLS, sent.H2)
+	}
+	// h2load's summary, but for two lines the wire does not carry as they
+	// are: time to 1st byte (the waiting times travel with 2 significant
+	// digits, as for ab's table) and the per-connection req/s (as wrk's
+	// per-thread figures, they stay on the device).
+	var a, b bytes.Buffer
+	report.WriteH2load(&a, res)
+	report.WriteH2load(&b, back)
+	h2lines := func(s string) string {
+		return regexp.MustCompile(`(?m)^(time to 1st byte|req/s           ):.*$`).ReplaceAllString(s, "$1: (not on the wire)")
+	}
+	if h2lines(a.String()) != h2lines(b.String()) || !strings.Contains(b.String(), "succeeded, 0 failed") {
+		t.Errorf("h2load's summary differs after the wire:\n%s\nvs\n%s", a.String(), b.String())
+	}
+	a.Reset()
+	b.Reset()
+	report.WriteText(&a, res)
+	report.WriteText(&b, back)
+	if a.String() != b.String() || !strings.Contains(b.String(), "TLSv1.3") {
+		t.Errorf("text report differs after the wire:\n%s\nvs\n%s", a.String(), b.String())
+	}
 }

@@ -14,8 +14,9 @@ import (
 
 // Spec is the work a run asked of the server: the request (method, URL,
 // headers, body size), how many connections sent it, with or without
-// keep-alive, the open-loop rate, and the tool whose request it sent
-// (edgebench ab sends HTTP/1.0). Runs of different specs are
+// keep-alive, the open-loop rate, the tool whose request it sent
+// (edgebench ab sends HTTP/1.0), HTTP/2 and its streams per connection,
+// TLS resumption and version. Runs of different specs are
 // different experiments: compare never pools them. The duration, the
 // number of requests, the timeout and the warm-up are not part of it
 // (a longer run of the same work is the same experiment).
@@ -28,12 +29,17 @@ type Spec struct {
 	BodyBytes   int64    `json:"body_bytes,omitempty"` // the request body's size (its bytes are not sent back)
 	Headers     []string `json:"headers,omitempty"`    // "Name: value", names canonical, sorted
 	Mode        string   `json:"mode,omitempty"`       // "ab" or "wrk": edgebench ab or wrk; empty for edgebench run
+	Protocol    string   `json:"protocol,omitempty"`   // "h2" or "h2c"; empty for HTTP/1.x
+	Streams     int      `json:"streams,omitempty"`    // HTTP/2: requests at once per connection
+	NoTLSResume bool     `json:"no_tls_resume,omitempty"`
+	TLSVersion  string   `json:"tls_version,omitempty"` // "1.2" or "1.3"; empty: the server's choice
 }
 
 // SpecOf is the Spec of a result's run spec.
 func SpecOf(rs wire.RunSpec) Spec {
 	ka := rs.KeepAlive
-	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes, Mode: rs.Mode}
+	s := Spec{Method: rs.Method, URL: rs.URL, Connections: rs.Connections, KeepAlive: &ka, Rate: rs.Rate, BodyBytes: rs.BodyBytes, Mode: rs.Mode,
+		Protocol: rs.Protocol, Streams: rs.Streams, NoTLSResume: rs.NoTLSResume, TLSVersion: rs.TLSVersion}
 	if s.Method == "" {
 		s.Method = "GET"
 	}
@@ -74,8 +80,32 @@ func (s Spec) String() string {
 	if s.Mode != "" {
 		parts = append(parts, "edgebench "+s.Mode)
 	}
+	if s.Protocol != "" {
+		parts = append(parts, s.protocol())
+	}
+	if s.NoTLSResume {
+		parts = append(parts, "no TLS resumption")
+	}
+	if s.TLSVersion != "" {
+		parts = append(parts, "TLS "+s.TLSVersion)
+	}
 	return strings.Join(parts, " · ")
 }
+
+// protocol is the HTTP version and, for HTTP/2, its streams per
+// connection: "HTTP/1.x", "h2, 10 streams".
+func (s Spec) protocol() string {
+	switch {
+	case s.Protocol == "":
+		return "HTTP/1.x"
+	case s.Streams == 1:
+		return s.Protocol + ", 1 stream"
+	}
+	return s.Protocol + ", " + strconv.Itoa(s.Streams) + " streams"
+}
+
+// https reports whether the spec's URL is an https one.
+func (s Spec) https() bool { return len(s.URL) >= 6 && strings.EqualFold(s.URL[:6], "https:") }
 
 func (s Spec) keepAlive() string {
 	switch {
@@ -97,7 +127,7 @@ func (s Spec) rate() string {
 // specFields are the keys of the spec's parts compare can group by: a
 // comparison by one of them compares runs that differ in it and in
 // nothing else of their spec.
-var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes", "mode"}
+var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes", "mode", "protocol", "tls_resume", "tls_version"}
 
 func isSpecField(k string) bool {
 	for _, f := range specFields {
@@ -128,6 +158,24 @@ func (s Spec) field(k string) (string, bool) {
 			return "run", true
 		}
 		return s.Mode, true
+	case "protocol":
+		return s.protocol(), true
+	case "tls_resume":
+		switch {
+		case !s.https():
+			return "no TLS", true
+		case s.NoTLSResume:
+			return "resumption off", true
+		}
+		return "resumption on", true
+	case "tls_version":
+		switch {
+		case !s.https():
+			return "no TLS", true
+		case s.TLSVersion == "":
+			return "TLS 1.2 or 1.3", true
+		}
+		return "TLS " + s.TLSVersion, true
 	}
 	return "", false
 }
@@ -149,6 +197,12 @@ func (s Spec) without(k string) Spec {
 		s.BodyBytes = 0
 	case "mode":
 		s.Mode = ""
+	case "protocol":
+		s.Protocol, s.Streams = "", 0
+	case "tls_resume":
+		s.NoTLSResume = false
+	case "tls_version":
+		s.TLSVersion = ""
 	}
 	return s
 }

@@ -68,10 +68,48 @@ func TestSpec(t *testing.T) {
 			t.Errorf("%+v and %+v are one spec", c, a)
 		}
 	}
+	// Every part of a spec that sets them all can be grouped by.
+	a.URL, a.Protocol, a.Streams, a.NoTLSResume, a.TLSVersion = "https://pi/", "h2", 10, true, "1.3"
 	for _, k := range specFields {
 		v, ok := a.field(k)
 		if !ok || v == "" || a.without(k).key() == a.key() {
 			t.Errorf("spec part %s: %q %v", k, v, ok)
+		}
+	}
+}
+
+// TestSpecTLSAndHTTP2: HTTP/2 and its streams, TLS resumption and version
+// make other work, and read as such; an http spec has no TLS to group by.
+func TestSpecTLSAndHTTP2(t *testing.T) {
+	a := SpecOf(wire.RunSpec{URL: "https://pi/", Connections: 4, KeepAlive: true})
+	for _, change := range []func(*Spec){
+		func(s *Spec) { s.Protocol, s.Streams = "h2", 1 }, func(s *Spec) { s.Protocol, s.Streams = "h2", 10 },
+		func(s *Spec) { s.NoTLSResume = true }, func(s *Spec) { s.TLSVersion = "1.2" },
+	} {
+		c := a
+		change(&c)
+		if c.key() == a.key() {
+			t.Errorf("%+v and %+v are one spec", c, a)
+		}
+	}
+	h2 := SpecOf(wire.RunSpec{URL: "https://pi/", Connections: 4, KeepAlive: true, Protocol: "h2", Streams: 10, NoTLSResume: true, TLSVersion: "1.3"})
+	if got, want := h2.String(), "GET https://pi/ · 4 connections · keep-alive · h2, 10 streams · no TLS resumption · TLS 1.3"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	for k, want := range map[string]string{"protocol": "HTTP/1.x", "tls_resume": "resumption on", "tls_version": "TLS 1.2 or 1.3"} {
+		if v, _ := a.field(k); v != want {
+			t.Errorf("https %s: %q, want %q", k, v, want)
+		}
+	}
+	for k, want := range map[string]string{"protocol": "h2, 10 streams", "tls_resume": "resumption off", "tls_version": "TLS 1.3"} {
+		if v, _ := h2.field(k); v != want {
+			t.Errorf("h2 %s: %q, want %q", k, v, want)
+		}
+	}
+	plain := SpecOf(wire.RunSpec{URL: "http://pi/", Protocol: "h2c", Streams: 1})
+	for k, want := range map[string]string{"protocol": "h2c, 1 stream", "tls_resume": "no TLS", "tls_version": "no TLS"} {
+		if v, _ := plain.field(k); v != want {
+			t.Errorf("http %s: %q, want %q", k, v, want)
 		}
 	}
 }

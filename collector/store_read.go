@@ -356,7 +356,8 @@ type GroupedRun struct {
 // GroupRuns returns the runs matching f with their spec and their group
 // under by: a device, a system-info field (board, kernel, os, arch,
 // cpu_model, cores, cpu_governor, agent_version, server), a part of the
-// spec (url, method, connections, keepalive, rate, body_bytes) or else a
+// spec (url, method, connections, keepalive, rate, body_bytes, mode,
+// protocol, tls_resume, tls_version) or else a
 // run label. Runs whose label is missing fall in the group "-". Only
 // succeeded results count.
 func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRun, error) {

@@ -44,6 +44,11 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	if req.Spec.URL == "" {
 		return nil, errors.New("trigger: no URL")
 	}
+	// The devices' decoder would refuse it; and a command goes to every
+	// device of a fleet: never a key.
+	if err := req.Spec.Check(); err != nil {
+		return nil, fmt.Errorf("trigger: %w", err)
+	}
 	ways := 0
 	if req.Device != "" {
 		ways++

@@ -1,8 +1,11 @@
 package measure
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
@@ -59,6 +62,17 @@ func FromRun(res *report.Result, sys *machine.Report) wire.Run {
 	for _, s := range res.Timeline {
 		r.Timeline = append(r.Timeline, wire.Second{T: int32(s.T), Completed: s.Completed, Errors: s.Errors, P50US: s.P50, P99US: s.P99})
 	}
+	if t := res.TLS; t != nil {
+		r.TLS = &wire.TLSRun{Version: t.Version, Cipher: t.Cipher, Group: t.Group, ServerName: t.ServerName, ALPN: t.ALPN,
+			KeyBits: t.KeyBits, Resume: t.Resume, Handshakes: t.Handshakes, Resumed: t.Resumed}
+		r.Handshake = hist(res.Handshake, WireDigits)
+	}
+	if h := res.H2; h != nil {
+		r.H2 = &wire.H2Run{MaxStreams: h.MaxStreams, GoAways: h.GoAways, Retried: h.Retried, HeaderBytes: h.HeaderBytes}
+		for _, name := range slices.Sorted(maps.Keys(h.Resets)) {
+			r.H2.Resets = append(r.H2.Resets, wire.CodeCount{Name: name, N: h.Resets[name]})
+		}
+	}
 	if sys != nil {
 		r.System = FromSystem(sys, res.Start)
 	}
@@ -66,7 +80,8 @@ func FromRun(res *report.Result, sys *machine.Report) wire.Run {
 }
 
 func errorCounts(e report.Errors) wire.ErrorCounts {
-	return wire.ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length}
+	return wire.ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length,
+		TLS: e.TLS, Reset: e.Reset}
 }
 
 // statusCounts lists the counts of m by increasing code.
@@ -96,6 +111,16 @@ func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []stri
 		s.Mode = "ab"
 	case loadgen.DialectWrk:
 		s.Mode = "wrk"
+	}
+	https := strings.HasPrefix(strings.ToLower(cfg.URL), "https:")
+	if cfg.HTTP2 {
+		s.Protocol, s.Streams = "h2c", max(cfg.Streams, 1)
+		if https {
+			s.Protocol = "h2"
+		}
+	}
+	if https {
+		s.NoTLSResume, s.TLSVersion = cfg.TLS.NoResume, loadgen.TLSVersionName(cfg.TLS.Version)
 	}
 	if s.Method == "" {
 		s.Method = "GET"
