@@ -610,13 +610,18 @@ func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
 }
 
 // loadConfigOf is the load generator's configuration of a spec the policy
-// checked, dialling only the addresses it checked.
+// checked, dialling only the addresses it checked. The TLS and HTTP/2
+// options were checked by the decoder (wire.DecodeCommand).
 func loadConfigOf(lt *wire.LoadTestSpec, t *Target, version string) loadgen.Config {
 	s, _ := loadSpecOf(lt) // checked before the command was accepted
 	c := loadgen.Config{
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
 		Requests: lt.Requests, Duration: s.Duration, Rate: lt.Rate, KeepAlive: lt.KeepAlive, Timeout: s.Timeout,
-		Warmup: s.Warmup, LengthCheck: lt.LengthCheck,
+		Warmup: s.Warmup, LengthCheck: lt.LengthCheck, HTTP2: lt.HTTP2, Streams: lt.Streams,
+	}
+	if t := lt.TLS; t != nil {
+		c.TLS = loadgen.TLSConfig{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume}
+		c.TLS.Version, _ = loadgen.ParseTLSVersion(t.Version)
 	}
 	for _, h := range lt.Headers {
 		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})

@@ -171,7 +171,7 @@ type Target struct {
 }
 
 // CheckTarget checks that rawURL is a target this device may load: scheme
-// http (https later), no user info, and every address of its host inside the
+// http or https, no user info, and every address of its host inside the
 // allowlist. An IP literal is checked as it is; a host name is resolved with
 // r (net.DefaultResolver when nil) and refused when any of its addresses is
 // outside the allowlist, or when it does not resolve. A host name listed in
@@ -183,12 +183,13 @@ func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*T
 	if err != nil {
 		return nil, refusef("target URL %q: cannot parse", rawURL)
 	}
+	port := uint16(80)
 	switch u.Scheme {
 	case "http":
 	case "https":
-		return nil, refusef("target URL %q: scheme https is not supported yet", rawURL)
+		port = 443
 	default:
-		return nil, refusef("target URL %q: scheme %q not allowed (http only)", rawURL, u.Scheme)
+		return nil, refusef("target URL %q: scheme %q not allowed (http and https only)", rawURL, u.Scheme)
 	}
 	if u.Opaque != "" {
 		return nil, refusef("target URL %q: not an absolute http://host/ URL", rawURL)
@@ -200,7 +201,6 @@ func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*T
 	if host == "" {
 		return nil, refusef("target URL %q: no host", rawURL)
 	}
-	port := uint16(80)
 	if ps := u.Port(); ps != "" {
 		n, err := strconv.ParseUint(ps, 10, 16)
 		if err != nil || n == 0 {

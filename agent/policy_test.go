@@ -69,8 +69,13 @@ func TestCheckTargetDefaultLoopback(t *testing.T) {
 		{"http://unknown.example/", "target unknown.example: cannot resolve: no such host"},
 		{"http://user:pw@127.0.0.1/", "user info not allowed"},
 		{"http://127.0.0.1:80@10.0.0.1/", "user info not allowed"},
-		{"https://127.0.0.1/", "https is not supported yet"},
-		{"ftp://127.0.0.1/", `scheme "ftp" not allowed`},
+		{"https://127.0.0.1/", ""},
+		{"https://localhost:8443/index.html", ""},
+		{"HTTPS://[::1]/", ""},
+		{"https://10.0.0.1/", "target 10.0.0.1 not in allowlist"},
+		{"https://evil.example:8443/", "target evil.example resolves to 10.0.0.1, not in allowlist"},
+		{"https://user@127.0.0.1/", "user info not allowed"},
+		{"ftp://127.0.0.1/", `scheme "ftp" not allowed (http and https only)`},
 		{"file:///etc/passwd", `scheme "file" not allowed`},
 		{"127.0.0.1:80", "cannot parse"},
 		{"http:127.0.0.1", "not an absolute"},
@@ -128,6 +133,10 @@ func TestCheckTargetReturnsAddressesToDial(t *testing.T) {
 	tg, err = p.CheckTarget(context.Background(), "http://127.0.0.1/", nil)
 	if err != nil || tg.Port != 80 || tg.Addrs[0] != netip.MustParseAddrPort("127.0.0.1:80") {
 		t.Errorf("default port: %+v, %v", tg, err)
+	}
+	tg, err = p.CheckTarget(context.Background(), "https://127.0.0.1/", nil)
+	if err != nil || tg.Port != 443 || tg.Addrs[0] != netip.MustParseAddrPort("127.0.0.1:443") {
+		t.Errorf("https's default port: %+v, %v", tg, err)
 	}
 }
 
