@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // TestTriggerFlagsAsTyped parses trigger's load-test flags as they are
@@ -21,6 +23,11 @@ import (
 func TestTriggerFlagsAsTyped(t *testing.T) {
 	const u = "http://127.0.0.1/"
 	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	caPEM := wiretest.CABundle(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want func(s wire.LoadTestSpec, tc *triggerConfig) bool
@@ -43,13 +50,30 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 		{[]string{"--device", "pi-1", "--connections", "50", "--duration", "2m", "--header", "Host: x", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.Connections == 50 && s.DurationMS == 120000 && len(s.Headers) == 1
 		}},
+		// The TLS and HTTP/2 flags of edgebench run.
+		{[]string{"--device", "pi-1", "--h2", "--streams", "10", "--no-tls-resume", "--tls-version", "1.3", "https://127.0.0.1/"},
+			func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+				return s.HTTP2 && s.Streams == 10 && s.TLS != nil && s.TLS.NoResume && s.TLS.Version == "1.3" && !s.TLS.Insecure && s.TLS.CACerts == nil
+			}},
+		{[]string{"--device", "pi-1", "--h2c", "--max-concurrent-streams", "4", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return s.HTTP2 && s.Streams == 4 && s.TLS == nil
+		}},
+		{[]string{"--device", "pi-1", "--insecure", "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return !s.HTTP2 && s.Streams == 0 && s.TLS != nil && s.TLS.Insecure && !s.TLS.NoResume && s.TLS.Version == ""
+		}},
+		{[]string{"--device", "pi-1", "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return s.TLS == nil && !s.HTTP2 // the devices' defaults: verify against their system's CAs, resume
+		}},
+		{[]string{"--device", "pi-1", "--cacert", ca, "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return s.TLS != nil && string(s.TLS.CACerts) == string(caPEM) && !s.TLS.Insecure
+		}},
 	} {
 		tc2, err := parseTrigger(tc.args, env)
 		if err != nil {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		if tc2.req.Spec.URL != u || !tc.want(tc2.req.Spec, tc2) {
+		if tc2.req.Spec.URL != tc.args[len(tc.args)-1] && tc2.req.Spec.URL != u || !tc.want(tc2.req.Spec, tc2) {
 			t.Errorf("%q: spec %+v", tc.args, tc2.req.Spec)
 		}
 	}
@@ -57,6 +81,15 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 
 // TestCollectorFlagMistakes: one line naming the flag, exit status 2.
 func TestCollectorFlagMistakes(t *testing.T) {
+	dir := t.TempDir()
+	keyFile, bigFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "big.pem")
+	key := "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oIPmSgBEjHrKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n"
+	if err := os.WriteFile(keyFile, append(wiretest.CABundle(t), key...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bigFile, bytes.Repeat([]byte{'\n'}, wire.MaxCABundle+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -69,6 +102,17 @@ func TestCollectorFlagMistakes(t *testing.T) {
 		{[]string{"compare", "--label", "server"}, `edgebench-collector compare: --label "server": want k=v`},
 		{[]string{"devices", "-json=maybe"}, `edgebench-collector devices: -json "maybe": want true or false`},
 		{[]string{"sevre"}, `edgebench-collector: unknown command "sevre"; did you mean serve?`},
+		{[]string{"trigger", "--device", "pi-1", "--h2", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --h2 is HTTP/2 over TLS: give an https:// URL (--h2c is HTTP/2 in cleartext)"},
+		{[]string{"trigger", "--device", "pi-1", "--streams", "5", "https://127.0.0.1/"},
+			"edgebench-collector trigger: --streams 5: concurrent streams are HTTP/2's: add --h2 (https) or --h2c (http)"},
+		{[]string{"trigger", "--device", "pi-1", "--h2", "--streams", "1001", "https://127.0.0.1/"}, "edgebench-collector trigger: --streams 1001: want 1..1000"},
+		{[]string{"trigger", "--device", "pi-1", "--tls-version", "1.1", "https://127.0.0.1/"}, `edgebench-collector trigger: --tls-version "1.1": want 1.2 or 1.3`},
+		{[]string{"trigger", "--device", "pi-1", "--insecure", "http://127.0.0.1/"}, "edgebench-collector trigger: --cacert, --insecure and --tls-version are for https:// URLs"},
+		{[]string{"trigger", "--device", "pi-1", "--cacert", keyFile, "https://127.0.0.1/"},
+			"edgebench-collector trigger: --cacert " + keyFile + ": CA bundle: EC PRIVATE KEY block: a private key: a command carries certificates only"},
+		{[]string{"trigger", "--device", "pi-1", "--cacert", bigFile, "https://127.0.0.1/"},
+			"edgebench-collector trigger: --cacert " + bigFile + ": 65537 bytes, a command carries at most 65536"},
 	} {
 		var out, errb bytes.Buffer
 		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, tc.args)

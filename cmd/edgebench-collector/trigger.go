@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -72,6 +73,10 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.DurationVar(&r.TTL, "ttl", 10*time.Minute, "the command expires after this long")
 	fs.BoolVar(&tc.wait, "wait", false, "show each device's progress and print the comparison when all are done")
 	fs.DurationVar(&tc.maxWait, "max-wait", time.Hour, "give up waiting after this long")
+	// The TLS and HTTP/2 flags of edgebench run, sent with the command:
+	// the CA bundle's certificates, never a key.
+	var lc loadgen.Config
+	tf := tlsflags.Add(fs, &lc, true)
 	rest, err := fs.Parse(args)
 	if err != nil {
 		return nil, err
@@ -113,6 +118,25 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	}
 	for k, v := range labels {
 		sp.Labels = append(sp.Labels, wire.Label{K: k, V: v})
+	}
+	lc.URL, lc.KeepAlive = sp.URL, sp.KeepAlive
+	if err := tf.Apply(&lc, fs); err != nil {
+		return nil, err
+	}
+	sp.HTTP2 = lc.HTTP2
+	if lc.Streams > 1 {
+		sp.Streams = lc.Streams
+	}
+	if t := lc.TLS; len(t.CACerts) > 0 || t.Insecure || t.NoResume || t.Version != 0 {
+		switch {
+		case len(t.CACerts) > wire.MaxCABundle:
+			return nil, cli.Usagef("--cacert %s: %d bytes, a command carries at most %d", tf.CACert(), len(t.CACerts), wire.MaxCABundle)
+		case len(t.CACerts) > 0:
+			if err := wire.CheckCACerts(t.CACerts); err != nil {
+				return nil, cli.Usagef("--cacert %s: %v", tf.CACert(), err)
+			}
+		}
+		sp.TLS = &wire.TLSSpec{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume, Version: loadgen.TLSVersionName(t.Version)}
 	}
 	return tc, nil
 }
