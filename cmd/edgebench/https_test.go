@@ -1,7 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -125,11 +130,29 @@ func TestHTTPSModesMatchTheRealTools(t *testing.T) {
 func TestHTTPSBadInput(t *testing.T) {
 	srv := testenv.NginxWith(t, testenv.NginxConfig{TLS: true})
 	https := "https://localhost:" + strings.Split(srv.HTTPS, ":")[1] + "/index.html"
+	// An expired certificate and one for another host, from the CA of
+	// --cacert: Go's HTTPS server, as nginx takes one certificate.
+	certs := testenv.WebCertificates(t, t.TempDir())
+	tlsServer := func(cert, key string) string {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+		s.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
+		s.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		return "https://localhost:" + strings.Split(s.Listener.Addr().String(), ":")[1] + "/"
+	}
+	expired, wrongHost := tlsServer(certs.Expired, certs.ExpiredKey), tlsServer(certs.WrongHost, certs.WrongHostKey)
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
+		{[]string{"run", "-n", "10", "--cacert", certs.CA, expired}, 1, "certificate refused: x509: certificate has expired or is not yet valid"},
+		{[]string{"run", "-n", "10", "--cacert", certs.CA, wrongHost}, 1, "certificate refused: x509: certificate is valid for wrong.example, not localhost (--insecure skips the check)"},
 		{[]string{"run", "-n", "10", https}, 1, "certificate refused: x509: certificate signed by unknown authority (--cacert FILE"},
 		{[]string{"run", "-n", "10", "--cacert", srv.Certs.CA, "https://" + srv.Addr + "/"}, 1, "speaks no TLS"},
 		{[]string{"run", "-n", "10", "--h2c", "http://" + srv.Addr + "/"}, 1, "speaks no HTTP/2: it answered in HTTP/1.x"},
@@ -145,6 +168,11 @@ func TestHTTPSBadInput(t *testing.T) {
 		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 		if r.code != tc.code || len(lines) != 1 || !strings.HasPrefix(lines[0], "edgebench run: ") || !strings.Contains(lines[0], tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+	for _, u := range []string{expired, wrongHost} {
+		if r := runBinary(t, "run", "-n", "20", "--insecure", "--no-probe", u); r.code != 0 {
+			t.Errorf("%s --insecure: exit %d, %s", u, r.code, r.stderr)
 		}
 	}
 	r := runBinary(t, "run", "-n", "50", "--insecure", "--no-probe", "--format", "json", https)
