@@ -180,9 +180,14 @@ func (f *fleetSide) send(device string, cmd *wire.Command) {
 	f.sendRaw(device, b)
 }
 
-func (f *fleetSide) sendRaw(device string, b []byte) {
-	if tok := f.c.Publish("edgebench/v1/lab/"+device+"/cmd", 1, false, b); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		f.t.Fatalf("publish command: %v", tok.Error())
+func (f *fleetSide) sendRaw(device string, b []byte) { f.sendRawWithin(device, b, 10*time.Second) }
+
+// sendRawWithin publishes b as a command to device, waiting at most d for
+// the broker's acknowledgement.
+func (f *fleetSide) sendRawWithin(device string, b []byte, d time.Duration) {
+	f.t.Helper()
+	if tok := f.c.Publish("edgebench/v1/lab/"+device+"/cmd", 1, false, b); !tok.WaitTimeout(d) || tok.Error() != nil {
+		f.t.Fatalf("publish command: not acknowledged within %v (%v)", d, tok.Error())
 	}
 }
 

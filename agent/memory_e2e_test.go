@@ -42,10 +42,10 @@ func TestAgentBigCommandCostsNoMemory(t *testing.T) {
 	pid := agent.cmd.Process.Pid
 	idle := procKB(t, pid, "VmHWM")
 	start := time.Now()
-	fleet.sendRaw("pi1", make([]byte, 100<<20))
-	// The broker takes a while to pass 100 MiB on when the machine is
-	// busy (and this process runs under -race): wait for the agent to
-	// have skipped it.
+	// The broker takes a while to take and pass 100 MiB on when the
+	// machine is busy (and this process runs under -race): 2 minutes to
+	// acknowledge it, then for the agent to have skipped it.
+	fleet.sendRawWithin("pi1", make([]byte, 100<<20), 2*time.Minute)
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(agent.output(), "message over the size cap skipped") {
 		if time.Now().After(deadline) {
