@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe/machine"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // notOnTheWire are the fields of the probe's summary that the wire does
@@ -103,5 +105,13 @@ func build(v reflect.Value, path []int, set bool) {
 		v.SetString("x")
 	default:
 		panic("build: no value for " + v.Type().String() + " at " + strings.Repeat(".", len(path)))
+	}
+}
+
+// TestStreamsBoundAgrees: the wire refuses the streams the engine
+// refuses, no fewer and no more.
+func TestStreamsBoundAgrees(t *testing.T) {
+	if wire.MaxStreams != loadgen.MaxStreams {
+		t.Errorf("wire.MaxStreams %d, loadgen.MaxStreams %d", wire.MaxStreams, loadgen.MaxStreams)
 	}
 }
