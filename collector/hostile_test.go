@@ -24,6 +24,7 @@ import (
 
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
 // startObserved starts a collector whose log the test reads; it is
@@ -194,6 +195,10 @@ func FuzzResultViews(f *testing.F) {
 	r.Runs[0].Timeline = r.Runs[0].Timeline[:min(3, len(r.Runs[0].Timeline))]
 	b, _ := r.MarshalMsg(nil)
 	f.Add(b)
+	// An HTTPS and HTTP/2 run: its TLS, handshake histogram and resets.
+	h2 := wiretest.ResultH2(f, 20)
+	h2.Runs[0].System, h2.Runs[0].Timeline, h2.Runs[0].Waiting, h2.Runs[0].Processing = nil, nil, nil, nil
+	f.Add(wiretest.Marshal(f, h2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := wire.DecodeResult(b)
 		if err != nil {
@@ -205,6 +210,8 @@ func FuzzResultViews(f *testing.F) {
 			RunCharts(run)
 			if lr, err := LoadResult(run, r.Spec); err == nil {
 				report.WriteText(io.Discard, lr)
+				report.WriteH2load(io.Discard, lr)
+				report.WriteAB(io.Discard, lr, report.ABOptions{})
 			}
 			if run.System != nil {
 				SystemReport(run.System)
