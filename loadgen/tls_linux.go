@@ -141,9 +141,16 @@ func (c *fdConn) edge(ev uint32) {
 	}
 }
 
+// readHook, when set (by a test, before a run), is called for each Read
+// of an fdConn: over TLS, each read crypto/tls asks of the socket.
+var readHook func()
+
 // Read reads what the socket holds; errWouldBlock when it is drained (in
 // a handshake: once the socket has something, or the loop gave up).
 func (c *fdConn) Read(b []byte) (int, error) {
+	if readHook != nil {
+		readHook()
+	}
 	for {
 		if c.fd < 0 {
 			return 0, net.ErrClosed
