@@ -89,6 +89,28 @@ func (b *testBroker) start() {
 	b.srv = srv
 }
 
+// waitSubscribed waits until client id holds a subscription (shared or
+// not) that matches topic.
+func (b *testBroker) waitSubscribed(t testing.TB, topic, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b.mu.Lock()
+		subs := b.srv.Topics.Subscribers(topic)
+		b.mu.Unlock()
+		if _, ok := subs.Subscriptions[id]; ok {
+			return
+		}
+		for _, group := range subs.Shared {
+			if _, ok := group[id]; ok {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not subscribe to %s", id, topic)
+		}
+	}
+}
+
 func (b *testBroker) stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -350,6 +350,29 @@ func (c *Client) session() {
 	defer c.wg.Done()
 	tick := time.NewTicker(c.opts.ResendInterval)
 	defer tick.Stop()
+	// After a collector's announcement the held results go again at once,
+	// and again after 2 s, 4 s, ... while some are still unacknowledged:
+	// the first resend or its ack can be lost with the collector that
+	// left (a broker may hand it to the gone member of the group).
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
+	var backoff time.Duration
+	resendHeld := func() {
+		c.mu.Lock()
+		clear(c.lastSent)
+		c.mu.Unlock()
+		n := len(c.pending())
+		if n == 0 {
+			backoff = 0
+			return
+		}
+		c.log.Info("a collector is online: sending the results held again", zap.Int("results", n))
+		c.replay(0)
+		if backoff = max(2*backoff, 2*time.Second); backoff < c.opts.ResendInterval {
+			again.Reset(backoff)
+		}
+	}
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -367,13 +390,12 @@ func (c *Client) session() {
 			}
 		case <-c.collectorUp:
 			if c.online.Load() {
-				c.mu.Lock()
-				clear(c.lastSent)
-				c.mu.Unlock()
-				if n := len(c.pending()); n > 0 {
-					c.log.Info("a collector is online: sending the results held again", zap.Int("results", n))
-				}
-				c.replay(0)
+				backoff = 0
+				resendHeld()
+			}
+		case <-again.C:
+			if c.online.Load() {
+				resendHeld()
 			}
 		}
 	}

@@ -87,6 +87,11 @@ func TestCollectorLeavingTriggersReplay(t *testing.T) {
 	cfgB.CleanSession = true
 	bc := dial(t, cfgB, Options{Workers: 2, AnnounceCollector: true})
 	dev, _ := device(t, b.url(), t.TempDir(), Options{ResendInterval: time.Hour})
+	topic, err := dev.topics.Topic(dev.cfg.Fleet, dev.cfg.Device, wire.TopicResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.waitSubscribed(t, topic, cfgA.ClientID) // the result goes to a, the only one in the group yet
 	for _, c := range []*Client{a, bc, dev} {
 		if err := c.WaitConnected(ctx10(t)); err != nil {
 			t.Fatal(err)
@@ -102,13 +107,15 @@ func TestCollectorLeavingTriggersReplay(t *testing.T) {
 		t.Fatal("collector a did not take the result")
 	}
 	st := newStore()
-	if _, err := NewSubscriber(bc, SubscriberConfig{Group: "ingest", Handler: st.handle}); err != nil {
+	subB, err := NewSubscriber(bc, SubscriberConfig{Group: "ingest", Handler: st.handle})
+	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	g.cut() // as a kill -9: the broker sends a's Last Will
 	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
-		t.Fatalf("the result was not resent to the other collector: %v", err)
+		got := subB.Stats()
+		t.Fatalf("the result was not acknowledged after the first collector left: %v (the other collector received %d, acked %d)", err, got.Received, got.Acked)
 	}
 	t.Logf("acked by the other collector %v after the first one left", time.Since(start).Round(time.Millisecond))
 	if n, _ := st.count(); n != 1 {
