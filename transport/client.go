@@ -246,12 +246,36 @@ func (c *Client) Subscribe(filter string, qos byte, h Handler) error {
 	return c.subscribe(c.ctx, filter, qos)
 }
 
+// subscribe subscribes and checks the broker's answer: a SUBACK can
+// refuse a filter (0x80), which paho reports as success. mochi refuses a
+// SUBSCRIBE whose packet id is that of a message it has in flight to the
+// client (it keeps the two directions' ids in one table), so a refusal is
+// tried again, a few times, with paho's next id.
 func (c *Client) subscribe(ctx context.Context, filter string, qos byte) error {
-	tok := c.pc.Subscribe(filter, qos, nil)
-	if err := wait(ctx, tok, c.cfg.ConnectTimeout); err != nil {
-		return fmt.Errorf("subscribe %s: %w", filter, err)
+	const attempts = 8
+	for i := 1; ; i++ {
+		tok := c.pc.Subscribe(filter, qos, nil)
+		if err := wait(ctx, tok, c.cfg.ConnectTimeout); err != nil {
+			return fmt.Errorf("subscribe %s: %w", filter, err)
+		}
+		// One filter, one code (paho keys it by the filter without a
+		// $share/GROUP/ prefix).
+		code := byte(0x80)
+		for _, c := range tok.(*mqtt.SubscribeToken).Result() {
+			code = c
+		}
+		if code < 0x80 {
+			return nil
+		}
+		if i == attempts {
+			return fmt.Errorf("subscribe %s: the broker refused it %d times (code %#x)", filter, attempts, code)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("subscribe %s: %w", filter, ctx.Err())
+		case <-time.After(time.Duration(i) * 10 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // route is the paho callback of one filter: it only queues the message.
