@@ -4,7 +4,7 @@
 // `edgebench ab`, `edgebench wrk` and the agent all measure through it.
 //
 //	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Repeat: 3})
-//	res := &wire.Result{...}           // who, when, what was asked
+//	res := &wire.Result{...}                // who, when, what was asked
 //	measure.AddRuns(res, runs)              // the runs, their spread, warnings, fingerprint
 //
 // Each Run holds the load generator's report.Result and the probe's
