@@ -1,37 +1,29 @@
 package agent
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/config"
 )
 
 // Config is the agent's configuration: a YAML file, then EDGEBENCH_*
 // environment variables, then command-line flags, each overriding the one
-// before. Every field has one key (its YAML path, e.g.
-// "policy.max_connections"); the environment variable is EDGEBENCH_ plus the
-// key in upper case with dots as underscores (EDGEBENCH_POLICY_MAX_CONNECTIONS)
-// and the flag is the key with dots and underscores as dashes
-// (-policy-max-connections). Lists and maps are comma separated there
-// ("127.0.0.0/8,::1", "server=nginx,build=gcc-9.3"); an empty variable is
-// taken as unset.
+// before, layered by internal/config. Every field has one key (its YAML
+// path, e.g. "policy.max_connections"); the environment variable is
+// EDGEBENCH_ plus the key in upper case with dots as underscores
+// (EDGEBENCH_POLICY_MAX_CONNECTIONS) and the flag is the key with dots and
+// underscores as dashes (-policy-max-connections). Lists and maps are comma
+// separated there ("127.0.0.0/8,::1", "server=nginx,build=gcc-9.3"); an
+// empty variable is taken as unset.
 type Config struct {
 	Broker      BrokerConfig      `yaml:"broker"`
 	DeviceID    string            `yaml:"device_id" help:"device id [a-z0-9._-]{1,64} (default: the hostname, lowercased)"`
@@ -60,23 +52,23 @@ type BrokerConfig struct {
 
 // SpoolConfig bounds the on-disk result spool.
 type SpoolConfig struct {
-	Dir      string   `yaml:"dir" help:"spool directory"`
-	MaxCount int      `yaml:"max_count" help:"most results kept in the spool"`
-	MaxBytes ByteSize `yaml:"max_bytes" help:"most bytes kept in the spool (e.g. 64MiB)"`
+	Dir      string          `yaml:"dir" help:"spool directory"`
+	MaxCount int             `yaml:"max_count" help:"most results kept in the spool"`
+	MaxBytes config.ByteSize `yaml:"max_bytes" help:"most bytes kept in the spool (e.g. 64MiB)"`
 }
 
 // PolicyConfig is what a remote command may ask of this device; see Policy.
 type PolicyConfig struct {
-	Allow          []string      `yaml:"allow" help:"target allowlist: CIDRs, IP addresses or host names"`
-	MaxConnections int           `yaml:"max_connections" help:"most connections a run may open"`
-	MaxDuration    time.Duration `yaml:"max_duration" help:"longest run duration (and warm-up, and timeout)"`
-	MaxRate        float64       `yaml:"max_rate" help:"highest open-loop rate, requests/s"`
-	MaxRequests    int64         `yaml:"max_requests" help:"most requests a run may send"`
-	MaxRepeat      int           `yaml:"max_repeat" help:"most repetitions of a run"`
-	MaxBodyBytes   ByteSize      `yaml:"max_body_bytes" help:"largest request body"`
-	MaxHeaders     int           `yaml:"max_headers" help:"most extra request headers"`
-	MaxHeaderBytes ByteSize      `yaml:"max_header_bytes" help:"largest total size of the extra request headers"`
-	ServeRoot      string        `yaml:"serve_root" help:"folder below which the serve command may serve files (default none: the synthetic endpoints only)"`
+	Allow          []string        `yaml:"allow" help:"target allowlist: CIDRs, IP addresses or host names"`
+	MaxConnections int             `yaml:"max_connections" help:"most connections a run may open"`
+	MaxDuration    time.Duration   `yaml:"max_duration" help:"longest run duration (and warm-up, and timeout)"`
+	MaxRate        float64         `yaml:"max_rate" help:"highest open-loop rate, requests/s"`
+	MaxRequests    int64           `yaml:"max_requests" help:"most requests a run may send"`
+	MaxRepeat      int             `yaml:"max_repeat" help:"most repetitions of a run"`
+	MaxBodyBytes   config.ByteSize `yaml:"max_body_bytes" help:"largest request body"`
+	MaxHeaders     int             `yaml:"max_headers" help:"most extra request headers"`
+	MaxHeaderBytes config.ByteSize `yaml:"max_header_bytes" help:"largest total size of the extra request headers"`
+	ServeRoot      string          `yaml:"serve_root" help:"folder below which the serve command may serve files (default none: the synthetic endpoints only)"`
 }
 
 // SigningConfig names the key that command signatures are checked with.
@@ -107,70 +99,6 @@ func (s SigningConfig) Verifier() (Verifier, error) {
 	}
 	return nil, nil
 }
-
-// ByteSize is a count of bytes; in text it may carry a suffix: k, KB, KiB,
-// M, MB, MiB, G, GB, GiB (k, M and G are powers of 1024, as KiB).
-type ByteSize int64
-
-// ParseByteSize parses "1048576", "64MiB", "1.5G" or "512k".
-func ParseByteSize(s string) (ByteSize, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' && r != '+' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = strings.TrimSpace(t[:i]), strings.TrimSpace(t[i:])
-	}
-	mult, ok := map[string]float64{
-		"": 1, "b": 1, "B": 1,
-		"k": 1 << 10, "K": 1 << 10, "KiB": 1 << 10, "KB": 1e3, "kB": 1e3,
-		"M": 1 << 20, "MiB": 1 << 20, "MB": 1e6,
-		"G": 1 << 30, "GiB": 1 << 30, "GB": 1e9,
-	}[unit]
-	if !ok || num == "" {
-		return 0, fmt.Errorf("cannot parse %q as a byte size (e.g. 1048576, 64MiB)", s)
-	}
-	if !strings.Contains(num, ".") {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot parse %q as a byte size (e.g. 1048576, 64MiB)", s)
-		}
-		return ByteSize(n * int64(mult)), nil
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f*mult > 1<<62 || f*mult < -(1<<62) {
-		return 0, fmt.Errorf("cannot parse %q as a byte size (e.g. 1048576, 64MiB)", s)
-	}
-	return ByteSize(f * mult), nil
-}
-
-// String returns the size in the largest binary unit that divides it.
-func (b ByteSize) String() string {
-	for _, u := range []struct {
-		n    ByteSize
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if b != 0 && b%u.n == 0 {
-			return strconv.FormatInt(int64(b/u.n), 10) + u.name
-		}
-	}
-	return strconv.FormatInt(int64(b), 10)
-}
-
-// UnmarshalYAML reads a byte size from a YAML scalar.
-func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a byte size, got a %s", n.Line, kindName(n.Kind))}}
-	}
-	v, err := ParseByteSize(n.Value)
-	if err != nil {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", n.Line, err)}}
-	}
-	*b = v
-	return nil
-}
-
-// MarshalYAML writes the size as String does.
-func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
 
 // DefaultConfig returns the configuration used for every key that the file,
 // the environment and the flags leave unset. DeviceID is empty: LoadConfig
@@ -203,9 +131,6 @@ func DefaultConfig() *Config {
 	}
 }
 
-// EnvPrefix starts the name of every environment variable the config reads.
-const EnvPrefix = "EDGEBENCH_"
-
 // LoadConfig reads the YAML file at path (none when path is ""), applies the
 // EDGEBENCH_* variables that getenv returns, fills the defaults, resolves
 // password_file and validates. Its errors are one line naming the source and
@@ -218,66 +143,33 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 // LoadConfigWithFlags is LoadConfig with the flags collected by
 // BindConfigFlags applied last, so that they win over the file and the
 // environment. flags may be nil.
-func LoadConfigWithFlags(path string, getenv func(string) string, flags *ConfigFlags) (*Config, error) {
+func LoadConfigWithFlags(path string, getenv func(string) string, flags *config.Flags) (*Config, error) {
 	l := loader{getenv: getenv, hostname: os.Hostname}
 	return l.load(path, flags)
 }
+
+// BindConfigFlags defines one flag per config key on fs (e.g.
+// -broker-url, -device-id, -policy-max-connections, -labels k=v,k2=v2;
+// a list or map flag given twice adds to itself) and returns the collector
+// of the values given. Pass it to LoadConfigWithFlags after fs.Parse.
+func BindConfigFlags(fs *flag.FlagSet) *config.Flags { return config.Bind(fs, DefaultConfig()) }
 
 type loader struct {
 	getenv   func(string) string
 	hostname func() (string, error)
 }
 
-func (l loader) load(path string, flags *ConfigFlags) (*Config, error) {
+func (l loader) load(path string, flags *config.Flags) (*Config, error) {
 	c := DefaultConfig()
-	src := map[string]string{} // key -> where its value came from
+	src, err := config.Load(c, path, l.getenv, flags)
+	if err != nil {
+		return nil, err
+	}
+	def := "config"
 	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
-		}
-		if err := decodeYAML(path, data, c, src); err != nil {
-			return nil, err
-		}
+		def = path
 	}
-	fields := configFields(c)
-	if l.getenv != nil {
-		for _, f := range fields {
-			name := f.envName()
-			raw := l.getenv(name)
-			if raw == "" {
-				continue
-			}
-			if err := setField(f.v, raw, true); err != nil {
-				return nil, fmt.Errorf("%s: %s: %v", name, f.key, err)
-			}
-			src[f.key] = name
-		}
-	}
-	if flags != nil {
-		byKey := map[string]field{}
-		for _, f := range fields {
-			byKey[f.key] = f
-		}
-		fresh := map[string]bool{}
-		for _, fv := range flags.set {
-			f := byKey[fv.key]
-			if err := setField(f.v, fv.raw, !fresh[fv.key]); err != nil {
-				return nil, fmt.Errorf("flag -%s: %v", f.flagName(), err)
-			}
-			fresh[fv.key] = true
-			src[f.key] = "flag -" + f.flagName()
-		}
-	}
-	where := func(key string) string {
-		if s, ok := src[key]; ok {
-			return s
-		}
-		if path != "" {
-			return path
-		}
-		return "config"
-	}
+	where := func(key string) string { return src.Where(key, def) }
 	if c.DeviceID == "" {
 		h, err := l.hostname()
 		if err != nil {
@@ -290,7 +182,7 @@ func (l loader) load(path string, flags *ConfigFlags) (*Config, error) {
 		c.DeviceID = h
 	}
 	if err := c.Validate(); err != nil {
-		var fe *FieldError
+		var fe *config.FieldError
 		if errors.As(err, &fe) {
 			return nil, fmt.Errorf("%s: %w", where(fe.Field), err)
 		}
@@ -306,16 +198,9 @@ func (l loader) load(path string, flags *ConfigFlags) (*Config, error) {
 	return c, nil
 }
 
-// FieldError is a bad value of one config field.
-type FieldError struct {
-	Field string // the key, e.g. "policy.max_connections"
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
+// fieldErr is a *config.FieldError: key's value is bad.
 func fieldErr(key, format string, a ...any) error {
-	return &FieldError{Field: key, Msg: fmt.Sprintf(format, a...)}
+	return &config.FieldError{Field: key, Msg: fmt.Sprintf(format, a...)}
 }
 
 // isName reports whether s is 1 to 64 bytes of [a-z0-9._-], and also of
@@ -530,356 +415,4 @@ func checkReadable(path string) error {
 		return fmt.Errorf("%s is a directory", path)
 	}
 	return nil
-}
-
-// decodeYAML decodes data over c with unknown fields refused, and records in
-// src the file and line each key came from. Errors name the file, the line
-// and the field.
-func decodeYAML(path string, data []byte, c *Config, src map[string]string) error {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if len(root.Content) == 0 {
-		return nil // empty file: all defaults
-	}
-	lines := map[int]string{} // line of a value -> key
-	var walk func(n *yaml.Node, prefix string)
-	walk = func(n *yaml.Node, prefix string) {
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			key := k.Value
-			if prefix != "" {
-				key = prefix + "." + k.Value
-			}
-			if prefix == "labels" {
-				continue
-			}
-			src[key] = fmt.Sprintf("%s line %d", path, k.Line)
-			lines[k.Line] = key
-			if v.Kind == yaml.SequenceNode {
-				for _, item := range v.Content {
-					lines[item.Line] = key
-				}
-			}
-			walk(v, key)
-		}
-	}
-	walk(root.Content[0], "")
-
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	err := dec.Decode(c)
-	if err == nil || errors.Is(err, io.EOF) {
-		return nil
-	}
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	return fmt.Errorf("%s", explainYAMLError(path, te.Errors[0], lines))
-}
-
-// yamlREs are compiled when a config error needs them, not at start-up.
-var yamlREs = sync.OnceValue(func() [3]*regexp.Regexp {
-	return [3]*regexp.Regexp{
-		regexp.MustCompile(`^line (\d+): (.*)$`),
-		regexp.MustCompile(`^field (\S+) not found in type`),
-		regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$"),
-	}
-})
-
-func explainYAMLError(path, msg string, lines map[int]string) string {
-	re := yamlREs()
-	yamlLineRE, yamlUnknownRE, yamlCannotRE := re[0], re[1], re[2]
-	m := yamlLineRE.FindStringSubmatch(msg)
-	if m == nil {
-		return path + ": " + msg
-	}
-	line, _ := strconv.Atoi(m[1])
-	rest := m[2]
-	prefix := fmt.Sprintf("%s line %d: ", path, line)
-	key := lines[line]
-	if u := yamlUnknownRE.FindStringSubmatch(rest); u != nil {
-		if key == "" {
-			key = u[1]
-		}
-		return prefix + fmt.Sprintf("unknown field %q", key)
-	}
-	if c := yamlCannotRE.FindStringSubmatch(rest); c != nil {
-		want := c[3]
-		switch want {
-		case "time.Duration":
-			want = "a duration (e.g. 30s, 5m)"
-		case "int", "int64":
-			want = "an integer"
-		case "float64":
-			want = "a number"
-		case "bool", "*bool":
-			want = "true or false"
-		case "string":
-			want = "a string"
-		default:
-			if strings.HasPrefix(want, "[]") {
-				want = "a list"
-			} else if strings.HasPrefix(want, "map[") || strings.HasPrefix(want, "agent.") {
-				want = "a mapping"
-			}
-		}
-		got := c[2]
-		if got == "" {
-			got = map[string]string{"seq": "a list", "map": "a mapping"}[c[1]]
-			if got == "" {
-				got = "a " + c[1]
-			}
-		} else {
-			got = strconv.Quote(got)
-		}
-		rest = fmt.Sprintf("want %s, got %s", want, got)
-	}
-	if key != "" {
-		return prefix + key + ": " + rest
-	}
-	return prefix + rest
-}
-
-func kindName(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "scalar"
-}
-
-// field is one settable leaf of Config.
-type field struct {
-	key  string
-	help string
-	v    reflect.Value // addressable
-}
-
-func (f field) envName() string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.key, ".", "_"))
-}
-
-func (f field) flagName() string {
-	return strings.NewReplacer(".", "-", "_", "-").Replace(f.key)
-}
-
-// configFields lists the leaves of c by key, in declaration order.
-func configFields(c *Config) []field {
-	var out []field
-	var walk func(v reflect.Value, prefix string)
-	walk = func(v reflect.Value, prefix string) {
-		t := v.Type()
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			key := name
-			if prefix != "" {
-				key = prefix + "." + name
-			}
-			fv := v.Field(i)
-			if sf.Type.Kind() == reflect.Struct {
-				walk(fv, key)
-				continue
-			}
-			out = append(out, field{key: key, help: sf.Tag.Get("help"), v: fv})
-		}
-	}
-	walk(reflect.ValueOf(c).Elem(), "")
-	return out
-}
-
-var durationType = reflect.TypeFor[time.Duration]()
-var byteSizeType = reflect.TypeFor[ByteSize]()
-
-// setField parses raw into v. For lists and maps, replace says whether raw
-// replaces the value or adds to it.
-func setField(v reflect.Value, raw string, replace bool) error {
-	switch {
-	case v.Type() == durationType:
-		d, err := cli.ParseDuration(raw)
-		if err != nil {
-			return fmt.Errorf("cannot parse %q as a duration (e.g. 30s, 5m, or 30 for seconds)", raw)
-		}
-		v.SetInt(int64(d))
-	case v.Type() == byteSizeType:
-		b, err := ParseByteSize(raw)
-		if err != nil {
-			return err
-		}
-		v.SetInt(int64(b))
-	case v.Kind() == reflect.String:
-		v.SetString(raw)
-	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
-		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		if err != nil {
-			return fmt.Errorf("cannot parse %q as an integer", raw)
-		}
-		v.SetInt(n)
-	case v.Kind() == reflect.Float64:
-		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-		if err != nil {
-			return fmt.Errorf("cannot parse %q as a number", raw)
-		}
-		v.SetFloat(f)
-	case v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Bool:
-		b, err := strconv.ParseBool(strings.TrimSpace(raw))
-		if err != nil {
-			return fmt.Errorf("cannot parse %q as true or false", raw)
-		}
-		v.Set(reflect.ValueOf(&b))
-	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
-		var list []string
-		if !replace {
-			list = v.Interface().([]string)
-		}
-		for _, s := range strings.Split(raw, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				list = append(list, s)
-			}
-		}
-		v.Set(reflect.ValueOf(slices.Clip(list)))
-	case v.Kind() == reflect.Map:
-		m := map[string]string{}
-		if !replace {
-			maps := v.Interface().(map[string]string)
-			for k, x := range maps {
-				m[k] = x
-			}
-		}
-		for _, kv := range strings.Split(raw, ",") {
-			if kv = strings.TrimSpace(kv); kv == "" {
-				continue
-			}
-			k, x, ok := strings.Cut(kv, "=")
-			if !ok || strings.TrimSpace(k) == "" {
-				return fmt.Errorf("%q is not key=value", kv)
-			}
-			m[strings.TrimSpace(k)] = strings.TrimSpace(x)
-		}
-		v.Set(reflect.ValueOf(m))
-	default:
-		return fmt.Errorf("unsupported field type %s", v.Type())
-	}
-	return nil
-}
-
-// ConfigFlags holds the config overrides given on the command line; see
-// BindConfigFlags.
-type ConfigFlags struct {
-	set []flagSetting
-}
-
-type flagSetting struct{ key, raw string }
-
-// BindConfigFlags defines one flag per config key on fs (e.g.
-// -broker-url, -device-id, -policy-max-connections, -labels k=v,k2=v2;
-// a list or map flag given twice adds to itself) and returns the collector
-// of the values given. Pass it to LoadConfigWithFlags after fs.Parse.
-func BindConfigFlags(fs *flag.FlagSet) *ConfigFlags {
-	cf := &ConfigFlags{}
-	def := DefaultConfig()
-	for _, f := range configFields(def) {
-		fs.Var(&configFlag{cf: cf, key: f.key, def: valueText(f.v), typ: typeWord(f.v)}, f.flagName(), f.help)
-	}
-	return cf
-}
-
-// Keys returns the keys set by flags, sorted.
-func (cf *ConfigFlags) Keys() []string {
-	var keys []string
-	for _, s := range cf.set {
-		keys = append(keys, s.key)
-	}
-	sort.Strings(keys)
-	return slices.Compact(keys)
-}
-
-type configFlag struct {
-	cf  *ConfigFlags
-	key string
-	def string
-	typ string // what the usage calls the value; "bool" for a boolean
-}
-
-func (f *configFlag) String() string {
-	if f == nil {
-		return ""
-	}
-	return f.def
-}
-
-func (f *configFlag) Set(s string) error {
-	// Parse now so that a bad flag is reported by the flag package.
-	tmp := DefaultConfig()
-	for _, fl := range configFields(tmp) {
-		if fl.key == f.key {
-			if err := setField(fl.v, s, true); err != nil {
-				return err
-			}
-		}
-	}
-	f.cf.set = append(f.cf.set, flagSetting{key: f.key, raw: s})
-	return nil
-}
-
-func (f *configFlag) IsBoolFlag() bool { return f.typ == "bool" }
-
-// Type names the value in a usage (spf13/pflag's Value).
-func (f *configFlag) Type() string { return f.typ }
-
-func typeWord(v reflect.Value) string {
-	switch {
-	case v.Type() == durationType:
-		return "duration"
-	case v.Type() == byteSizeType:
-		return "size"
-	case v.Kind() == reflect.Pointer:
-		return "bool"
-	case v.Kind() == reflect.Slice:
-		return "list"
-	case v.Kind() == reflect.Map:
-		return "k=v,..."
-	case v.Kind() == reflect.Float64:
-		return "float"
-	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
-		return "int"
-	}
-	return "string"
-}
-
-func valueText(v reflect.Value) string {
-	switch {
-	case v.Type() == durationType:
-		if v.Int() == 0 {
-			return ""
-		}
-		return time.Duration(v.Int()).String()
-	case v.Type() == byteSizeType:
-		return ByteSize(v.Int()).String()
-	case v.Kind() == reflect.Slice:
-		return strings.Join(v.Interface().([]string), ",")
-	case v.Kind() == reflect.Map, v.Kind() == reflect.Pointer:
-		return ""
-	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
-		if v.Int() == 0 {
-			return ""
-		}
-		return strconv.FormatInt(v.Int(), 10)
-	case v.Kind() == reflect.Float64:
-		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
-	}
-	return v.String()
 }

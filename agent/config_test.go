@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/config"
 )
 
 func envMap(m map[string]string) func(string) string {
@@ -276,34 +278,17 @@ func TestPasswordFile(t *testing.T) {
 	}
 }
 
-func TestParseByteSize(t *testing.T) {
-	for in, want := range map[string]ByteSize{"0": 0, "1048576": 1 << 20, "64MiB": 64 << 20, "1.5G": 3 << 29, "512k": 512 << 10, "2 KB": 2000, "1GiB": 1 << 30} {
-		got, err := ParseByteSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "MiB", "12 parsecs", "1..2M", "x"} {
-		if _, err := ParseByteSize(in); err == nil {
-			t.Errorf("ParseByteSize(%q): no error", in)
-		}
-	}
-	if s := ByteSize(64 << 20).String(); s != "64MiB" {
-		t.Errorf("String %q", s)
-	}
-}
-
 // TestEveryFieldHasEnvAndFlag checks that every leaf of Config can be set
 // from the environment, and documents itself with a help text.
 func TestEveryFieldHasEnvAndFlag(t *testing.T) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	BindConfigFlags(fs)
-	for _, f := range configFields(DefaultConfig()) {
-		if f.help == "" {
-			t.Errorf("%s has no help tag", f.key)
+	for _, k := range config.Keys(DefaultConfig()) {
+		if k.Help == "" {
+			t.Errorf("%s has no help tag", k.Name)
 		}
-		if fs.Lookup(f.flagName()) == nil {
-			t.Errorf("%s has no flag", f.key)
+		if fs.Lookup(config.FlagName(k.Name)) == nil {
+			t.Errorf("%s has no flag", k.Name)
 		}
 	}
 	if fs.Lookup("policy-max-connections") == nil || fs.Lookup("broker-url") == nil {
