@@ -15,6 +15,7 @@ import (
 	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/config"
 )
 
 // serveConfig is what `serve` was asked to do.
@@ -35,13 +36,13 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs := cli.NewFlagSet("serve", "edgebench-collector serve [flags]", env.Stderr)
 	dbVar(fs, env, &c.db)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
-	fs.StringVar(&c.accounts, "accounts", env.Getenv("EDGEBENCH_ACCOUNTS"), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
+	fs.StringVar(&c.accounts, "accounts", env.Getenv(config.EnvName("accounts")), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "its key (PEM)")
 	fs.StringVar(&c.clientCA, "tls-client-ca", "", "CA (PEM) whose client certificates the embedded broker requires")
 	fs.StringVar(&c.broker, "broker", "", "external broker URL (tcp://host:1883, mqtts://...) instead of the embedded one")
 	fs.StringVar(&c.username, "username", "", "login at the external broker")
-	fs.StringVar(&c.password, "password", env.Getenv("EDGEBENCH_COLLECTOR_PASSWORD"), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
+	fs.StringVar(&c.password, "password", env.Getenv(config.EnvName("collector.password")), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
 	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
 	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
 	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")

@@ -5,13 +5,15 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/edgebench/edgebench/internal/config"
 )
 
 // apiToken is the collector API's token: the contents of file when given,
 // else $EDGEBENCH_API_TOKEN, else none.
 func apiToken(file string, getenv func(string) string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(getenv("EDGEBENCH_API_TOKEN")), nil
+		return strings.TrimSpace(getenv(config.EnvName("api_token"))), nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/config"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -21,11 +24,13 @@ import (
 const defaultAgentConfig = "/etc/edgebench/agent.yaml"
 
 // publishFlags are the flags of `edgebench run --publish`: where to send
-// the result. Each falls back to an EDGEBENCH_* variable, then to the
-// agent's config file, then to a default.
+// the result. Each falls back to the agent's EDGEBENCH_* variable of the
+// same setting (EDGEBENCH_BROKER_URL for --broker), then to the agent's
+// config file, then to a default.
 type publishFlags struct {
 	publish     bool
-	envPassword func() string // EDGEBENCH_PASSWORD, read at publish time
+	envPassword func() string // EDGEBENCH_BROKER_PASSWORD, read at publish time
+	getenv      func(string) string
 
 	broker, fleet, device, prefix string
 	spool                         string
@@ -35,40 +40,47 @@ type publishFlags struct {
 	timeout                       time.Duration
 }
 
+// renamedEnv are the variables run --publish read before it took the
+// agent's names, with the name that replaced each.
+var renamedEnv = map[string]string{
+	"EDGEBENCH_BROKER": "broker.url", "EDGEBENCH_DEVICE": "device_id", "EDGEBENCH_SPOOL": "spool.dir",
+	"EDGEBENCH_USERNAME": "broker.username", "EDGEBENCH_PASSWORD": "broker.password", "EDGEBENCH_CA": "broker.ca_file",
+	"EDGEBENCH_CERT": "broker.cert_file", "EDGEBENCH_KEY": "broker.key_file",
+}
+
 // addPublishFlags registers the publish flags on fs; getenv supplies the
-// EDGEBENCH_* defaults shown in the usage.
+// EDGEBENCH_* defaults shown in the usage: each the agent's variable of
+// the setting (config.EnvName of its key).
 func addPublishFlags(fs *cli.FlagSet, getenv func(string) string) *publishFlags {
-	pf := &publishFlags{}
-	env := func(names ...string) string {
-		for _, n := range names {
-			if v := getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
+	pf := &publishFlags{getenv: getenv}
+	env := func(key string) string { return getenv(config.EnvName(key)) }
 	fs.BoolVar(&pf.publish, "publish", false, "send the result to the collector through the broker (spooled until acknowledged)")
-	fs.StringVar(&pf.broker, "broker", env("EDGEBENCH_BROKER", "EDGEBENCH_BROKER_URL"), "broker URL, tcp:// or ssl:// / mqtts:// ($EDGEBENCH_BROKER; default: the agent config's, else tcp://127.0.0.1:1883)")
-	fs.StringVar(&pf.fleet, "fleet", env("EDGEBENCH_FLEET"), "fleet id ($EDGEBENCH_FLEET; default \"default\")")
-	fs.StringVar(&pf.device, "device", env("EDGEBENCH_DEVICE", "EDGEBENCH_DEVICE_ID"), "device id ($EDGEBENCH_DEVICE; default the hostname)")
-	fs.StringVar(&pf.prefix, "topic-prefix", env("EDGEBENCH_TOPIC_PREFIX"), "MQTT topic prefix (default "+wire.DefaultPrefix+")")
-	fs.StringVar(&pf.spool, "spool", env("EDGEBENCH_SPOOL", "EDGEBENCH_SPOOL_DIR"), "spool directory ($EDGEBENCH_SPOOL; default /var/lib/edgebench/spool, or the user cache dir when that is not writable)")
-	fs.StringVar(&pf.username, "username", env("EDGEBENCH_USERNAME", "EDGEBENCH_BROKER_USERNAME"), "broker user name ($EDGEBENCH_USERNAME)")
-	fs.StringVar(&pf.password, "password", "", "broker password (better: $EDGEBENCH_PASSWORD)")
-	fs.StringVar(&pf.ca, "ca", env("EDGEBENCH_CA", "EDGEBENCH_BROKER_CA_FILE"), "PEM CA file of the broker's certificate ($EDGEBENCH_CA)")
-	fs.StringVar(&pf.cert, "cert", env("EDGEBENCH_CERT", "EDGEBENCH_BROKER_CERT_FILE"), "PEM client certificate ($EDGEBENCH_CERT)")
-	fs.StringVar(&pf.key, "key", env("EDGEBENCH_KEY", "EDGEBENCH_BROKER_KEY_FILE"), "PEM client key ($EDGEBENCH_KEY)")
-	fs.StringVar(&pf.config, "agent-config", env("EDGEBENCH_CONFIG"), "agent config to take unset broker settings from (default "+defaultAgentConfig+" if present)")
+	fs.StringVar(&pf.broker, "broker", env("broker.url"), "broker URL, tcp:// or ssl:// / mqtts:// ($EDGEBENCH_BROKER_URL; default: the agent config's, else tcp://127.0.0.1:1883)")
+	fs.StringVar(&pf.fleet, "fleet", env("fleet"), "fleet id ($EDGEBENCH_FLEET; default \"default\")")
+	fs.StringVar(&pf.device, "device", env("device_id"), "device id ($EDGEBENCH_DEVICE_ID; default the hostname)")
+	fs.StringVar(&pf.prefix, "topic-prefix", env("topic_prefix"), "MQTT topic prefix ($EDGEBENCH_TOPIC_PREFIX; default "+wire.DefaultPrefix+")")
+	fs.StringVar(&pf.spool, "spool", env("spool.dir"), "spool directory ($EDGEBENCH_SPOOL_DIR; default /var/lib/edgebench/spool, or the user cache dir when that is not writable)")
+	fs.StringVar(&pf.username, "username", env("broker.username"), "broker user name ($EDGEBENCH_BROKER_USERNAME)")
+	fs.StringVar(&pf.password, "password", "", "broker password (better: $EDGEBENCH_BROKER_PASSWORD)")
+	fs.StringVar(&pf.ca, "ca", env("broker.ca_file"), "PEM CA file of the broker's certificate ($EDGEBENCH_BROKER_CA_FILE)")
+	fs.StringVar(&pf.cert, "cert", env("broker.cert_file"), "PEM client certificate ($EDGEBENCH_BROKER_CERT_FILE)")
+	fs.StringVar(&pf.key, "key", env("broker.key_file"), "PEM client key ($EDGEBENCH_BROKER_KEY_FILE)")
+	fs.StringVar(&pf.config, "agent-config", getenv(config.EnvName("config")), "agent config to take unset broker settings from (default "+defaultAgentConfig+" if present)")
 	fs.DurationVar(&pf.timeout, "publish-timeout", 10*time.Second, "how long to wait for the collector's ack before leaving the result in the spool for later")
 	// The password is read from the environment at publish time, so that
 	// the usage never prints it.
-	pf.envPassword = func() string { return env("EDGEBENCH_PASSWORD", "EDGEBENCH_BROKER_PASSWORD") }
+	pf.envPassword = func() string { return env("broker.password") }
 	return pf
 }
 
 // resolve fills what flags and environment left unset from the agent's
 // config file and the defaults, and checks the result.
 func (pf *publishFlags) resolve() error {
+	for _, old := range slices.Sorted(maps.Keys(renamedEnv)) {
+		if pf.getenv != nil && pf.getenv(old) != "" {
+			return cli.Usagef("%s is now %s, the agent's name for it: rename the variable", old, config.EnvName(renamedEnv[old]))
+		}
+	}
 	if pf.password == "" && pf.envPassword != nil {
 		pf.password = pf.envPassword()
 	}
@@ -111,7 +123,7 @@ func (pf *publishFlags) resolve() error {
 		return cli.Usagef("--fleet: %v", err)
 	}
 	if err := wire.ValidID(pf.device); err != nil {
-		return cli.Usagef("--device: %v (set --device or EDGEBENCH_DEVICE)", err)
+		return cli.Usagef("--device: %v (set --device or EDGEBENCH_DEVICE_ID)", err)
 	}
 	if pf.timeout <= 0 {
 		return cli.Usagef("--publish-timeout must be > 0, got %v", pf.timeout)

@@ -22,8 +22,8 @@ import (
 )
 
 func TestPublishFlagsPrecedence(t *testing.T) {
-	env := map[string]string{"EDGEBENCH_BROKER": "tcp://env:1883", "EDGEBENCH_FLEET": "envfleet",
-		"EDGEBENCH_PASSWORD": "s3cret", "EDGEBENCH_SPOOL": t.TempDir()}
+	env := map[string]string{"EDGEBENCH_BROKER_URL": "tcp://env:1883", "EDGEBENCH_FLEET": "envfleet",
+		"EDGEBENCH_BROKER_PASSWORD": "s3cret", "EDGEBENCH_SPOOL_DIR": t.TempDir()}
 	fs := cli.NewFlagSet("run", "run", io.Discard)
 	pf := addPublishFlags(fs, func(k string) string { return env[k] })
 	if err := fs.ParseNoArgs([]string{"--publish", "--fleet", "lab", "--device", "pi4-07", "--agent-config", writeAgentConfig(t)}); err != nil {
@@ -47,6 +47,15 @@ func TestPublishFlagsPrecedence(t *testing.T) {
 	fs.ParseNoArgs([]string{"--device", "Not_Valid"})
 	if err := pf.resolve(); err == nil || !strings.Contains(err.Error(), "--device") {
 		t.Errorf("bad device id: %v", err)
+	}
+
+	// The names run --publish read before it took the agent's: refused,
+	// with the new name, not silently ignored.
+	fs = cli.NewFlagSet("run", "run", io.Discard)
+	pf = addPublishFlags(fs, func(k string) string { return map[string]string{"EDGEBENCH_PASSWORD": "s3cret"}[k] })
+	fs.ParseNoArgs([]string{"--publish", "--device", "pi4-07"})
+	if err := pf.resolve(); err == nil || err.Error() != "EDGEBENCH_PASSWORD is now EDGEBENCH_BROKER_PASSWORD, the agent's name for it: rename the variable" {
+		t.Errorf("old variable: %v", err)
 	}
 }
 
