@@ -1,0 +1,67 @@
+package machine
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func pf(v float64) *float64 { return &v }
+func ps(m, x float64) *Stat { return &Stat{Mean: m, Max: x} }
+
+// fullReport is a recording of a busy Pi 4 with every figure present.
+func fullReport() *Report {
+	s := Summary{
+		Seconds: 30, Samples: 30,
+		CPU: &CPUSummary{User: Stat{41, 43.99}, Nice: Stat{0.1, 0.1}, System: Stat{33.5, 35.99}, Idle: Stat{12.5, 17.1},
+			IOWait: Stat{0.3, 0.3}, IRQ: Stat{0.05, 0.09}, SoftIRQ: Stat{13.5, 14.99}, Steal: Stat{0, 0}},
+		PerCPUBusy: []CoreStat{{ID: 0, Stat: Stat{95, 98.99}}, {ID: 1, Stat: Stat{94.5, 98.99}}},
+		Load1:      ps(3.98, 4.19), ContextSwitches: ps(63_400, 65_990), Interrupts: ps(24_000, 24_990),
+		Mem: &MemSummary{Total: 3_884_000 << 10, Used: Stat{414_000 << 10, 415_990 << 10}, Free: Stat{2_902_000 << 10, 2_903_990 << 10},
+			Available: ps(3_380_000<<10, 3_380_000<<10), Buffers: ps(48_000<<10, 48_000<<10), Cached: ps(620_050<<10, 620_099<<10),
+			Dirty: ps(100<<10, 199<<10), SwapUsed: ps(0, 0)},
+		Disks: []DiskSummary{{Name: "mmcblk0", WriteKBs: Stat{60, 119}, WriteIOPS: Stat{6, 11}, Busy: Stat{0.45, 0.89}},
+			{Name: "mmcblk0p2", Partition: true, WriteKBs: Stat{60, 119}}},
+		Nets:     []NetSummary{{Name: "lo", RxKBs: Stat{97_500, 98_999}, TxKBs: Stat{97_500, 98_999}, RxPps: Stat{27_750, 27_999}, TxPps: Stat{27_750, 27_999}}},
+		PSI:      &PSISummary{CPUSome: ps(12, 15), IOSome: ps(0.3, 0.6), MemSome: ps(0, 0)},
+		TempMaxC: pf(65.1), FreqMinMHz: pf(1500), FreqMaxMHz: pf(1800),
+		Throttled: &ThrottleFlags{UnderVoltage: true},
+		Procs: []ProcSummary{{Name: "nginx", Count: 5, CPU: ps(190, 199.99), RSS: ps(21_400<<10, 21_400<<10), ReadKB: pf(0), WriteKB: pf(40)},
+			{Name: "edgebench", PID: 812, Count: 1, CPU: ps(150, 159.99), RSS: ps(18_200<<10, 18_200<<10)}},
+	}
+	return &Report{Interval: 1, Summary: s, Warnings: []string{"the board reported under-voltage during the measured window"}}
+}
+
+// TestWriteTextGolden pins the System section: every figure of a full
+// recording, and a bare one whose absent figures print as "-". go test
+// -run WriteTextGolden -update rewrites the files after a wanted change.
+func TestWriteTextGolden(t *testing.T) {
+	for name, r := range map[string]*Report{
+		"system-full.txt.golden":  fullReport(),
+		"system-bare.txt.golden":  {Interval: 1, Summary: Summary{Seconds: 10, Samples: 10}},
+		"system-short.txt.golden": {Interval: 1, Summary: Summary{Seconds: 0.05}},
+	} {
+		var got bytes.Buffer
+		if err := r.WriteText(&got); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", name)
+		if *update {
+			if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -run WriteTextGolden -update writes it)", err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s differs (-update rewrites it after a wanted change):\n--- got\n%s--- want\n%s", name, got.Bytes(), want)
+		}
+	}
+}
