@@ -37,11 +37,11 @@ func fakeRun(rng *rand.Rand, start time.Time, rps float64, p50us int64, cpuBusyB
 			Samples: samples,
 			Summary: wire.SysSummary{
 				Seconds: 10, Samples: 10,
-				CPU: &wire.CPUSummary{User: wire.Stat{Mean: cpuBusyBP, Max: cpuBusyBP + 200}, Idle: wire.Stat{Mean: 10000 - cpuBusyBP}},
-				Mem: &wire.MemSummary{TotalKB: 4 << 20, Used: wire.Stat{Mean: 300000, Max: 310000}},
-				Disks: []wire.DiskSummary{
-					{I: 0, ReadKBs: wire.Stat{Mean: 12}, WriteKBs: wire.Stat{Mean: 30}},
-					{I: 1, ReadKBs: wire.Stat{Mean: 12}, WriteKBs: wire.Stat{Mean: 30}},
+				CPU: &wire.CPUWindow{User: wire.WindowStat{Mean: cpuBusyBP, Max: cpuBusyBP + 200}, Idle: wire.WindowStat{Mean: 10000 - cpuBusyBP}},
+				Mem: &wire.MemWindow{TotalKB: 4 << 20, Used: wire.WindowStat{Mean: 300000, Max: 310000}},
+				Disks: []wire.DiskWindow{
+					{I: 0, ReadKBs: wire.WindowStat{Mean: 12}, WriteKBs: wire.WindowStat{Mean: 30}},
+					{I: 1, ReadKBs: wire.WindowStat{Mean: 12}, WriteKBs: wire.WindowStat{Mean: 30}},
 				},
 				TempMaxDC: &temp,
 			},

@@ -52,7 +52,7 @@ func startObserved(t *testing.T, cfg Config) (*Collector, *observer.ObservedLogs
 func badDiskResult(rng *rand.Rand) *wire.Result {
 	r := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	r.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: -1}}}}
+		Summary: wire.SysSummary{Disks: []wire.DiskWindow{{I: -1}}}}
 	return r
 }
 

@@ -170,11 +170,11 @@ func SystemReport(s *wire.System) *machine.Report {
 	return rep
 }
 
-func back(s wire.Stat, k float64) machine.Stat {
+func back(s wire.WindowStat, k float64) machine.Stat {
 	return machine.Stat{Mean: float64(s.Mean) * k, Max: float64(s.Max) * k}
 }
 
-func backStat(s *wire.Stat, k float64) *machine.Stat {
+func backStat(s *wire.WindowStat, k float64) *machine.Stat {
 	if s == nil {
 		return nil
 	}

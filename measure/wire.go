@@ -144,10 +144,10 @@ func bp(pct float64) int32     { return int32(math.Round(pct * 100)) }
 func kib(bytes float64) int64  { return int64(math.Round(bytes / 1024)) }
 func dc(celsius float64) int32 { return int32(math.Round(celsius * 10)) }
 func round64(v float64) int64  { return int64(math.Round(v)) }
-func statOf(s machine.Stat, scale func(float64) float64) wire.Stat {
-	return wire.Stat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
+func statOf(s machine.Stat, scale func(float64) float64) wire.WindowStat {
+	return wire.WindowStat{Mean: round64(scale(s.Mean)), Max: round64(scale(s.Max))}
 }
-func optStat(s *machine.Stat, scale func(float64) float64) *wire.Stat {
+func optStat(s *machine.Stat, scale func(float64) float64) *wire.WindowStat {
 	if s == nil {
 		return nil
 	}
@@ -251,7 +251,7 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 	su := wire.SysSummary{Seconds: sm.Seconds, Samples: sm.Samples, Load1: optStat(sm.Load1, x100),
 		Ctxt: optStat(sm.ContextSwitches, ident), Intr: optStat(sm.Interrupts, ident)}
 	if c := sm.CPU; c != nil {
-		su.CPU = &wire.CPUSummary{User: statOf(c.User, pctToBP), Nice: statOf(c.Nice, pctToBP), System: statOf(c.System, pctToBP),
+		su.CPU = &wire.CPUWindow{User: statOf(c.User, pctToBP), Nice: statOf(c.Nice, pctToBP), System: statOf(c.System, pctToBP),
 			Idle: statOf(c.Idle, pctToBP), IOWait: statOf(c.IOWait, pctToBP), IRQ: statOf(c.IRQ, pctToBP),
 			SoftIRQ: statOf(c.SoftIRQ, pctToBP), Steal: statOf(c.Steal, pctToBP)}
 	}
@@ -259,22 +259,22 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 		su.CoreBusyBP = append(su.CoreBusyBP, statOf(c.Stat, pctToBP))
 	}
 	if m := sm.Mem; m != nil {
-		su.Mem = &wire.MemSummary{TotalKB: int64(m.Total / 1024), Used: statOf(m.Used, bytesToKiB), Free: statOf(m.Free, bytesToKiB),
+		su.Mem = &wire.MemWindow{TotalKB: int64(m.Total / 1024), Used: statOf(m.Used, bytesToKiB), Free: statOf(m.Free, bytesToKiB),
 			Available: optStat(m.Available, bytesToKiB), Buffers: optStat(m.Buffers, bytesToKiB), Cached: optStat(m.Cached, bytesToKiB),
 			Dirty: optStat(m.Dirty, bytesToKiB), SwapUsed: optStat(m.SwapUsed, bytesToKiB)}
 	}
 	for _, d := range sm.Disks {
 		i := disks.of(d.Name)
 		partition[i] = d.Partition
-		su.Disks = append(su.Disks, wire.DiskSummary{I: i, ReadKBs: statOf(d.ReadKBs, ident), WriteKBs: statOf(d.WriteKBs, ident),
+		su.Disks = append(su.Disks, wire.DiskWindow{I: i, ReadKBs: statOf(d.ReadKBs, ident), WriteKBs: statOf(d.WriteKBs, ident),
 			ReadIOPS: statOf(d.ReadIOPS, ident), WriteIOPS: statOf(d.WriteIOPS, ident), BusyBP: statOf(d.Busy, pctToBP)})
 	}
 	for _, n := range sm.Nets {
-		su.Nets = append(su.Nets, wire.NetSummary{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
+		su.Nets = append(su.Nets, wire.NetWindow{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
 			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident)})
 	}
 	if p := sm.PSI; p != nil {
-		su.PSI = &wire.PSISummary{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
+		su.PSI = &wire.PSIWindow{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
 			MemSome: optStat(p.MemSome, pctToBP), MemFull: optStat(p.MemFull, pctToBP)}
 	}
 	if sm.TempMaxC != nil {
@@ -287,7 +287,7 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 		su.Throttled = &v
 	}
 	for _, p := range sm.Procs {
-		ps := wire.ProcSummary{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
+		ps := wire.ProcWindow{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
 			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
 		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
 		su.Procs = append(su.Procs, ps)

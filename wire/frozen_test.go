@@ -231,8 +231,8 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 		}
 		return h.Coarsen(digits).AppendPacked(nil)
 	}
-	stat := func(m, x int64) wire.Stat { return wire.Stat{Mean: m, Max: x} }
-	pst := func(m, x int64) *wire.Stat { return &wire.Stat{Mean: m, Max: x} }
+	stat := func(m, x int64) wire.WindowStat { return wire.WindowStat{Mean: m, Max: x} }
+	pst := func(m, x int64) *wire.WindowStat { return &wire.WindowStat{Mean: m, Max: x} }
 	run := wire.Run{
 		StartedAt: at, DurationUS: 10_000_123, Interrupted: true, Completed: 1234, OK: 1200,
 		Errors:      wire.ErrorCounts{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 20, Length: 4},
@@ -265,18 +265,18 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 			}},
 			Summary: wire.SysSummary{
 				Seconds: 10.0, Samples: 10,
-				CPU: &wire.CPUSummary{User: stat(4100, 4399), Nice: stat(10, 10), System: stat(3350, 3599), Idle: stat(1250, 1710),
+				CPU: &wire.CPUWindow{User: stat(4100, 4399), Nice: stat(10, 10), System: stat(3350, 3599), Idle: stat(1250, 1710),
 					IOWait: stat(30, 30), IRQ: stat(5, 9), SoftIRQ: stat(1350, 1499), Steal: stat(5, 7)},
-				CoreBusyBP: []wire.Stat{stat(9500, 9899), stat(9450, 9899)},
+				CoreBusyBP: []wire.WindowStat{stat(9500, 9899), stat(9450, 9899)},
 				Load1:      pst(398, 419), Ctxt: pst(63_400, 65_990), Intr: pst(24_000, 24_990),
-				Mem: &wire.MemSummary{TotalKB: 3_884_000, Used: stat(414_000, 415_990), Free: stat(2_902_000, 2_903_990),
+				Mem: &wire.MemWindow{TotalKB: 3_884_000, Used: stat(414_000, 415_990), Free: stat(2_902_000, 2_903_990),
 					Available: pst(3_380_000, 3_380_000), Buffers: pst(48_000, 48_000), Cached: pst(620_050, 620_099),
 					Dirty: pst(100, 199), SwapUsed: pst(8, 8)},
-				Disks:     []wire.DiskSummary{{I: 0, ReadKBs: stat(4, 8), WriteKBs: stat(60, 119), ReadIOPS: stat(1, 2), WriteIOPS: stat(6, 11), BusyBP: stat(45, 89)}, {I: 1, WriteKBs: stat(60, 119), WriteIOPS: stat(6, 11)}},
-				Nets:      []wire.NetSummary{{I: 1, RxKBs: stat(97_500, 98_999), TxKBs: stat(97_000, 98_000), RxPps: stat(27_750, 27_999), TxPps: stat(27_600, 27_900)}},
-				PSI:       &wire.PSISummary{CPUSome: pst(1200, 1500), IOSome: pst(30, 60), IOFull: pst(10, 20), MemSome: pst(2, 4), MemFull: pst(1, 2)},
+				Disks:     []wire.DiskWindow{{I: 0, ReadKBs: stat(4, 8), WriteKBs: stat(60, 119), ReadIOPS: stat(1, 2), WriteIOPS: stat(6, 11), BusyBP: stat(45, 89)}, {I: 1, WriteKBs: stat(60, 119), WriteIOPS: stat(6, 11)}},
+				Nets:      []wire.NetWindow{{I: 1, RxKBs: stat(97_500, 98_999), TxKBs: stat(97_000, 98_000), RxPps: stat(27_750, 27_999), TxPps: stat(27_600, 27_900)}},
+				PSI:       &wire.PSIWindow{CPUSome: pst(1200, 1500), IOSome: pst(30, 60), IOFull: pst(10, 20), MemSome: pst(2, 4), MemFull: pst(1, 2)},
 				TempMaxDC: i32(651), FreqMinMHz: i32(1500), FreqMaxMHz: i32(1800), Throttled: u32(0x5),
-				Procs: []wire.ProcSummary{{I: 0, PID: 812, Count: 5, CPUBP: pst(19_000, 19_999), RSSKB: pst(21_400, 21_400), ReadKB: i64(20), WriteKB: i64(40)},
+				Procs: []wire.ProcWindow{{I: 0, PID: 812, Count: 5, CPUBP: pst(19_000, 19_999), RSSKB: pst(21_400, 21_400), ReadKB: i64(20), WriteKB: i64(40)},
 					{I: 1, Count: 1, CPUBP: pst(9_000, 9_500), RSSKB: pst(18_200, 18_200)}},
 			},
 		},

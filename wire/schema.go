@@ -553,9 +553,11 @@ type ProcRate struct {
 	WriteKBs *int64 `msg:"w,omitempty" json:"write_kbs,omitempty"`
 }
 
-// Stat is a figure's time-weighted mean and maximum over the window, in
-// the figure's unit.
-type Stat struct {
+// WindowStat is a figure's time-weighted mean and maximum over the
+// measured window, in the figure's unit. The *Window types are the wire's
+// form of probe/machine's summary (integers in the wire's units), as
+// SysSample's parts are of its samples.
+type WindowStat struct {
 	Mean int64 `msg:"m" json:"mean"`
 	Max  int64 `msg:"x" json:"max"`
 }
@@ -563,83 +565,83 @@ type Stat struct {
 // SysSummary is the measured window in figures: what the seeds' tables
 // show (CPU %, IO KB/s, page cache, ...).
 type SysSummary struct {
-	Seconds    float64       `msg:"s" json:"seconds"`
-	Samples    int           `msg:"n" json:"samples"`
-	CPU        *CPUSummary   `msg:"c,omitempty" json:"cpu,omitempty"`
-	CoreBusyBP []Stat        `msg:"cb,omitempty,limit=256" json:"core_busy_bp,omitempty"`
-	Load1      *Stat         `msg:"l,omitempty" json:"load1_x100,omitempty"`
-	Ctxt       *Stat         `msg:"cs,omitempty" json:"ctxt_per_s,omitempty"`
-	Intr       *Stat         `msg:"ir,omitempty" json:"intr_per_s,omitempty"`
-	Mem        *MemSummary   `msg:"m,omitempty" json:"mem,omitempty"`
-	Disks      []DiskSummary `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
-	Nets       []NetSummary  `msg:"nt,omitempty,limit=64" json:"nets,omitempty"`
-	PSI        *PSISummary   `msg:"p,omitempty" json:"psi,omitempty"`
-	TempMaxDC  *int32        `msg:"tm,omitempty" json:"temp_max_dc,omitempty"`
-	FreqMinMHz *int32        `msg:"fn,omitempty" json:"freq_min_mhz,omitempty"`
-	FreqMaxMHz *int32        `msg:"fx,omitempty" json:"freq_max_mhz,omitempty"`
-	Throttled  *uint32       `msg:"th,omitempty" json:"throttled,omitempty"` // flags seen in the window; nil without get_throttled
-	Procs      []ProcSummary `msg:"pc,omitempty,limit=64" json:"procs,omitempty"`
+	Seconds    float64      `msg:"s" json:"seconds"`
+	Samples    int          `msg:"n" json:"samples"`
+	CPU        *CPUWindow   `msg:"c,omitempty" json:"cpu,omitempty"`
+	CoreBusyBP []WindowStat `msg:"cb,omitempty,limit=256" json:"core_busy_bp,omitempty"`
+	Load1      *WindowStat  `msg:"l,omitempty" json:"load1_x100,omitempty"`
+	Ctxt       *WindowStat  `msg:"cs,omitempty" json:"ctxt_per_s,omitempty"`
+	Intr       *WindowStat  `msg:"ir,omitempty" json:"intr_per_s,omitempty"`
+	Mem        *MemWindow   `msg:"m,omitempty" json:"mem,omitempty"`
+	Disks      []DiskWindow `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
+	Nets       []NetWindow  `msg:"nt,omitempty,limit=64" json:"nets,omitempty"`
+	PSI        *PSIWindow   `msg:"p,omitempty" json:"psi,omitempty"`
+	TempMaxDC  *int32       `msg:"tm,omitempty" json:"temp_max_dc,omitempty"`
+	FreqMinMHz *int32       `msg:"fn,omitempty" json:"freq_min_mhz,omitempty"`
+	FreqMaxMHz *int32       `msg:"fx,omitempty" json:"freq_max_mhz,omitempty"`
+	Throttled  *uint32      `msg:"th,omitempty" json:"throttled,omitempty"` // flags seen in the window; nil without get_throttled
+	Procs      []ProcWindow `msg:"pc,omitempty,limit=64" json:"procs,omitempty"`
 }
 
-// CPUSummary is the CPU shares over the window, in basis points.
-type CPUSummary struct {
-	User    Stat `msg:"u" json:"user"`
-	Nice    Stat `msg:"n" json:"nice"`
-	System  Stat `msg:"s" json:"system"`
-	Idle    Stat `msg:"i" json:"idle"`
-	IOWait  Stat `msg:"w" json:"iowait"`
-	IRQ     Stat `msg:"q" json:"irq"`
-	SoftIRQ Stat `msg:"sq" json:"softirq"`
-	Steal   Stat `msg:"st" json:"steal"`
+// CPUWindow is the CPU shares over the window, in basis points.
+type CPUWindow struct {
+	User    WindowStat `msg:"u" json:"user"`
+	Nice    WindowStat `msg:"n" json:"nice"`
+	System  WindowStat `msg:"s" json:"system"`
+	Idle    WindowStat `msg:"i" json:"idle"`
+	IOWait  WindowStat `msg:"w" json:"iowait"`
+	IRQ     WindowStat `msg:"q" json:"irq"`
+	SoftIRQ WindowStat `msg:"sq" json:"softirq"`
+	Steal   WindowStat `msg:"st" json:"steal"`
 }
 
-// MemSummary is memory over the window, in KiB.
-type MemSummary struct {
-	TotalKB   int64 `msg:"t" json:"total_kb"`
-	Used      Stat  `msg:"u" json:"used_kb"`
-	Free      Stat  `msg:"f" json:"free_kb"`
-	Available *Stat `msg:"a,omitempty" json:"available_kb,omitempty"`
-	Buffers   *Stat `msg:"b,omitempty" json:"buffers_kb,omitempty"`
-	Cached    *Stat `msg:"c,omitempty" json:"cached_kb,omitempty"`
-	Dirty     *Stat `msg:"d,omitempty" json:"dirty_kb,omitempty"`
-	SwapUsed  *Stat `msg:"s,omitempty" json:"swap_used_kb,omitempty"`
+// MemWindow is memory over the window, in KiB.
+type MemWindow struct {
+	TotalKB   int64       `msg:"t" json:"total_kb"`
+	Used      WindowStat  `msg:"u" json:"used_kb"`
+	Free      WindowStat  `msg:"f" json:"free_kb"`
+	Available *WindowStat `msg:"a,omitempty" json:"available_kb,omitempty"`
+	Buffers   *WindowStat `msg:"b,omitempty" json:"buffers_kb,omitempty"`
+	Cached    *WindowStat `msg:"c,omitempty" json:"cached_kb,omitempty"`
+	Dirty     *WindowStat `msg:"d,omitempty" json:"dirty_kb,omitempty"`
+	SwapUsed  *WindowStat `msg:"s,omitempty" json:"swap_used_kb,omitempty"`
 }
 
-// DiskSummary is one block device (System.Disks[I]) over the window.
-type DiskSummary struct {
-	I         int32 `msg:"i" json:"i"`
-	ReadKBs   Stat  `msg:"r" json:"read_kbs"`
-	WriteKBs  Stat  `msg:"w" json:"write_kbs"`
-	ReadIOPS  Stat  `msg:"ri" json:"read_iops"`
-	WriteIOPS Stat  `msg:"wi" json:"write_iops"`
-	BusyBP    Stat  `msg:"b" json:"busy_bp"`
+// DiskWindow is one block device (System.Disks[I]) over the window.
+type DiskWindow struct {
+	I         int32      `msg:"i" json:"i"`
+	ReadKBs   WindowStat `msg:"r" json:"read_kbs"`
+	WriteKBs  WindowStat `msg:"w" json:"write_kbs"`
+	ReadIOPS  WindowStat `msg:"ri" json:"read_iops"`
+	WriteIOPS WindowStat `msg:"wi" json:"write_iops"`
+	BusyBP    WindowStat `msg:"b" json:"busy_bp"`
 }
 
-// NetSummary is one interface (System.Nets[I]) over the window.
-type NetSummary struct {
-	I     int32 `msg:"i" json:"i"`
-	RxKBs Stat  `msg:"r" json:"rx_kbs"`
-	TxKBs Stat  `msg:"t" json:"tx_kbs"`
-	RxPps Stat  `msg:"rp" json:"rx_pps"`
-	TxPps Stat  `msg:"tp" json:"tx_pps"`
+// NetWindow is one interface (System.Nets[I]) over the window.
+type NetWindow struct {
+	I     int32      `msg:"i" json:"i"`
+	RxKBs WindowStat `msg:"r" json:"rx_kbs"`
+	TxKBs WindowStat `msg:"t" json:"tx_kbs"`
+	RxPps WindowStat `msg:"rp" json:"rx_pps"`
+	TxPps WindowStat `msg:"tp" json:"tx_pps"`
 }
 
-// PSISummary is the stall shares over the window, in basis points.
-type PSISummary struct {
-	CPUSome *Stat `msg:"cs,omitempty" json:"cpu_some_bp,omitempty"`
-	IOSome  *Stat `msg:"is,omitempty" json:"io_some_bp,omitempty"`
-	IOFull  *Stat `msg:"if,omitempty" json:"io_full_bp,omitempty"`
-	MemSome *Stat `msg:"ms,omitempty" json:"mem_some_bp,omitempty"`
-	MemFull *Stat `msg:"mf,omitempty" json:"mem_full_bp,omitempty"`
+// PSIWindow is the stall shares over the window, in basis points.
+type PSIWindow struct {
+	CPUSome *WindowStat `msg:"cs,omitempty" json:"cpu_some_bp,omitempty"`
+	IOSome  *WindowStat `msg:"is,omitempty" json:"io_some_bp,omitempty"`
+	IOFull  *WindowStat `msg:"if,omitempty" json:"io_full_bp,omitempty"`
+	MemSome *WindowStat `msg:"ms,omitempty" json:"mem_some_bp,omitempty"`
+	MemFull *WindowStat `msg:"mf,omitempty" json:"mem_full_bp,omitempty"`
 }
 
-// ProcSummary is one watched process (System.Procs[I]) over the window.
-type ProcSummary struct {
-	I       int32  `msg:"i" json:"i"`
-	PID     int32  `msg:"p,omitempty" json:"pid,omitempty"`
-	Count   int32  `msg:"n" json:"count"` // most processes seen at once
-	CPUBP   *Stat  `msg:"c,omitempty" json:"cpu_bp,omitempty"`
-	RSSKB   *Stat  `msg:"m,omitempty" json:"rss_kb,omitempty"`
-	ReadKB  *int64 `msg:"r,omitempty" json:"read_kb,omitempty"` // total over the window
-	WriteKB *int64 `msg:"w,omitempty" json:"write_kb,omitempty"`
+// ProcWindow is one watched process (System.Procs[I]) over the window.
+type ProcWindow struct {
+	I       int32       `msg:"i" json:"i"`
+	PID     int32       `msg:"p,omitempty" json:"pid,omitempty"`
+	Count   int32       `msg:"n" json:"count"` // most processes seen at once
+	CPUBP   *WindowStat `msg:"c,omitempty" json:"cpu_bp,omitempty"`
+	RSSKB   *WindowStat `msg:"m,omitempty" json:"rss_kb,omitempty"`
+	ReadKB  *int64      `msg:"r,omitempty" json:"read_kb,omitempty"` // total over the window
+	WriteKB *int64      `msg:"w,omitempty" json:"write_kb,omitempty"`
 }

@@ -280,7 +280,7 @@ func (z *CPUShares) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *CPUSummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *CPUWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// map header, size 8
 	// string "u"
@@ -359,7 +359,7 @@ func (z *CPUSummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *CPUSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *CPUWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -705,7 +705,7 @@ func (z *CPUSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *CPUSummary) Msgsize() (s int) {
+func (z *CPUWindow) Msgsize() (s int) {
 	s = 1 + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
 	return
 }
@@ -1826,7 +1826,7 @@ func (z *DiskRate) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *DiskSummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *DiskWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// map header, size 6
 	// string "i"
@@ -1881,7 +1881,7 @@ func (z *DiskSummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *DiskSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *DiskWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -2116,7 +2116,7 @@ func (z *DiskSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *DiskSummary) Msgsize() (s int) {
+func (z *DiskWindow) Msgsize() (s int) {
 	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
 	return
 }
@@ -4591,7 +4591,7 @@ func (z *MemSample) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *MemSummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *MemWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
 	zb0001Len := uint32(8)
@@ -4723,7 +4723,7 @@ func (z *MemSummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *MemWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -4837,7 +4837,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Available = nil
 			} else {
 				if z.Available == nil {
-					z.Available = new(Stat)
+					z.Available = new(WindowStat)
 				}
 				var zb0004 uint32
 				zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -4887,7 +4887,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Buffers = nil
 			} else {
 				if z.Buffers == nil {
-					z.Buffers = new(Stat)
+					z.Buffers = new(WindowStat)
 				}
 				var zb0005 uint32
 				zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -4937,7 +4937,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Cached = nil
 			} else {
 				if z.Cached == nil {
-					z.Cached = new(Stat)
+					z.Cached = new(WindowStat)
 				}
 				var zb0006 uint32
 				zb0006, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -4987,7 +4987,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Dirty = nil
 			} else {
 				if z.Dirty == nil {
-					z.Dirty = new(Stat)
+					z.Dirty = new(WindowStat)
 				}
 				var zb0007 uint32
 				zb0007, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -5037,7 +5037,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.SwapUsed = nil
 			} else {
 				if z.SwapUsed == nil {
-					z.SwapUsed = new(Stat)
+					z.SwapUsed = new(WindowStat)
 				}
 				var zb0008 uint32
 				zb0008, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -5091,7 +5091,7 @@ func (z *MemSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *MemSummary) Msgsize() (s int) {
+func (z *MemWindow) Msgsize() (s int) {
 	s = 1 + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2
 	if z.Available == nil {
 		s += msgp.NilSize
@@ -5251,7 +5251,7 @@ func (z *NetRate) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *NetSummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *NetWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// map header, size 5
 	// string "i"
@@ -5297,7 +5297,7 @@ func (z *NetSummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *NetSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *NetWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -5493,7 +5493,7 @@ func (z *NetSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *NetSummary) Msgsize() (s int) {
+func (z *NetWindow) Msgsize() (s int) {
 	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
 	return
 }
@@ -5734,7 +5734,7 @@ func (z *PSIShares) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *PSISummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *PSIWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
 	zb0001Len := uint32(5)
@@ -5845,7 +5845,7 @@ func (z *PSISummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *PSIWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -5875,7 +5875,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.CPUSome = nil
 			} else {
 				if z.CPUSome == nil {
-					z.CPUSome = new(Stat)
+					z.CPUSome = new(WindowStat)
 				}
 				var zb0002 uint32
 				zb0002, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -5925,7 +5925,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.IOSome = nil
 			} else {
 				if z.IOSome == nil {
-					z.IOSome = new(Stat)
+					z.IOSome = new(WindowStat)
 				}
 				var zb0003 uint32
 				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -5975,7 +5975,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.IOFull = nil
 			} else {
 				if z.IOFull == nil {
-					z.IOFull = new(Stat)
+					z.IOFull = new(WindowStat)
 				}
 				var zb0004 uint32
 				zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -6025,7 +6025,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.MemSome = nil
 			} else {
 				if z.MemSome == nil {
-					z.MemSome = new(Stat)
+					z.MemSome = new(WindowStat)
 				}
 				var zb0005 uint32
 				zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -6075,7 +6075,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.MemFull = nil
 			} else {
 				if z.MemFull == nil {
-					z.MemFull = new(Stat)
+					z.MemFull = new(WindowStat)
 				}
 				var zb0006 uint32
 				zb0006, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -6129,7 +6129,7 @@ func (z *PSISummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *PSISummary) Msgsize() (s int) {
+func (z *PSIWindow) Msgsize() (s int) {
 	s = 1 + 3
 	if z.CPUSome == nil {
 		s += msgp.NilSize
@@ -6520,7 +6520,7 @@ func (z *ProcRate) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z *ProcSummary) MarshalMsg(b []byte) (o []byte, err error) {
+func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
 	zb0001Len := uint32(7)
@@ -6615,7 +6615,7 @@ func (z *ProcSummary) MarshalMsg(b []byte) (o []byte, err error) {
 }
 
 // UnmarshalMsg implements msgp.Unmarshaler
-func (z *ProcSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
+func (z *ProcWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	var field []byte
 	_ = field
 	var zb0001 uint32
@@ -6663,7 +6663,7 @@ func (z *ProcSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.CPUBP = nil
 			} else {
 				if z.CPUBP == nil {
-					z.CPUBP = new(Stat)
+					z.CPUBP = new(WindowStat)
 				}
 				var zb0002 uint32
 				zb0002, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -6713,7 +6713,7 @@ func (z *ProcSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.RSSKB = nil
 			} else {
 				if z.RSSKB == nil {
-					z.RSSKB = new(Stat)
+					z.RSSKB = new(WindowStat)
 				}
 				var zb0003 uint32
 				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -6801,7 +6801,7 @@ func (z *ProcSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 }
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z *ProcSummary) Msgsize() (s int) {
+func (z *ProcWindow) Msgsize() (s int) {
 	s = 1 + 2 + msgp.Int32Size + 2 + msgp.Int32Size + 2 + msgp.Int32Size + 2
 	if z.CPUBP == nil {
 		s += msgp.NilSize
@@ -8793,71 +8793,6 @@ func (z *Spread) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
-func (z Stat) MarshalMsg(b []byte) (o []byte, err error) {
-	o = msgp.Require(b, z.Msgsize())
-	// map header, size 2
-	// string "m"
-	o = append(o, 0x82, 0xa1, 0x6d)
-	o = msgp.AppendInt64(o, z.Mean)
-	// string "x"
-	o = append(o, 0xa1, 0x78)
-	o = msgp.AppendInt64(o, z.Max)
-	return
-}
-
-// UnmarshalMsg implements msgp.Unmarshaler
-func (z *Stat) UnmarshalMsg(bts []byte) (o []byte, err error) {
-	var field []byte
-	_ = field
-	var zb0001 uint32
-	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
-	if err != nil {
-		err = msgp.WrapError(err)
-		return
-	}
-	if zb0001 > zb417a25dlimitMaps {
-		err = msgp.ErrLimitExceeded
-		return
-	}
-	for zb0001 > 0 {
-		zb0001--
-		field, bts, err = msgp.ReadMapKeyZC(bts)
-		if err != nil {
-			err = msgp.WrapError(err)
-			return
-		}
-		switch msgp.UnsafeString(field) {
-		case "m":
-			z.Mean, bts, err = msgp.ReadInt64Bytes(bts)
-			if err != nil {
-				err = msgp.WrapError(err, "Mean")
-				return
-			}
-		case "x":
-			z.Max, bts, err = msgp.ReadInt64Bytes(bts)
-			if err != nil {
-				err = msgp.WrapError(err, "Max")
-				return
-			}
-		default:
-			bts, err = msgp.Skip(bts)
-			if err != nil {
-				err = msgp.WrapError(err)
-				return
-			}
-		}
-	}
-	o = bts
-	return
-}
-
-// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
-func (z Stat) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
-	return
-}
-
-// MarshalMsg implements msgp.Marshaler
 func (z *Status) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
@@ -10031,7 +9966,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.CPU = nil
 			} else {
 				if z.CPU == nil {
-					z.CPU = new(CPUSummary)
+					z.CPU = new(CPUWindow)
 				}
 				bts, err = z.CPU.UnmarshalMsg(bts)
 				if err != nil {
@@ -10053,7 +9988,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			if cap(z.CoreBusyBP) >= int(zb0002) {
 				z.CoreBusyBP = (z.CoreBusyBP)[:zb0002]
 			} else {
-				z.CoreBusyBP = make([]Stat, zb0002)
+				z.CoreBusyBP = make([]WindowStat, zb0002)
 			}
 			for za0001 := range z.CoreBusyBP {
 				var zb0003 uint32
@@ -10104,7 +10039,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Load1 = nil
 			} else {
 				if z.Load1 == nil {
-					z.Load1 = new(Stat)
+					z.Load1 = new(WindowStat)
 				}
 				var zb0004 uint32
 				zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -10154,7 +10089,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Ctxt = nil
 			} else {
 				if z.Ctxt == nil {
-					z.Ctxt = new(Stat)
+					z.Ctxt = new(WindowStat)
 				}
 				var zb0005 uint32
 				zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -10204,7 +10139,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Intr = nil
 			} else {
 				if z.Intr == nil {
-					z.Intr = new(Stat)
+					z.Intr = new(WindowStat)
 				}
 				var zb0006 uint32
 				zb0006, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -10254,7 +10189,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.Mem = nil
 			} else {
 				if z.Mem == nil {
-					z.Mem = new(MemSummary)
+					z.Mem = new(MemWindow)
 				}
 				bts, err = z.Mem.UnmarshalMsg(bts)
 				if err != nil {
@@ -10276,7 +10211,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			if cap(z.Disks) >= int(zb0007) {
 				z.Disks = (z.Disks)[:zb0007]
 			} else {
-				z.Disks = make([]DiskSummary, zb0007)
+				z.Disks = make([]DiskWindow, zb0007)
 			}
 			for za0002 := range z.Disks {
 				bts, err = z.Disks[za0002].UnmarshalMsg(bts)
@@ -10299,7 +10234,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			if cap(z.Nets) >= int(zb0008) {
 				z.Nets = (z.Nets)[:zb0008]
 			} else {
-				z.Nets = make([]NetSummary, zb0008)
+				z.Nets = make([]NetWindow, zb0008)
 			}
 			for za0003 := range z.Nets {
 				bts, err = z.Nets[za0003].UnmarshalMsg(bts)
@@ -10317,7 +10252,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				z.PSI = nil
 			} else {
 				if z.PSI == nil {
-					z.PSI = new(PSISummary)
+					z.PSI = new(PSIWindow)
 				}
 				bts, err = z.PSI.UnmarshalMsg(bts)
 				if err != nil {
@@ -10407,7 +10342,7 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			if cap(z.Procs) >= int(zb0009) {
 				z.Procs = (z.Procs)[:zb0009]
 			} else {
-				z.Procs = make([]ProcSummary, zb0009)
+				z.Procs = make([]ProcWindow, zb0009)
 			}
 			for za0004 := range z.Procs {
 				bts, err = z.Procs[za0004].UnmarshalMsg(bts)
@@ -11178,5 +11113,70 @@ func (z *TLSSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *TLSSpec) Msgsize() (s int) {
 	s = 1 + 3 + msgp.BytesPrefixSize + len(z.CACerts) + 3 + msgp.BoolSize + 3 + msgp.BoolSize + 2 + msgp.StringPrefixSize + len(z.Version)
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z WindowStat) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// map header, size 2
+	// string "m"
+	o = append(o, 0x82, 0xa1, 0x6d)
+	o = msgp.AppendInt64(o, z.Mean)
+	// string "x"
+	o = append(o, 0xa1, 0x78)
+	o = msgp.AppendInt64(o, z.Max)
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *WindowStat) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "m":
+			z.Mean, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Mean")
+				return
+			}
+		case "x":
+			z.Max, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Max")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z WindowStat) Msgsize() (s int) {
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
 	return
 }

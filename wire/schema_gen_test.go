@@ -124,8 +124,8 @@ func BenchmarkUnmarshalCPUShares(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalCPUSummary(t *testing.T) {
-	v := CPUSummary{}
+func TestMarshalUnmarshalCPUWindow(t *testing.T) {
+	v := CPUWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +147,8 @@ func TestMarshalUnmarshalCPUSummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgCPUSummary(b *testing.B) {
-	v := CPUSummary{}
+func BenchmarkMarshalMsgCPUWindow(b *testing.B) {
+	v := CPUWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -156,8 +156,8 @@ func BenchmarkMarshalMsgCPUSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgCPUSummary(b *testing.B) {
-	v := CPUSummary{}
+func BenchmarkAppendMsgCPUWindow(b *testing.B) {
+	v := CPUWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -168,8 +168,8 @@ func BenchmarkAppendMsgCPUSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalCPUSummary(b *testing.B) {
-	v := CPUSummary{}
+func BenchmarkUnmarshalCPUWindow(b *testing.B) {
+	v := CPUWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -530,8 +530,8 @@ func BenchmarkUnmarshalDiskRate(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalDiskSummary(t *testing.T) {
-	v := DiskSummary{}
+func TestMarshalUnmarshalDiskWindow(t *testing.T) {
+	v := DiskWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -553,8 +553,8 @@ func TestMarshalUnmarshalDiskSummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgDiskSummary(b *testing.B) {
-	v := DiskSummary{}
+func BenchmarkMarshalMsgDiskWindow(b *testing.B) {
+	v := DiskWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -562,8 +562,8 @@ func BenchmarkMarshalMsgDiskSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgDiskSummary(b *testing.B) {
-	v := DiskSummary{}
+func BenchmarkAppendMsgDiskWindow(b *testing.B) {
+	v := DiskWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -574,8 +574,8 @@ func BenchmarkAppendMsgDiskSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalDiskSummary(b *testing.B) {
-	v := DiskSummary{}
+func BenchmarkUnmarshalDiskWindow(b *testing.B) {
+	v := DiskWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -1168,8 +1168,8 @@ func BenchmarkUnmarshalMemSample(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalMemSummary(t *testing.T) {
-	v := MemSummary{}
+func TestMarshalUnmarshalMemWindow(t *testing.T) {
+	v := MemWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1191,8 +1191,8 @@ func TestMarshalUnmarshalMemSummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgMemSummary(b *testing.B) {
-	v := MemSummary{}
+func BenchmarkMarshalMsgMemWindow(b *testing.B) {
+	v := MemWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -1200,8 +1200,8 @@ func BenchmarkMarshalMsgMemSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgMemSummary(b *testing.B) {
-	v := MemSummary{}
+func BenchmarkAppendMsgMemWindow(b *testing.B) {
+	v := MemWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -1212,8 +1212,8 @@ func BenchmarkAppendMsgMemSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalMemSummary(b *testing.B) {
-	v := MemSummary{}
+func BenchmarkUnmarshalMemWindow(b *testing.B) {
+	v := MemWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -1284,8 +1284,8 @@ func BenchmarkUnmarshalNetRate(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalNetSummary(t *testing.T) {
-	v := NetSummary{}
+func TestMarshalUnmarshalNetWindow(t *testing.T) {
+	v := NetWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1307,8 +1307,8 @@ func TestMarshalUnmarshalNetSummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgNetSummary(b *testing.B) {
-	v := NetSummary{}
+func BenchmarkMarshalMsgNetWindow(b *testing.B) {
+	v := NetWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -1316,8 +1316,8 @@ func BenchmarkMarshalMsgNetSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgNetSummary(b *testing.B) {
-	v := NetSummary{}
+func BenchmarkAppendMsgNetWindow(b *testing.B) {
+	v := NetWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -1328,8 +1328,8 @@ func BenchmarkAppendMsgNetSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalNetSummary(b *testing.B) {
-	v := NetSummary{}
+func BenchmarkUnmarshalNetWindow(b *testing.B) {
+	v := NetWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -1400,8 +1400,8 @@ func BenchmarkUnmarshalPSIShares(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalPSISummary(t *testing.T) {
-	v := PSISummary{}
+func TestMarshalUnmarshalPSIWindow(t *testing.T) {
+	v := PSIWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1423,8 +1423,8 @@ func TestMarshalUnmarshalPSISummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgPSISummary(b *testing.B) {
-	v := PSISummary{}
+func BenchmarkMarshalMsgPSIWindow(b *testing.B) {
+	v := PSIWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -1432,8 +1432,8 @@ func BenchmarkMarshalMsgPSISummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgPSISummary(b *testing.B) {
-	v := PSISummary{}
+func BenchmarkAppendMsgPSIWindow(b *testing.B) {
+	v := PSIWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -1444,8 +1444,8 @@ func BenchmarkAppendMsgPSISummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalPSISummary(b *testing.B) {
-	v := PSISummary{}
+func BenchmarkUnmarshalPSIWindow(b *testing.B) {
+	v := PSIWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -1574,8 +1574,8 @@ func BenchmarkUnmarshalProcRate(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalProcSummary(t *testing.T) {
-	v := ProcSummary{}
+func TestMarshalUnmarshalProcWindow(t *testing.T) {
+	v := ProcWindow{}
 	bts, err := v.MarshalMsg(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1597,8 +1597,8 @@ func TestMarshalUnmarshalProcSummary(t *testing.T) {
 	}
 }
 
-func BenchmarkMarshalMsgProcSummary(b *testing.B) {
-	v := ProcSummary{}
+func BenchmarkMarshalMsgProcWindow(b *testing.B) {
+	v := ProcWindow{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -1606,8 +1606,8 @@ func BenchmarkMarshalMsgProcSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendMsgProcSummary(b *testing.B) {
-	v := ProcSummary{}
+func BenchmarkAppendMsgProcWindow(b *testing.B) {
+	v := ProcWindow{}
 	bts := make([]byte, 0, v.Msgsize())
 	bts, _ = v.MarshalMsg(bts[0:0])
 	b.SetBytes(int64(len(bts)))
@@ -1618,8 +1618,8 @@ func BenchmarkAppendMsgProcSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkUnmarshalProcSummary(b *testing.B) {
-	v := ProcSummary{}
+func BenchmarkUnmarshalProcWindow(b *testing.B) {
+	v := ProcWindow{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))
@@ -2096,64 +2096,6 @@ func BenchmarkUnmarshalSpread(b *testing.B) {
 	}
 }
 
-func TestMarshalUnmarshalStat(t *testing.T) {
-	v := Stat{}
-	bts, err := v.MarshalMsg(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	left, err := v.UnmarshalMsg(bts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("%d bytes left over after UnmarshalMsg(): %q", len(left), left)
-	}
-
-	left, err = msgp.Skip(bts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("%d bytes left over after Skip(): %q", len(left), left)
-	}
-}
-
-func BenchmarkMarshalMsgStat(b *testing.B) {
-	v := Stat{}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		v.MarshalMsg(nil)
-	}
-}
-
-func BenchmarkAppendMsgStat(b *testing.B) {
-	v := Stat{}
-	bts := make([]byte, 0, v.Msgsize())
-	bts, _ = v.MarshalMsg(bts[0:0])
-	b.SetBytes(int64(len(bts)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		bts, _ = v.MarshalMsg(bts[0:0])
-	}
-}
-
-func BenchmarkUnmarshalStat(b *testing.B) {
-	v := Stat{}
-	bts, _ := v.MarshalMsg(nil)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(bts)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		_, err := v.UnmarshalMsg(bts)
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func TestMarshalUnmarshalStatus(t *testing.T) {
 	v := Status{}
 	bts, err := v.MarshalMsg(nil)
@@ -2548,6 +2490,64 @@ func BenchmarkAppendMsgTLSSpec(b *testing.B) {
 
 func BenchmarkUnmarshalTLSSpec(b *testing.B) {
 	v := TLSSpec{}
+	bts, _ := v.MarshalMsg(nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bts)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, err := v.UnmarshalMsg(bts)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestMarshalUnmarshalWindowStat(t *testing.T) {
+	v := WindowStat{}
+	bts, err := v.MarshalMsg(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := v.UnmarshalMsg(bts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("%d bytes left over after UnmarshalMsg(): %q", len(left), left)
+	}
+
+	left, err = msgp.Skip(bts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("%d bytes left over after Skip(): %q", len(left), left)
+	}
+}
+
+func BenchmarkMarshalMsgWindowStat(b *testing.B) {
+	v := WindowStat{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.MarshalMsg(nil)
+	}
+}
+
+func BenchmarkAppendMsgWindowStat(b *testing.B) {
+	v := WindowStat{}
+	bts := make([]byte, 0, v.Msgsize())
+	bts, _ = v.MarshalMsg(bts[0:0])
+	b.SetBytes(int64(len(bts)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bts, _ = v.MarshalMsg(bts[0:0])
+	}
+}
+
+func BenchmarkUnmarshalWindowStat(b *testing.B) {
+	v := WindowStat{}
 	bts, _ := v.MarshalMsg(nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bts)))

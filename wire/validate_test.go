@@ -82,7 +82,7 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 func hostileResult(t testing.TB, i int32) []byte {
 	r := &wire.Result{V: wire.SchemaVersion, ID: "01JB6Z3K9W2XQ8V5T4R7N1M0PA", Fleet: "lab", Device: "pi4-07", Outcome: wire.StateSucceeded,
 		Runs: []wire.Run{{Completed: 1, System: &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
-			Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: i}}}}}}}
+			Summary: wire.SysSummary{Disks: []wire.DiskWindow{{I: i}}}}}}}
 	return wiretest.Marshal(t, r)
 }
 

@@ -278,7 +278,7 @@ func TestHostileResultsDoNotStopTheCollector(t *testing.T) {
 	good := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 	summary := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 	summary.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
-		Summary: wire.SysSummary{Disks: []wire.DiskSummary{{I: -1}}}}
+		Summary: wire.SysSummary{Disks: []wire.DiskWindow{{I: -1}}}}
 	sample := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 	sample.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
 		Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}

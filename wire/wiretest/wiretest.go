@@ -18,11 +18,11 @@ import (
 	"github.com/edgebench/edgebench/wire"
 )
 
-func i32(v int32) *int32       { return &v }
-func i64(v int64) *int64       { return &v }
-func u32(v uint32) *uint32     { return &v }
-func st(m, x int64) *wire.Stat { return &wire.Stat{Mean: m, Max: x} }
-func stv(m, x int64) wire.Stat { return wire.Stat{Mean: m, Max: x} }
+func i32(v int32) *int32             { return &v }
+func i64(v int64) *int64             { return &v }
+func u32(v uint32) *uint32           { return &v }
+func st(m, x int64) *wire.WindowStat { return &wire.WindowStat{Mean: m, Max: x} }
+func stv(m, x int64) wire.WindowStat { return wire.WindowStat{Mean: m, Max: x} }
 
 // hist is a wire histogram of n latencies around medianUS with a tail,
 // with the given significant digits, packed as FromRun packs them.
@@ -115,20 +115,20 @@ func ResultN(t testing.TB, n int) *wire.Result {
 	}
 	sys.Summary = wire.SysSummary{
 		Seconds: 30.0, Samples: 30,
-		CPU: &wire.CPUSummary{User: stv(4100, 4399), Nice: stv(10, 10), System: stv(3350, 3599), Idle: stv(1250, 1710),
+		CPU: &wire.CPUWindow{User: stv(4100, 4399), Nice: stv(10, 10), System: stv(3350, 3599), Idle: stv(1250, 1710),
 			IOWait: stv(30, 30), SoftIRQ: stv(1350, 1499)},
-		CoreBusyBP: []wire.Stat{stv(9500, 9899), stv(9450, 9899), stv(9250, 9699), stv(9550, 9899)},
+		CoreBusyBP: []wire.WindowStat{stv(9500, 9899), stv(9450, 9899), stv(9250, 9699), stv(9550, 9899)},
 		Load1:      st(398, 419), Ctxt: st(63_400, 65_990), Intr: st(24_000, 24_990),
-		Mem: &wire.MemSummary{TotalKB: 3_884_000, Used: stv(414_000, 415_990), Free: stv(2_902_000, 2_903_990),
+		Mem: &wire.MemWindow{TotalKB: 3_884_000, Used: stv(414_000, 415_990), Free: stv(2_902_000, 2_903_990),
 			Available: st(3_380_000, 3_380_000), Buffers: st(48_000, 48_000), Cached: st(620_050, 620_099), Dirty: st(100, 199), SwapUsed: st(0, 0)},
-		Disks: []wire.DiskSummary{{I: 0, WriteKBs: stv(60, 119), WriteIOPS: stv(6, 11), BusyBP: stv(45, 89)},
+		Disks: []wire.DiskWindow{{I: 0, WriteKBs: stv(60, 119), WriteIOPS: stv(6, 11), BusyBP: stv(45, 89)},
 			{I: 2, WriteKBs: stv(60, 119), WriteIOPS: stv(6, 11), BusyBP: stv(45, 89)}},
-		Nets:       []wire.NetSummary{{I: 0, RxKBs: stv(97_500, 98_999), TxKBs: stv(97_500, 98_999), RxPps: stv(27_750, 27_999), TxPps: stv(27_750, 27_999)}},
+		Nets:       []wire.NetWindow{{I: 0, RxKBs: stv(97_500, 98_999), TxKBs: stv(97_500, 98_999), RxPps: stv(27_750, 27_999), TxPps: stv(27_750, 27_999)}},
 		TempMaxDC:  i32(651),
 		FreqMinMHz: i32(1500),
 		FreqMaxMHz: i32(1800),
 		Throttled:  u32(0),
-		Procs: []wire.ProcSummary{{I: 0, Count: 5, CPUBP: st(19_000, 19_999), RSSKB: st(21_400, 21_400), ReadKB: i64(0), WriteKB: i64(0)},
+		Procs: []wire.ProcWindow{{I: 0, Count: 5, CPUBP: st(19_000, 19_999), RSSKB: st(21_400, 21_400), ReadKB: i64(0), WriteKB: i64(0)},
 			{I: 1, Count: 1, CPUBP: st(15_000, 15_999), RSSKB: st(18_200, 18_200), ReadKB: i64(0), WriteKB: i64(120)}},
 	}
 	run.System = sys
