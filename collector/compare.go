@@ -59,7 +59,7 @@ func MetricNames() []string {
 // Shown is the figure a group's table cell and chart bar show for m, with
 // its 95 % interval: the median and the interval of the median, or for a
 // count the total of the runs (no interval: NaN).
-func (m Metric) Shown(s Summary) (v, lo, hi float64) {
+func (m Metric) Shown(s GroupStats) (v, lo, hi float64) {
 	if m.Count {
 		if s.N == 0 {
 			return math.NaN(), math.NaN(), math.NaN()
@@ -88,11 +88,11 @@ type CompareOptions struct {
 
 // Group is one group of a comparison table.
 type Group struct {
-	Key       string             `json:"key"`
-	N         int                `json:"n"`
-	Throttled int                `json:"throttled"` // runs flagged as throttled (0 when they were excluded)
-	Stats     map[string]Summary `json:"stats"`
-	Deltas    map[string]Delta   `json:"deltas,omitempty"` // against the base group, for the tested metrics
+	Key       string                `json:"key"`
+	N         int                   `json:"n"`
+	Throttled int                   `json:"throttled"` // runs flagged as throttled (0 when they were excluded)
+	Stats     map[string]GroupStats `json:"stats"`
+	Deltas    map[string]Delta      `json:"deltas,omitempty"` // against the base group, for the tested metrics
 	values    map[string][]float64
 }
 
@@ -264,9 +264,9 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		}
 		for i := range t.Groups {
 			g := &t.Groups[i]
-			g.Stats = map[string]Summary{}
+			g.Stats = map[string]GroupStats{}
 			for _, m := range Metrics {
-				g.Stats[m.Name] = Summarize(g.values[m.Name])
+				g.Stats[m.Name] = Describe(g.values[m.Name])
 			}
 			if base < 0 || i == base {
 				continue
@@ -394,7 +394,7 @@ func contains(xs []string, s string) bool {
 // cell formats what a group shows of m, "-" when absent; for req/s and
 // latency with the larger side of its interval in %, "±∞" (and inf
 // true) when there are too few runs for one.
-func cell(m Metric, s Summary) (text string, inf bool) {
+func cell(m Metric, s GroupStats) (text string, inf bool) {
 	v, lo, hi := m.Shown(s)
 	if s.N == 0 || math.IsNaN(v) {
 		return "-", false

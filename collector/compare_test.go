@@ -178,8 +178,8 @@ func TestCompareJSON(t *testing.T) {
 		}
 		// Groups of one run each: the delta has no interval (NaN).
 		one := &Comparison{By: "server", Tested: []string{"rps"}, Tables: []Table{{Base: "a", Groups: []Group{
-			{Key: "a", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{100})}},
-			{Key: "b", N: 1, Stats: map[string]Summary{"rps": Summarize([]float64{120})},
+			{Key: "a", N: 1, Stats: map[string]GroupStats{"rps": Describe([]float64{100})}},
+			{Key: "b", N: 1, Stats: map[string]GroupStats{"rps": Describe([]float64{120})},
 				Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
 		}}}}
 		nan := 0

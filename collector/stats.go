@@ -19,8 +19,8 @@ const Alpha = 0.05
 // approximation is close enough and cheaper.
 const exactMax = 20
 
-// Summary describes one group's values of one figure.
-type Summary struct {
+// GroupStats describes one group's values of one figure.
+type GroupStats struct {
 	N      int
 	Sum    float64
 	Mean   float64
@@ -67,13 +67,13 @@ func medianCI(sorted []float64) (lo, hi float64) {
 	return sorted[ci.LoOrder-1], sorted[ci.HiOrder-1]
 }
 
-// Summarize describes xs. NaN values (absent figures) are left out.
-func Summarize(xs []float64) Summary {
+// Describe describes xs. NaN values (absent figures) are left out.
+func Describe(xs []float64) GroupStats {
 	xs = finite(xs)
-	s := Summary{N: len(xs)}
+	s := GroupStats{N: len(xs)}
 	if s.N == 0 {
 		nan := math.NaN()
-		return Summary{Mean: nan, StdDev: nan, Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, MedianLow: nan, MedianHigh: nan}
+		return GroupStats{Mean: nan, StdDev: nan, Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, MedianLow: nan, MedianHigh: nan}
 	}
 	sorted := append([]float64(nil), xs...)
 	sort.Float64s(sorted)

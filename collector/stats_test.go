@@ -145,7 +145,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	s := Summarize([]float64{2, 4, 4, 4, 5, 5, 7, 9})
+	s := Describe([]float64{2, 4, 4, 4, 5, 5, 7, 9})
 	if s.N != 8 || s.Mean != 5 || s.Median != 4.5 || s.Min != 2 || s.Max != 9 || !near(s.StdDev, 2.138089935, 1e-8) {
 		t.Errorf("%+v", s)
 	}
@@ -153,7 +153,7 @@ func TestSummarize(t *testing.T) {
 	if !near(s.CIHigh-s.Mean, 2.365*s.StdDev/math.Sqrt(8), 1e-9) {
 		t.Errorf("ci %v", s.CIHigh-s.Mean)
 	}
-	if e := Summarize(nil); e.N != 0 || !math.IsNaN(e.Mean) {
+	if e := Describe(nil); e.N != 0 || !math.IsNaN(e.Mean) {
 		t.Errorf("empty: %+v", e)
 	}
 }
@@ -165,27 +165,27 @@ func TestSummarizeMedianInterval(t *testing.T) {
 	if MedianCIRuns != 6 {
 		t.Errorf("MedianCIRuns = %d, want 6 (benchstat: need >= 6 samples)", MedianCIRuns)
 	}
-	five := Summarize([]float64{5, 1, 4, 2, 3})
+	five := Describe([]float64{5, 1, 4, 2, 3})
 	if !math.IsNaN(five.MedianLow) || !math.IsNaN(five.MedianHigh) {
 		t.Errorf("5 values: %+v", five)
 	}
 	// n = 6: P(all six on one side of the median) = 2/64 < 5 %: [min, max].
-	six := Summarize([]float64{6, 1, 5, 2, 4, 3})
+	six := Describe([]float64{6, 1, 5, 2, 4, 3})
 	if six.MedianLow != 1 || six.MedianHigh != 6 || six.Median != 3.5 {
 		t.Errorf("6 values: %+v", six)
 	}
 	// n = 10: the 2nd and 9th values (P(X <= 1) = 11/1024, twice 2.1 %).
-	ten := Summarize([]float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5})
+	ten := Describe([]float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5})
 	if ten.MedianLow != 2 || ten.MedianHigh != 9 {
 		t.Errorf("10 values: %+v", ten)
 	}
 	// The pooled group of the issue: req/s of three runs of one page and
 	// one of a slow page. The mean's t interval reaches below zero (the
 	// "±106.7 %" users saw); the median's is two of the values, never.
-	if pooled := Summarize([]float64{1010, 1003, 998, 40}); pooled.CILow >= 0 {
+	if pooled := Describe([]float64{1010, 1003, 998, 40}); pooled.CILow >= 0 {
 		t.Errorf("the mean's interval of the pooled runs: [%v, %v]", pooled.CILow, pooled.CIHigh)
 	}
-	pooled := Summarize([]float64{1010, 1003, 998, 40, 1005, 45})
+	pooled := Describe([]float64{1010, 1003, 998, 40, 1005, 45})
 	if pooled.MedianLow != 40 || pooled.MedianHigh != 1010 || pooled.Sum != 4101 {
 		t.Errorf("pooled: %+v", pooled)
 	}
