@@ -17,6 +17,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -47,7 +48,7 @@ type Agent struct {
 	opt      Options
 	log      *zap.Logger
 	policy   *Policy
-	verifier Verifier
+	verifier sign.Verifier
 	signReq  bool
 	replay   *ReplayGuard
 	link     Link
@@ -257,7 +258,7 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 	if a.verifier != nil || a.signReq {
 		msg, err := cmd.SigningBytes(in.to.Fleet, in.to.Device)
 		if err == nil {
-			err = CheckSignature(a.verifier, a.signReq, msg, cmd.Sig)
+			err = sign.CheckSignature(a.verifier, a.signReq, msg, cmd.Sig)
 		}
 		if err != nil {
 			reject(err.Error())

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/config"
+	"github.com/edgebench/edgebench/sign"
 )
 
 // Config is the agent's configuration: a YAML file, then EDGEBENCH_*
@@ -90,12 +91,12 @@ func (s SigningConfig) Required() bool {
 }
 
 // Verifier loads the configured key; it returns nil, nil when no key is set.
-func (s SigningConfig) Verifier() (Verifier, error) {
+func (s SigningConfig) Verifier() (sign.Verifier, error) {
 	switch {
 	case s.HMACKeyFile != "":
-		return LoadHMACVerifier(s.HMACKeyFile)
+		return sign.LoadHMACVerifier(s.HMACKeyFile)
 	case s.Ed25519PublicKeyFile != "":
-		return LoadEd25519Verifier(s.Ed25519PublicKeyFile)
+		return sign.LoadEd25519Verifier(s.Ed25519PublicKeyFile)
 	}
 	return nil, nil
 }

@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"os"
 	"path/filepath"
@@ -306,5 +309,20 @@ func TestPackagedConfigLoads(t *testing.T) {
 	d.DeviceID = c.DeviceID
 	if c.Policy.MaxConnections != d.Policy.MaxConnections || strings.Join(c.Policy.Allow, ",") != strings.Join(d.Policy.Allow, ",") {
 		t.Errorf("packaged config drifts from the defaults: %+v", c.Policy)
+	}
+}
+
+func TestSigningConfigVerifier(t *testing.T) {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	sc := SigningConfig{Ed25519PublicKeyFile: writeFile(t, "pub", hex.EncodeToString(pub))}
+	v, err := sc.Verifier()
+	if err != nil || v == nil {
+		t.Fatalf("verifier %v %v", v, err)
+	}
+	if !sc.Required() {
+		t.Error("key set: signatures should be required by default")
+	}
+	if v, err := (SigningConfig{}).Verifier(); v != nil || err != nil {
+		t.Errorf("no key: %v %v", v, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
 
+	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -483,12 +484,12 @@ func TestAgentSignedCommands(t *testing.T) {
 	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
 	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
 
-	signer, err := NewHMACSigner(key)
+	signer, err := sign.NewHMACSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong, _ := NewHMACSigner(bytes.Repeat([]byte{0x11}, 32))
-	sign := func(s Signer, c *wire.Command) *wire.Command {
+	wrong, _ := sign.NewHMACSigner(bytes.Repeat([]byte{0x11}, 32))
+	sign := func(s sign.Signer, c *wire.Command) *wire.Command {
 		msg, err := c.SigningBytes("lab", "pi1")
 		if err != nil {
 			t.Fatal(err)
@@ -529,7 +530,7 @@ func TestAgentSignatureBoundToItsTarget(t *testing.T) {
 	os.WriteFile(keyFile, []byte(fmt.Sprintf("%x\n", key)), 0o600)
 	startAgent(t, broker, state, "EDGEBENCH_SIGNING_HMAC_KEY_FILE="+keyFile)
 	fleet.waitFor(20*time.Second, "the birth", func() bool { return fleet.status != nil && fleet.status.State == wire.StatusOnline })
-	signer, err := NewHMACSigner(key)
+	signer, err := sign.NewHMACSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +561,7 @@ func TestAgentSignatureBoundToItsTarget(t *testing.T) {
 		switch {
 		case c.succeed && ev.State != wire.StateSucceeded:
 			t.Errorf("%s: %s %q, want succeeded", c.what, ev.State, ev.Reason)
-		case !c.succeed && (ev.State != wire.StateRejected || ev.Reason != ErrBadSignature.Error()):
+		case !c.succeed && (ev.State != wire.StateRejected || ev.Reason != sign.ErrBadSignature.Error()):
 			t.Errorf("%s: %s %q, want rejected for a bad signature", c.what, ev.State, ev.Reason)
 		}
 	}

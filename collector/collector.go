@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -63,7 +64,7 @@ type Config struct {
 	// Signer, when set, signs every command for the topic it is sent on
 	// (see wire.Command.SigningBytes); devices with the matching key
 	// refuse unsigned commands.
-	Signer Signer
+	Signer sign.Signer
 
 	// Keep, when set, is how long results (with their runs and samples),
 	// commands and events are kept: older ones are pruned at start and
@@ -143,12 +144,6 @@ func (c *Config) fill() error {
 		}
 	}
 	return nil
-}
-
-// Signer signs a command's signing bytes: an Ed25519 private key or an
-// HMAC-SHA256 key (the agent package's signers).
-type Signer interface {
-	Sign(msg []byte) []byte
 }
 
 // Collector receives what the fleet publishes into a Store, sends

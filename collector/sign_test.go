@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/agent"
+	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -17,8 +17,8 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	key := bytes.Repeat([]byte{0x42}, 32)
-	signer, _ := agent.NewHMACSigner(key)
-	verifier, _ := agent.NewHMACVerifier(key)
+	signer, _ := sign.NewHMACSigner(key)
+	verifier, _ := sign.NewHMACVerifier(key)
 	listen := freeAddr(t)
 	col := startCollector(t, Config{DB: t.TempDir() + "/c.db", Listen: listen, Accounts: testAccounts(), Signer: signer})
 	defer col.Close()

@@ -12,10 +12,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/edgebench/edgebench/agent"
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/config"
+	"github.com/edgebench/edgebench/sign"
 )
 
 // serveConfig is what `serve` was asked to do.
@@ -153,20 +153,20 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 
 // loadSigner reads the key commands are signed with: an HMAC key or an
 // Ed25519 private key, nil without either.
-func loadSigner(hmacFile, ed25519File string) (collector.Signer, error) {
+func loadSigner(hmacFile, ed25519File string) (sign.Signer, error) {
 	switch {
 	case hmacFile != "":
-		key, err := agent.LoadHMACKey(hmacFile)
+		key, err := sign.LoadHMACKey(hmacFile)
 		if err != nil {
 			return nil, err
 		}
-		return agent.NewHMACSigner(key)
+		return sign.NewHMACSigner(key)
 	case ed25519File != "":
-		priv, err := agent.LoadEd25519PrivateKey(ed25519File)
+		priv, err := sign.LoadEd25519PrivateKey(ed25519File)
 		if err != nil {
 			return nil, err
 		}
-		return agent.NewEd25519Signer(priv)
+		return sign.NewEd25519Signer(priv)
 	}
 	return nil, nil
 }

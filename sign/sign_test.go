@@ -1,4 +1,4 @@
-package agent
+package sign
 
 import (
 	"crypto/ed25519"
@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -145,17 +147,12 @@ func TestCheckSignature(t *testing.T) {
 	}
 }
 
-func TestSigningConfigVerifier(t *testing.T) {
-	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	sc := SigningConfig{Ed25519PublicKeyFile: writeFile(t, "pub", hex.EncodeToString(pub))}
-	v, err := sc.Verifier()
-	if err != nil || v == nil {
-		t.Fatalf("verifier %v %v", v, err)
+// writeFile writes content to a file name in a folder of the test.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if !sc.Required() {
-		t.Error("key set: signatures should be required by default")
-	}
-	if v, err := (SigningConfig{}).Verifier(); v != nil || err != nil {
-		t.Errorf("no key: %v %v", v, err)
-	}
+	return p
 }

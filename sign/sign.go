@@ -1,6 +1,5 @@
-package agent
-
-// Command signatures.
+// Package sign signs and checks the commands the collector sends: the
+// collector signs with a Signer, a device checks with a Verifier.
 //
 // Which to choose: Ed25519 where you can. The device holds only the
 // collector's public key, so a stolen or cloned board cannot forge commands
@@ -17,10 +16,11 @@ package agent
 // (`openssl rand -hex 32`). An Ed25519 private key in hex or base64 is the
 // 32-byte seed or the 64-byte seed||public key.
 //
-// What is signed is the command's canonical bytes as the transport package
-// produces them (wire.Command.SigningBytes): the command with the
-// fleet and device, or "_all", of the topic it is sent on, so a command
-// signed for one device is refused by every other. This file only sees msg.
+// What is signed is the command's canonical bytes as package wire produces
+// them (wire.Command.SigningBytes): the command with the fleet and device,
+// or "_all", of the topic it is sent on, so a command signed for one device
+// is refused by every other. This package only sees msg.
+package sign
 
 import (
 	"crypto/ed25519"
@@ -41,7 +41,7 @@ type Verifier interface {
 	Verify(msg, sig []byte) error
 }
 
-// Signer signs a command; the collector uses one, and tests.
+// Signer signs a command: an Ed25519 private key or an HMAC key.
 type Signer interface {
 	Sign(msg []byte) []byte
 }
