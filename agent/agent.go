@@ -70,7 +70,7 @@ type Agent struct {
 type job struct {
 	cmd      *wire.Command
 	resultID string
-	target   *Target // checked addresses (loadtest)
+	target   *AllowedTarget // checked addresses (loadtest)
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 }
@@ -318,7 +318,7 @@ func (a *Agent) enqueue(ctx context.Context, cmd *wire.Command, reject func(stri
 			return
 		}
 		spec, err := loadSpecOf(lt)
-		var t *Target
+		var t *AllowedTarget
 		if err == nil {
 			t, err = a.policy.Check(ctx, spec, a.opt.Resolver)
 		}
@@ -613,7 +613,7 @@ func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
 // loadConfigOf is the load generator's configuration of a spec the policy
 // checked, dialling only the addresses it checked. The TLS and HTTP/2
 // options were checked by the decoder (wire.DecodeCommand).
-func loadConfigOf(lt *wire.LoadTestSpec, t *Target, version string) loadgen.Config {
+func loadConfigOf(lt *wire.LoadTestSpec, t *AllowedTarget, version string) loadgen.Config {
 	s, _ := loadSpecOf(lt) // checked before the command was accepted
 	c := loadgen.Config{
 		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,

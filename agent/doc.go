@@ -10,5 +10,5 @@
 // transport) and to measure, which runs the load tests with the probe: for
 // each command it checks the signature (package sign), the replay guard
 // (ReplayGuard.Check), then the policy (Policy.Check), and dials only the
-// addresses in the returned Target.
+// addresses in the returned AllowedTarget.
 package agent

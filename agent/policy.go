@@ -158,8 +158,8 @@ func (p *Policy) allowedAddr(a netip.Addr) bool {
 	return false
 }
 
-// Target is a load-test target that the policy allows.
-type Target struct {
+// AllowedTarget is a load-test target that the policy allows.
+type AllowedTarget struct {
 	URL  *url.URL // the parsed URL; its host is what the Host header says
 	Host string   // the host as written, without port or brackets
 	Port uint16
@@ -176,9 +176,9 @@ type Target struct {
 // r (net.DefaultResolver when nil) and refused when any of its addresses is
 // outside the allowlist, or when it does not resolve. A host name listed in
 // the allowlist by name is trusted: its addresses are taken as resolved.
-// Refusals are *RefusedError; the returned Target carries the addresses to
+// Refusals are *RefusedError; the returned AllowedTarget carries the addresses to
 // dial.
-func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*Target, error) {
+func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*AllowedTarget, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, refusef("target URL %q: cannot parse", rawURL)
@@ -210,7 +210,7 @@ func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*T
 	} else if strings.HasSuffix(u.Host, ":") {
 		return nil, refusef("target URL %q: empty port", rawURL)
 	}
-	t := &Target{URL: u, Host: host, Port: port}
+	t := &AllowedTarget{URL: u, Host: host, Port: port}
 
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !p.allowedAddr(a) {
@@ -330,7 +330,7 @@ func (p *Policy) CheckLoad(s LoadSpec) error {
 }
 
 // Check runs CheckLoad and then CheckTarget on s.URL.
-func (p *Policy) Check(ctx context.Context, s LoadSpec, r Resolver) (*Target, error) {
+func (p *Policy) Check(ctx context.Context, s LoadSpec, r Resolver) (*AllowedTarget, error) {
 	if err := p.CheckLoad(s); err != nil {
 		return nil, err
 	}
