@@ -4,7 +4,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,19 +14,11 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/config"
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 func envMap(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
-}
-
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func testLoader() loader {
@@ -95,7 +89,7 @@ func TestLoadConfigBadHostname(t *testing.T) {
 }
 
 func TestLoadConfigEmptyFile(t *testing.T) {
-	p := writeFile(t, "agent.yaml", "# nothing\n")
+	p := testenv.TempFile(t, "agent.yaml", "# nothing\n")
 	if _, err := testLoader().load(p, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -109,18 +103,8 @@ func TestLoadConfigPublic(t *testing.T) {
 	if c.Fleet != "envfleet" {
 		t.Errorf("fleet %q", c.Fleet)
 	}
-	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"), os.Getenv); err == nil || !os.IsNotExist(unwrapAll(err)) {
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"), os.Getenv); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
-	}
-}
-
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }
 
@@ -196,7 +180,7 @@ func TestDurationsTakeBareSeconds(t *testing.T) {
 }
 
 func TestBoolFlag(t *testing.T) {
-	key := writeFile(t, "hmac.key", strings.Repeat("ab", 32)+"\n")
+	key := testenv.TempFile(t, "hmac.key", strings.Repeat("ab", 32)+"\n")
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	cf := BindConfigFlags(fs)
 	if err := fs.Parse([]string{"-signing-hmac-key-file", key, "-signing-require-signature=false"}); err != nil {
@@ -212,7 +196,7 @@ func TestBoolFlag(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	readable := writeFile(t, "ca.pem", "x")
+	readable := testenv.TempFile(t, "ca.pem", "x")
 	for _, tc := range []struct {
 		name, yaml string
 		env        map[string]string
@@ -237,7 +221,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad cidr", "policy:\n  allow: [127.0.0.0/33]\n", nil, `%s line 2: policy.allow: "127.0.0.0/33" is not a CIDR`},
 		{"bad allow entry", "policy:\n  allow:\n    - 127.0.0.1\n    - \"not a host\"\n", nil, `%s line 2: policy.allow: "not a host" is not a CIDR, an address or a host name`},
 		{"require without key", "signing:\n  require_signature: true\n", nil, `%s line 2: signing.require_signature: true, but no hmac_key_file or ed25519_public_key_file is set`},
-		{"short hmac key", "signing:\n  hmac_key_file: " + writeFile(t, "short.key", "abcd") + "\n", nil, "%s line 2: signing.hmac_key_file: hmac key "},
+		{"short hmac key", "signing:\n  hmac_key_file: " + testenv.TempFile(t, "short.key", "abcd") + "\n", nil, "%s line 2: signing.hmac_key_file: hmac key "},
 		{"relative serve root", "policy:\n  serve_root: www\n", nil, `%s line 2: policy.serve_root: "www" must be an absolute path`},
 		{"missing serve root", "policy:\n  serve_root: /nonexistent/www\n", nil, `%s line 2: policy.serve_root: "/nonexistent/www" is not a folder`},
 		{"log level", "log_level: loud\n", nil, `%s line 1: log_level: must be debug, info, warn or error, got "loud"`},
@@ -247,7 +231,7 @@ func TestConfigErrors(t *testing.T) {
 		{"yaml syntax", "fleet: [a\n", nil, `%s: line 1: did not find expected ',' or ']'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := writeFile(t, "agent.yaml", tc.yaml)
+			p := testenv.TempFile(t, "agent.yaml", tc.yaml)
 			l := testLoader()
 			l.getenv = envMap(tc.env)
 			_, err := l.load(p, nil)
@@ -266,8 +250,8 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestPasswordFile(t *testing.T) {
-	pw := writeFile(t, "pw", "s3cret\n")
-	p := writeFile(t, "agent.yaml", "broker:\n  password_file: "+pw+"\n")
+	pw := testenv.TempFile(t, "pw", "s3cret\n")
+	p := testenv.TempFile(t, "agent.yaml", "broker:\n  password_file: "+pw+"\n")
 	c, err := testLoader().load(p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +259,7 @@ func TestPasswordFile(t *testing.T) {
 	if c.Broker.Password != "s3cret" {
 		t.Errorf("password %q", c.Broker.Password)
 	}
-	p = writeFile(t, "agent.yaml", "broker:\n  password: a\n  password_file: "+pw+"\n")
+	p = testenv.TempFile(t, "agent.yaml", "broker:\n  password: a\n  password_file: "+pw+"\n")
 	if _, err := testLoader().load(p, nil); err == nil || !strings.Contains(err.Error(), "broker.password_file") {
 		t.Errorf("both password and password_file: %v", err)
 	}
@@ -314,7 +298,7 @@ func TestPackagedConfigLoads(t *testing.T) {
 
 func TestSigningConfigVerifier(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	sc := SigningConfig{Ed25519PublicKeyFile: writeFile(t, "pub", hex.EncodeToString(pub))}
+	sc := SigningConfig{Ed25519PublicKeyFile: testenv.TempFile(t, "pub", hex.EncodeToString(pub))}
 	v, err := sc.Verifier()
 	if err != nil || v == nil {
 		t.Fatalf("verifier %v %v", v, err)

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
@@ -26,57 +24,6 @@ import (
 // These tests run the real `edgebench agent` process against a real broker
 // (mochi, in process, over TCP on loopback) and play the collector with a
 // plain MQTT client: commands in, events, results and acks out.
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func agentBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "edgebench-agent-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "edgebench")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/edgebench").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func startBroker(t *testing.T) string {
-	t.Helper()
-	addr := freeAddr(t)
-	srv := mqtt.New(&mqtt.Options{InlineClient: false})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t", Address: addr})); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	return "tcp://" + addr
-}
 
 // fleetSide is the test's collector: it sees every event and result.
 type fleetSide struct {
@@ -236,7 +183,7 @@ func (p *agentProc) output() string {
 
 func startAgent(t *testing.T, broker, stateDir string, extraEnv ...string) *agentProc {
 	t.Helper()
-	cmd := exec.Command(agentBinary(t), "agent", "--config", filepath.Join(stateDir, "none.yaml"))
+	cmd := exec.Command(testenv.Binary(t, "../cmd/edgebench"), "agent", "--config", filepath.Join(stateDir, "none.yaml"))
 	os.WriteFile(filepath.Join(stateDir, "none.yaml"), []byte("log_level: debug\n"), 0o644)
 	cmd.Env = append(os.Environ(),
 		"EDGEBENCH_BROKER_URL="+broker, "EDGEBENCH_DEVICE_ID=pi1", "EDGEBENCH_FLEET=lab",
@@ -284,7 +231,7 @@ func e2e(t *testing.T, path string) (broker, url string, fleet *fleetSide, state
 	if testing.Short() {
 		t.Skip("end-to-end: not in -short")
 	}
-	broker = startBroker(t)
+	broker = testenv.StartBroker(t).URL()
 	tgt, err := target.Start("127.0.0.1:0", "edgebench/e2e", nil)
 	if err != nil {
 		t.Fatal(err)

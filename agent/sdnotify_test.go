@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // listenNotify opens a unixgram socket that stands for systemd's.
@@ -161,9 +163,7 @@ func TestWatchdogInterval(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if binPath != "" {
-			os.RemoveAll(filepath.Dir(binPath)) // the agent binary the end-to-end tests built
-		}
+		testenv.RemoveBinaries() // the agent binary the end-to-end tests built
 		os.Exit(code)
 	}))
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,16 +38,6 @@ func TestMain(m *testing.M) {
 
 const prefix = wire.DefaultPrefix
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func testAccounts() *Accounts {
 	return &Accounts{
 		Collector: Account{Username: "collector", Password: "collector-secret"},
@@ -56,19 +45,6 @@ func testAccounts() *Accounts {
 			{Fleet: "lab", ID: "pi-1", Password: "one"},
 			{Fleet: "lab", ID: "pi-2", Password: "two"},
 		},
-	}
-}
-
-// until polls cond every 20 ms for at most 20 s: a bound on a wait, not a
-// timed assertion.
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -133,7 +109,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db := filepath.Join(t.TempDir(), "edgebench.db")
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
 	col := startCollector(t, Config{DB: db, Listen: listen, Accounts: testAccounts()})
 	closed := false
@@ -157,7 +133,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	if _, err := col.Store().Result(ctx, res.ID); err != nil {
 		t.Fatalf("acked but not stored: %v", err)
 	}
-	until(t, "pi-1 online", func() bool {
+	testenv.Until(t, "pi-1 online", func() bool {
 		devs, _ := col.Store().Devices(ctx)
 		return len(devs) == 1 && devs[0].Online && devs[0].Info != nil
 	})
@@ -226,7 +202,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	// watcher has it, anything pi-2 sent before would have arrived too.
 	sub.Publish(prefix+"/lab/pi-2/heartbeat", 1, false, []byte{0x80}).WaitTimeout(5 * time.Second)
 	sub.Disconnect(0)
-	until(t, "sentinel", func() bool { return count(prefix+"/lab/pi-2/heartbeat") > 0 })
+	testenv.Until(t, "sentinel", func() bool { return count(prefix+"/lab/pi-2/heartbeat") > 0 })
 	for _, topic := range denied {
 		if n := count(topic); n != 0 {
 			t.Errorf("pi-2's publish to %s got through (%d)", topic, n)
@@ -246,12 +222,12 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, []byte("\xde\xad\xbe\xef")); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "malformed counted", func() bool { return col.Stats().Malformed >= 1 })
+	testenv.Until(t, "malformed counted", func() bool { return col.Stats().Malformed >= 1 })
 	raw, _ := res.MarshalMsg(nil)
 	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, raw); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "duplicate counted", func() bool { return col.Stats().Duplicates >= 1 })
+	testenv.Until(t, "duplicate counted", func() bool { return col.Stats().Duplicates >= 1 })
 	res2 := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
 	if err := d1.PublishResult(ctx, res2); err != nil {
 		t.Fatal(err)
@@ -408,11 +384,11 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	until(t, "the events stored", func() bool {
+	testenv.Until(t, "the events stored", func() bool {
 		evs, err := cols[1].Store().Events(ctx, cmdID)
 		return err == nil && len(evs) == 3
 	})
-	until(t, "both devices' heartbeats", func() bool {
+	testenv.Until(t, "both devices' heartbeats", func() bool {
 		for id, d := range devs {
 			d.PublishHeartbeat(ctx, &wire.Heartbeat{V: wire.SchemaVersion, At: time.Now().UTC(), UptimeS: 42, CommandID: id})
 		}
@@ -433,7 +409,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	// each one triggers a test on a device whose results the other stored.
 	for i, c := range cols {
 		var ds []Device
-		until(t, fmt.Sprintf("collector %d's API to list the fleet", i), func() bool {
+		testenv.Until(t, fmt.Sprintf("collector %d's API to list the fleet", i), func() bool {
 			resp, err := http.Get("http://" + c.WebAddr() + "/api/devices")
 			if err != nil {
 				t.Fatal(err)
@@ -475,7 +451,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 // (the pages stay open); a trigger must be JSON and same-origin; a web
 // address off loopback is refused without a token.
 func TestAPIGuard(t *testing.T) {
-	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "g.db"), Listen: freeAddr(t), Accounts: testAccounts(), APIToken: "s3cret"})
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "g.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(), APIToken: "s3cret"})
 	defer col.Close()
 	base := "http://" + col.WebAddr()
 	do := func(method, path, ctype, auth string, hdr map[string]string) int {
@@ -522,7 +498,7 @@ func TestAPIGuard(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
 		}
 	}
-	_, err := Start(context.Background(), Config{DB: filepath.Join(t.TempDir(), "o.db"), Listen: freeAddr(t), Accounts: testAccounts(),
+	_, err := Start(context.Background(), Config{DB: filepath.Join(t.TempDir(), "o.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(),
 		Web: "0.0.0.0:0", Log: zaptest.NewLogger(t)})
 	if err == nil || !strings.Contains(err.Error(), "API token") {
 		t.Errorf("web on 0.0.0.0 without a token: %v", err)
@@ -535,7 +511,7 @@ func TestAPIGuard(t *testing.T) {
 func TestStoresThePayloadAsItCame(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "n.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
 	defer col.Close()
 	d1 := device(t, "tcp://"+listen, "lab", "pi-1", "one")
@@ -557,7 +533,7 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 	if err := d1.Publish(ctx, prefix+"/lab/pi-1/result", 1, false, newer); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the result stored", func() bool {
+	testenv.Until(t, "the result stored", func() bool {
 		_, err := col.Store().Result(ctx, res.ID)
 		return err == nil
 	})
@@ -577,7 +553,7 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 func TestHeartbeatsStored(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "hb.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
 	defer col.Close()
 	devs := map[string]*transport.Client{
@@ -610,18 +586,18 @@ func TestHeartbeatsStored(t *testing.T) {
 		}
 	}
 	// Heartbeats are QoS 0: send until the subscriptions are in place.
-	until(t, "both heartbeats stored", func() bool {
+	testenv.Until(t, "both heartbeats stored", func() bool {
 		beat("pi-1", "", 10, time.Now())
 		beat("pi-2", "01JCMD", 20, time.Now())
 		return seen(map[string]int64{"pi-1": 10, "pi-2": 20})()
 	})
 	beat("pi-1", "01JNEXT", 11, time.Now())
-	until(t, "the later heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 20}))
+	testenv.Until(t, "the later heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 20}))
 	// A heartbeat from an hour ago, then one from pi-2 to know when it
 	// has been through, and one more flush.
 	beat("pi-1", "01JOLD", 9, time.Now().Add(-time.Hour))
 	beat("pi-2", "01JCMD", 21, time.Now())
-	until(t, "pi-2's next heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 21}))
+	testenv.Until(t, "pi-2's next heartbeat", seen(map[string]int64{"pi-1": 11, "pi-2": 21}))
 	time.Sleep(2 * heartbeatFlush)
 	if !seen(map[string]int64{"pi-1": 11, "pi-2": 21})() {
 		t.Error("an older heartbeat replaced a newer one")

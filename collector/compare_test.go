@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -474,7 +475,7 @@ func TestCompareShowsWhatItSays(t *testing.T) {
 // any work: a list of 5,000 metrics, a repeated or unknown parameter, an
 // overlong value are each one clear 400.
 func TestCompareQueryLimits(t *testing.T) {
-	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "q.db"), Listen: freeAddr(t), Accounts: testAccounts()})
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "q.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts()})
 	defer col.Close()
 	seedCompare(t, col.store)
 	base := "http://" + col.WebAddr() + "/api/compare?"

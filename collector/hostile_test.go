@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
@@ -63,7 +64,7 @@ func badDiskResult(rng *rand.Rand) *wire.Result {
 func TestIngestSurvivesAPanic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "p.db"), Listen: freeAddr(t), Accounts: testAccounts(), Web: "-"})
+	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "p.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(), Web: "-"})
 	rng := rand.New(rand.NewPCG(7, 8))
 	var good []*wire.Result
 	for range 20 {
@@ -112,7 +113,7 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 func TestIngestSurvivesAResultTheStoreRefuses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "r.db"), Listen: freeAddr(t), Accounts: testAccounts(), Web: "-"})
+	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "r.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(), Web: "-"})
 	if _, err := col.Store().w.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON results WHEN NEW.device = 'pi-2'
 		BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
@@ -225,7 +226,7 @@ func FuzzResultViews(f *testing.F) {
 // time is up; a CONNECT announcing more than 16 KiB is refused; a device
 // that logs in leaves the gate. Each is logged.
 func TestLoginGate(t *testing.T) {
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	_, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "g.db"), Listen: listen, Accounts: testAccounts(),
 		Web: "-", limits: brokerLimits{pending: 3, loginWait: 2 * time.Second}})
 	dial := func() net.Conn {
@@ -252,7 +253,7 @@ func TestLoginGate(t *testing.T) {
 	// Wait until the gate has taken the three (the server reads nothing
 	// from them and they count once accepted): the fourth is closed.
 	var fourth net.Conn
-	until(t, "a fourth connection refused", func() bool {
+	testenv.Until(t, "a fourth connection refused", func() bool {
 		fourth = dial()
 		return closed(fourth, 200*time.Millisecond)
 	})

@@ -133,7 +133,7 @@ func TestMosquittoACL(t *testing.T) {
 	}
 	pub(col, p+"lab/_all/cmd")
 	pub(col, p+"collector/status")
-	until(t, "the allowed messages", func() bool {
+	testenv.Until(t, "the allowed messages", func() bool {
 		return col.seen(p+"lab/pi-1/result") > 0 && col.seen(p+"lab/pi-1/status") > 0 && pi2.seen(p+"lab/pi-2/cmd") > 0 &&
 			pi2.seen(p+"lab/pi-2/ack") > 0 && pi2.seen(p+"lab/_all/cmd") > 0 && pi2.seen(p+"collector/status") > 0
 	})
@@ -144,7 +144,7 @@ func TestMosquittoACL(t *testing.T) {
 		pub(pi1, p+topic)
 	}
 	pub(pi1, p+"lab/pi-1/heartbeat")
-	until(t, "the marker", func() bool { return col.seen(p+"lab/pi-1/heartbeat") > 0 })
+	testenv.Until(t, "the marker", func() bool { return col.seen(p+"lab/pi-1/heartbeat") > 0 })
 	for topic, want := range map[string]int{"lab/pi-2/result": 0, "lab/pi-2/status": 0, "other/pi-1/result": 0,
 		"lab/pi-2/cmd": 1, "lab/_all/cmd": 1, "collector/status": 1} { // the collector's own
 		if n := col.seen(p + topic); n != want {
@@ -163,7 +163,7 @@ func TestMosquittoACL(t *testing.T) {
 	before := col.seen(p + "lab/pi-1/status")
 	dropWithWill(t, broker, "edgebench-lab-pi-1", "lab/pi-1", "one", p+"lab/pi-2/status")
 	dropWithWill(t, broker, "edgebench-lab-pi-1", "lab/pi-1", "one", p+"lab/pi-1/status")
-	until(t, "pi-1's own Will", func() bool { return col.seen(p+"lab/pi-1/status") > before })
+	testenv.Until(t, "pi-1's own Will", func() bool { return col.seen(p+"lab/pi-1/status") > before })
 	if n := col.seen(p + "lab/pi-2/status"); n != 0 {
 		t.Errorf("pi-1's Will on pi-2's status was sent (%d)", n)
 	}
@@ -191,7 +191,7 @@ func TestMosquittoACL(t *testing.T) {
 	if err := d.WaitAck(ctx, res.ID); err != nil {
 		t.Fatalf("no ack through mosquitto: %v", err)
 	}
-	until(t, "pi-2's status stored", func() bool {
+	testenv.Until(t, "pi-2's status stored", func() bool {
 		ds, err := c.Store().Devices(ctx)
 		return err == nil && len(ds) == 1 && ds[0].Online && strings.Contains(ds[0].Info.Board, "Raspberry")
 	})

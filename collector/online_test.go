@@ -6,6 +6,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -14,7 +15,7 @@ import (
 // status once subscribed; a device's account may read it and may not
 // overwrite it.
 func TestCollectorStatusForDevices(t *testing.T) {
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
 	col := startCollector(t, Config{DB: t.TempDir() + "/c.db", Listen: listen, Accounts: testAccounts()})
 	defer col.Close()

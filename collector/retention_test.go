@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -86,9 +87,9 @@ func TestCollectorKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	col := startCollector(t, Config{DB: db, Listen: freeAddr(t), Accounts: testAccounts(), Web: "-", Keep: 24 * time.Hour})
+	col := startCollector(t, Config{DB: db, Listen: testenv.FreeAddr(t), Accounts: testAccounts(), Web: "-", Keep: 24 * time.Hour})
 	defer col.Close()
-	until(t, "the old result pruned", func() bool {
+	testenv.Until(t, "the old result pruned", func() bool {
 		n, _, err := col.Store().CountResults(ctx)
 		return err == nil && n == 1
 	})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -19,7 +20,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	key := bytes.Repeat([]byte{0x42}, 32)
 	signer, _ := sign.NewHMACSigner(key)
 	verifier, _ := sign.NewHMACVerifier(key)
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: t.TempDir() + "/c.db", Listen: listen, Accounts: testAccounts(), Signer: signer})
 	defer col.Close()
 	got := map[string]chan *wire.Command{}
@@ -32,7 +33,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	until(t, "both devices known", func() bool {
+	testenv.Until(t, "both devices known", func() bool {
 		devs, _ := col.Store().Devices(ctx)
 		return len(devs) == 2
 	})

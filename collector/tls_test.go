@@ -19,7 +19,7 @@ import (
 func TestEmbeddedBrokerTLS(t *testing.T) {
 	dir := t.TempDir()
 	files := testenv.Certs(t, dir, "pi-1")
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(dir, "tls.db"), Listen: listen, Accounts: testAccounts(), Web: "-",
 		TLSCert: files.ServerCert, TLSKey: files.ServerKey, ClientCAFile: files.CA})
 	defer col.Close()

@@ -2,6 +2,8 @@ package probe
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,21 +30,11 @@ func TestFileReader(t *testing.T) {
 	if b, _ := r.read("small", true); string(b) != "7\n" {
 		t.Errorf("re-read %q", b)
 	}
-	if _, err := r.read("missing", true); !os.IsNotExist(unwrapAll(err)) {
+	if _, err := r.read("missing", true); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "huge"), make([]byte, maxFileSize+1), 0o644)
 	if _, err := r.read("huge", false); err == nil {
 		t.Error("no error past maxFileSize")
-	}
-}
-
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }

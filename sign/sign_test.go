@@ -8,10 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 func TestHMACRoundTrip(t *testing.T) {
@@ -24,7 +24,7 @@ func TestHMACRoundTrip(t *testing.T) {
 		"base64url": base64.RawURLEncoding.EncodeToString(key) + "\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := writeFile(t, "hmac.key", text)
+			path := testenv.TempFile(t, "hmac.key", text)
 			got, err := LoadHMACKey(path)
 			if err != nil {
 				t.Fatal(err)
@@ -57,13 +57,13 @@ func TestHMACRoundTrip(t *testing.T) {
 }
 
 func TestHMACKeyTooShort(t *testing.T) {
-	if _, err := LoadHMACKey(writeFile(t, "k", strings.Repeat("ab", 16))); err == nil || !strings.Contains(err.Error(), "16 bytes, want at least 32") {
+	if _, err := LoadHMACKey(testenv.TempFile(t, "k", strings.Repeat("ab", 16))); err == nil || !strings.Contains(err.Error(), "16 bytes, want at least 32") {
 		t.Errorf("err %v", err)
 	}
-	if _, err := LoadHMACKey(writeFile(t, "k", "not a key!")); err == nil || !strings.Contains(err.Error(), "not hex or base64") {
+	if _, err := LoadHMACKey(testenv.TempFile(t, "k", "not a key!")); err == nil || !strings.Contains(err.Error(), "not hex or base64") {
 		t.Errorf("err %v", err)
 	}
-	if _, err := LoadHMACKey(writeFile(t, "k", "# only a comment\n")); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := LoadHMACKey(testenv.TempFile(t, "k", "# only a comment\n")); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("err %v", err)
 	}
 }
@@ -87,12 +87,12 @@ func TestEd25519RoundTrip(t *testing.T) {
 	}
 	msg := []byte("cmd")
 	for pn, ptext := range pubFiles {
-		v, err := LoadEd25519Verifier(writeFile(t, "pub", ptext))
+		v, err := LoadEd25519Verifier(testenv.TempFile(t, "pub", ptext))
 		if err != nil {
 			t.Fatalf("public %s: %v", pn, err)
 		}
 		for sn, stext := range privFiles {
-			k, err := LoadEd25519PrivateKey(writeFile(t, "priv", stext))
+			k, err := LoadEd25519PrivateKey(testenv.TempFile(t, "priv", stext))
 			if err != nil {
 				t.Fatalf("private %s: %v", sn, err)
 			}
@@ -114,10 +114,10 @@ func TestEd25519RoundTrip(t *testing.T) {
 		t.Errorf("other key: %v", err)
 	}
 	// A private key where a public one belongs is refused.
-	if _, err := LoadEd25519Verifier(writeFile(t, "pub", privFiles["pem"])); err == nil {
+	if _, err := LoadEd25519Verifier(testenv.TempFile(t, "pub", privFiles["pem"])); err == nil {
 		t.Error("private PEM accepted as public key")
 	}
-	if _, err := LoadEd25519PrivateKey(writeFile(t, "priv", hex.EncodeToString(append(priv.Seed(), other...)))); err == nil {
+	if _, err := LoadEd25519PrivateKey(testenv.TempFile(t, "priv", hex.EncodeToString(append(priv.Seed(), other...)))); err == nil {
 		t.Error("mismatched seed||public accepted")
 	}
 }
@@ -145,14 +145,4 @@ func TestCheckSignature(t *testing.T) {
 	if err := CheckSignature(nil, true, msg, []byte("x")); err == nil {
 		t.Error("required with no key: no error")
 	}
-}
-
-// writeFile writes content to a file name in a folder of the test.
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -2,123 +2,18 @@ package transport
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/wire"
 )
-
-// testBroker is an in-process mochi broker on a fixed loopback address,
-// which can be stopped and started again on the same port.
-type testBroker struct {
-	t    testing.TB
-	addr string
-	tls  *tls.Config
-	mu   sync.Mutex
-	srv  *mqtt.Server
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// newBroker returns a broker on a free port, started unless down.
-func newBroker(t testing.TB, down bool) *testBroker {
-	b := &testBroker{t: t, addr: freeAddr(t)}
-	if !down {
-		b.start()
-	}
-	t.Cleanup(b.stop)
-	return b
-}
-
-func (b *testBroker) url() string {
-	if b.tls != nil {
-		return "mqtts://" + b.addr
-	}
-	return "tcp://" + b.addr
-}
-
-func (b *testBroker) start() {
-	b.t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv != nil {
-		return
-	}
-	srv := mqtt.New(&mqtt.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		b.t.Fatal(err)
-	}
-	// The port was just freed (or used by the previous instance): retry
-	// the listen for a while.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := listeners.NewTCP(listeners.Config{ID: "t1", Address: b.addr, TLSConfig: b.tls})
-		err := srv.AddListener(l)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("broker listen %s: %v", b.addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := srv.Serve(); err != nil {
-		b.t.Fatal(err)
-	}
-	b.srv = srv
-}
-
-// waitSubscribed waits until client id holds a subscription (shared or
-// not) that matches topic.
-func (b *testBroker) waitSubscribed(t testing.TB, topic, id string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		b.mu.Lock()
-		subs := b.srv.Topics.Subscribers(topic)
-		b.mu.Unlock()
-		if _, ok := subs.Subscriptions[id]; ok {
-			return
-		}
-		for _, group := range subs.Shared {
-			if _, ok := group[id]; ok {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not subscribe to %s", id, topic)
-		}
-	}
-}
-
-func (b *testBroker) stop() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv != nil {
-		b.srv.Close()
-		b.srv = nil
-	}
-}
 
 // gate is a loopback TCP relay in front of a broker. cut drops every
 // relayed connection without a DISCONNECT, as a network failure would (the
@@ -252,18 +147,6 @@ func (s *store) count() (stored int, deliveries map[string]int) {
 		d[k] = v
 	}
 	return len(s.results), d
-}
-
-// waitFor polls cond for up to 10 s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 10 s waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func ctx10(t testing.TB) context.Context {

@@ -19,10 +19,10 @@ import (
 )
 
 func TestPublishResultAcked(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
-	_, sub := collector(t, b.url(), st, "")
-	dev, sp := device(t, b.url(), t.TempDir(), Options{})
+	_, sub := collector(t, b.URL(), st, "")
+	dev, sp := device(t, b.URL(), t.TempDir(), Options{})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestPublishResultAcked(t *testing.T) {
 	}
 	// The device may have the ack before the collector has the broker's
 	// PUBACK for it, and counts it.
-	waitFor(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
+	testenv.Until(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
 	if s := sub.Stats(); s.Malformed != 0 {
 		t.Errorf("subscriber stats %+v", s)
 	}
@@ -58,10 +58,10 @@ func TestPublishResultAcked(t *testing.T) {
 // TestBrokerDownThenUp: the broker is down for the whole run; the result
 // waits in the spool and arrives once when the broker comes up.
 func TestBrokerDownThenUp(t *testing.T) {
-	b := newBroker(t, true)
+	b := testenv.NewBroker(t)
 	st := newStore()
 	dir := t.TempDir()
-	dev, sp := device(t, b.url(), dir, Options{})
+	dev, sp := device(t, b.URL(), dir, Options{})
 	res := smallResult()
 	if err := dev.PublishResult(ctx10(t), res); err != nil {
 		t.Fatalf("publish with the broker down: %v", err)
@@ -70,8 +70,8 @@ func TestBrokerDownThenUp(t *testing.T) {
 		t.Fatal("result not spooled")
 	}
 	// The collector first, so that it is subscribed when the device gets in.
-	b.start()
-	collector(t, b.url(), st, "")
+	b.Start()
+	collector(t, b.URL(), st, "")
 	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestBrokerDownThenUp(t *testing.T) {
 // sends it again, the collector stores it (idempotently) and acks, and the
 // spool empties.
 func TestBrokerRestartBeforeAck(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
 	var once sync.Once
 	got := make(chan struct{})
@@ -101,10 +101,10 @@ func TestBrokerRestartBeforeAck(t *testing.T) {
 		})
 		return nil
 	}
-	col, sub := collector(t, b.url(), st, "")
+	col, sub := collector(t, b.URL(), st, "")
 	// The device may replay before the collector has resubscribed after
 	// the restart; the periodic resend covers that.
-	dev, sp := device(t, b.url(), t.TempDir(), Options{ResendInterval: 300 * time.Millisecond})
+	dev, sp := device(t, b.URL(), t.TempDir(), Options{ResendInterval: 300 * time.Millisecond})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -117,14 +117,14 @@ func TestBrokerRestartBeforeAck(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("collector did not get the result in 10 s")
 	}
-	b.stop()
-	waitFor(t, "both clients to notice the broker is gone", func() bool { return !dev.Connected() && !col.Connected() })
+	b.Stop()
+	testenv.Until(t, "both clients to notice the broker is gone", func() bool { return !dev.Connected() && !col.Connected() })
 	close(release)
-	waitFor(t, "the collector to give up on the ack", func() bool { s := sub.Stats(); return s.Received == 1 && s.Acked == 0 })
+	testenv.Until(t, "the collector to give up on the ack", func() bool { s := sub.Stats(); return s.Received == 1 && s.Acked == 0 })
 	if !sp.Has(res.ID) {
 		t.Fatal("result left the spool without an ack")
 	}
-	b.start()
+	b.Start()
 	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +158,10 @@ func TestTornSpoolSendsTheRest(t *testing.T) {
 	raw, _ := os.ReadFile(torn)
 	os.WriteFile(torn, raw[:len(raw)-5], 0o640)
 
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
-	collector(t, b.url(), st, "")
-	dev, sp2 := device(t, b.url(), dir, Options{})
+	collector(t, b.URL(), st, "")
+	dev, sp2 := device(t, b.URL(), dir, Options{})
 	if sp2.Stats().Torn != 1 {
 		t.Errorf("torn %d, want 1", sp2.Stats().Torn)
 	}
@@ -182,7 +182,7 @@ func TestTornSpoolSendsTheRest(t *testing.T) {
 // TestHandlerErrorNotAcked: a result the collector failed to store is not
 // acked; the device sends it again and it is stored then.
 func TestHandlerErrorNotAcked(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
 	var mu sync.Mutex
 	fails := 1
@@ -195,8 +195,8 @@ func TestHandlerErrorNotAcked(t *testing.T) {
 		}
 		return nil
 	}
-	_, sub := collector(t, b.url(), st, "")
-	dev, _ := device(t, b.url(), t.TempDir(), Options{ResendInterval: 200 * time.Millisecond})
+	_, sub := collector(t, b.URL(), st, "")
+	dev, _ := device(t, b.URL(), t.TempDir(), Options{ResendInterval: 200 * time.Millisecond})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +215,10 @@ func TestHandlerErrorNotAcked(t *testing.T) {
 // TestMalformedDropped: garbage on a result topic is counted and dropped,
 // and the next good result is stored.
 func TestMalformedDropped(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
-	_, sub := collector(t, b.url(), st, "")
-	dev, _ := device(t, b.url(), t.TempDir(), Options{})
+	_, sub := collector(t, b.URL(), st, "")
+	dev, _ := device(t, b.URL(), t.TempDir(), Options{})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestMalformedDropped(t *testing.T) {
 	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
+	testenv.Until(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
 	// The ack-shaped junk and the other device's result have an id: they
 	// are acked as rejected.
 	if s := sub.Stats(); s.Malformed != 4 || s.Rejected != 2 {
@@ -252,9 +252,9 @@ func TestMalformedDropped(t *testing.T) {
 // carry the same conn_seq; after a reconnect the new birth has a larger
 // one; Close publishes offline.
 func TestBirthAndWill(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	statuses := make(chan *wire.Status, 16)
-	watch := dial(t, fastConfig(b.url(), "", "", "watcher"), Options{})
+	watch := dial(t, fastConfig(b.URL(), "", "", "watcher"), Options{})
 	filter, _ := watch.Topics().Filter("lab", "+", wire.TopicStatus, "")
 	if err := watch.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
 		s, err := wire.DecodeStatus(p)
@@ -288,7 +288,7 @@ func TestBirthAndWill(t *testing.T) {
 	// and holds reconnects back until the will has been seen: a new
 	// connection that takes the session over before the broker has ended
 	// the old one changes when (and whether) mochi sends that will.
-	g := newGate(t, b.addr)
+	g := newGate(t, b.Addr)
 	dev, err := Dial(fastConfig(g.url(), "lab", "pi4-07", ""), Options{Log: testLog(t), Birth: &wire.Status{BootID: "boot-1", Info: info}})
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestBirthAndWill(t *testing.T) {
 		t.Errorf("offline conn_seq %d, birth %d", off.ConnSeq, again.ConnSeq)
 	}
 	// The status is retained: a newcomer sees offline.
-	late := dial(t, fastConfig(b.url(), "", "", "late"), Options{})
+	late := dial(t, fastConfig(b.URL(), "", "", "late"), Options{})
 	seen := make(chan *wire.Status, 4)
 	late.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
 		if s, err := wire.DecodeStatus(p); err == nil {
@@ -347,8 +347,8 @@ func TestBirthAndWill(t *testing.T) {
 // the fleet; the device gets both (subscriptions survive a broker restart)
 // and answers with events.
 func TestCommandsAndEvents(t *testing.T) {
-	b := newBroker(t, false)
-	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
+	b := testenv.StartBroker(t)
+	col := dial(t, fastConfig(b.URL(), "", "", "collector"), Options{})
 	events := make(chan *wire.Event, 8)
 	filter, _ := col.Topics().Filter("lab", "+", wire.TopicEvent, "")
 	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
@@ -356,7 +356,7 @@ func TestCommandsAndEvents(t *testing.T) {
 			events <- e
 		}
 	})
-	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{})
+	dev := dial(t, fastConfig(b.URL(), "lab", "pi4-07", ""), Options{})
 	cmds := make(chan *wire.Command, 8)
 	if err := dev.SubscribeCommands(func(_ context.Context, c *wire.Command) { cmds <- c }); err != nil {
 		t.Fatal(err)
@@ -406,9 +406,9 @@ func TestCommandsAndEvents(t *testing.T) {
 			t.Fatal("no event in 10 s")
 		}
 		if round == 0 {
-			b.stop()
-			waitFor(t, "disconnect", func() bool { return !dev.Connected() })
-			b.start()
+			b.Stop()
+			testenv.Until(t, "disconnect", func() bool { return !dev.Connected() })
+			b.Start()
 		}
 	}
 	if err := dev.PublishHeartbeat(ctx10(t), wiretest.Heartbeat()); err != nil {
@@ -417,8 +417,8 @@ func TestCommandsAndEvents(t *testing.T) {
 }
 
 func TestCloseWhileBrokerDown(t *testing.T) {
-	b := newBroker(t, true)
-	dev, _ := device(t, b.url(), t.TempDir(), Options{Birth: &wire.Status{BootID: "x"}})
+	b := testenv.NewBroker(t)
+	dev, _ := device(t, b.URL(), t.TempDir(), Options{Birth: &wire.Status{BootID: "x"}})
 	if err := dev.PublishResult(ctx10(t), smallResult()); err != nil {
 		t.Fatal(err)
 	}
@@ -466,14 +466,14 @@ func TestTLSClientCert(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	b := &testBroker{t: t, addr: freeAddr(t), tls: &tls.Config{
+	b := testenv.NewBroker(t)
+	b.TLS = &tls.Config{
 		Certificates: []tls.Certificate{srv},
 		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12,
-	}}
-	b.start()
-	t.Cleanup(b.stop)
+	}
+	b.Start()
 
-	cfg := fastConfig(b.url(), "lab", "pi4-07", "")
+	cfg := fastConfig(b.URL(), "lab", "pi4-07", "")
 	cfg.CAFile = files.CA
 	cfg.CertFile, cfg.KeyFile = files.ClientCert, files.ClientKey
 	cfg.Username, cfg.Password = "pi4-07", "secret"
@@ -534,8 +534,8 @@ func TestMosquitto(t *testing.T) {
 // TestEventsKeptWhileOffline: events published while the device's link to
 // the broker is down are kept and arrive, in order, once it is back.
 func TestEventsKeptWhileOffline(t *testing.T) {
-	b := newBroker(t, false)
-	col := dial(t, fastConfig(b.url(), "", "", "collector"), Options{})
+	b := testenv.StartBroker(t)
+	col := dial(t, fastConfig(b.URL(), "", "", "collector"), Options{})
 	events := make(chan *wire.Event, 16)
 	filter, _ := col.Topics().Filter("lab", "+", wire.TopicEvent, "")
 	col.Subscribe(filter, 1, func(_ context.Context, _ string, p []byte) {
@@ -546,13 +546,13 @@ func TestEventsKeptWhileOffline(t *testing.T) {
 	if err := col.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	g := newGate(t, b.addr)
+	g := newGate(t, b.Addr)
 	dev := dial(t, fastConfig(g.url(), "lab", "pi4-07", ""), Options{})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
 	g.cut()
-	waitFor(t, "disconnect", func() bool { return !dev.Connected() })
+	testenv.Until(t, "disconnect", func() bool { return !dev.Connected() })
 	id := wire.NewID()
 	states := []wire.EventState{wire.StateAccepted, wire.StateRunning, wire.StateRunning, wire.StateSucceeded}
 	for i, st := range states {
@@ -583,17 +583,17 @@ func TestEventsKeptWhileOffline(t *testing.T) {
 			t.Errorf("event seq %d missing (seen %v)", i+1, seen)
 		}
 	}
-	waitFor(t, "an empty outbox", func() bool { n, _ := dev.EventsKept(); return n == 0 })
+	testenv.Until(t, "an empty outbox", func() bool { n, _ := dev.EventsKept(); return n == 0 })
 }
 
 // TestFullQueueHoldsQoS1Back: with a queue of one and a stalled handler,
 // QoS 1 messages wait (their PUBACKs with them) instead of being dropped;
 // all arrive once the handler moves again.
 func TestFullQueueHoldsQoS1Back(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	release := make(chan struct{})
 	got := make(chan string, 64)
-	sub := dial(t, fastConfig(b.url(), "", "", "slow"), Options{Workers: 1, QueueLen: 1})
+	sub := dial(t, fastConfig(b.URL(), "", "", "slow"), Options{Workers: 1, QueueLen: 1})
 	if err := sub.Subscribe("t/#", 1, func(_ context.Context, topic string, _ []byte) {
 		<-release
 		got <- topic
@@ -603,14 +603,14 @@ func TestFullQueueHoldsQoS1Back(t *testing.T) {
 	if err := sub.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	pub := dial(t, fastConfig(b.url(), "", "", "fast"), Options{})
+	pub := dial(t, fastConfig(b.URL(), "", "", "fast"), Options{})
 	if err := pub.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
 	// Subscriptions are restored asynchronously: wait until one message
 	// gets through (and stalls in the handler).
 	const n = 40
-	waitFor(t, "the subscription", func() bool {
+	testenv.Until(t, "the subscription", func() bool {
 		pub.Publish(ctx10(t), "t/probe", 0, false, []byte("x"))
 		return len(sub.queue) > 0 || sub.Dropped() > 0
 	})

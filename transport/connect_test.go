@@ -2,37 +2,24 @@ package transport
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // authBroker is a mochi broker that admits user dev with password pw only.
 func authBroker(t *testing.T) string {
 	t.Helper()
-	addr := freeAddr(t)
-	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	err := srv.AddHook(new(auth.Hook), &auth.Options{Ledger: &auth.Ledger{Auth: auth.AuthRules{
-		{Username: "dev", Password: "pw", Allow: true}}}})
-	if err == nil {
-		err = srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t", Address: addr}))
-	}
-	if err == nil {
-		err = srv.Serve()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return "tcp://" + addr
+	b := testenv.NewBroker(t)
+	b.Ledger = &auth.Ledger{Auth: auth.AuthRules{{Username: "dev", Password: "pw", Allow: true}}}
+	b.Start()
+	return b.URL()
 }
 
 // TestConnectFailuresSayWhy: a client that cannot connect logs a warning
@@ -42,7 +29,7 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 	for _, c := range []struct {
 		name, broker, password, want string
 	}{
-		{"unreachable", "tcp://" + freeAddr(t), "pw", "not reachable: dial tcp"},
+		{"unreachable", "tcp://" + testenv.FreeAddr(t), "pw", "not reachable: dial tcp"},
 		{"wrong password", authBroker(t), "wrong", "the broker refused the login: not authorised"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +40,7 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 			warned := func() []observer.LoggedEntry {
 				return logs.FilterMessage("cannot connect to the broker; retrying").All()
 			}
-			waitFor(t, "a few failed attempts", func() bool {
+			testenv.Until(t, "a few failed attempts", func() bool {
 				w := warned()
 				return len(w) >= 3 && w[len(w)-1].ContextMap()["attempts"].(int64) >= 4
 			})
@@ -79,8 +66,8 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 // is acknowledged, so the broker does not send it again on the next
 // connection of the session.
 func TestOversizeMessageSkipped(t *testing.T) {
-	b := newBroker(t, false)
-	g := newGate(t, b.addr)
+	b := testenv.StartBroker(t)
+	g := newGate(t, b.Addr)
 	c := dial(t, fastConfig(g.url(), "lab", "pi4-07", ""), Options{})
 	got := make(chan int, 8)
 	topic := "edgebench/v1/lab/pi4-07/cmd"
@@ -90,7 +77,7 @@ func TestOversizeMessageSkipped(t *testing.T) {
 	if err := c.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
-	pub := dial(t, ClientConfig{Broker: b.url(), ClientID: "attacker", RetryInterval: 50 * time.Millisecond}, Options{})
+	pub := dial(t, ClientConfig{Broker: b.URL(), ClientID: "attacker", RetryInterval: 50 * time.Millisecond}, Options{})
 	if err := pub.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +103,12 @@ func TestOversizeMessageSkipped(t *testing.T) {
 	}
 	// A new connection of the same session: nothing unacknowledged is sent
 	// again.
-	waitFor(t, "the broker to have the acks", func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		cl, ok := b.srv.Clients.Get(c.Config().ClientID)
-		return ok && cl.State.Inflight.Len() == 0
+	testenv.Until(t, "the broker to have the acks", func() bool {
+		n, ok := b.Inflight(c.Config().ClientID)
+		return ok && n == 0
 	})
 	g.cut()
-	waitFor(t, "the disconnect", func() bool { return !c.Connected() })
+	testenv.Until(t, "the disconnect", func() bool { return !c.Connected() })
 	g.open()
 	if err := c.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)

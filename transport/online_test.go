@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -16,29 +17,29 @@ import (
 // replay again at once: the result is acked without waiting for the
 // periodic resend (an hour here).
 func TestCollectorOnlineTriggersReplay(t *testing.T) {
-	b := newBroker(t, false)
-	g := newGate(t, b.addr)
+	b := testenv.StartBroker(t)
+	g := newGate(t, b.Addr)
 	st := newStore()
 	col := dial(t, fastConfig(g.url(), "", "", "collector-"+wire.NewID()), Options{Workers: 2, AnnounceCollector: true})
 	sub, err := NewSubscriber(col, SubscriberConfig{Handler: st.handle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, sp := device(t, b.url(), t.TempDir(), Options{ResendInterval: time.Hour})
+	dev, sp := device(t, b.URL(), t.TempDir(), Options{ResendInterval: time.Hour})
 	for _, c := range []*Client{col, dev} {
 		if err := c.WaitConnected(ctx10(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	g.cut() // the collector stays away until the device has replayed
-	b.stop()
-	waitFor(t, "both clients to notice the broker is gone", func() bool { return !dev.Connected() && !col.Connected() })
+	b.Stop()
+	testenv.Until(t, "both clients to notice the broker is gone", func() bool { return !dev.Connected() && !col.Connected() })
 	res := smallResult()
 	if err := dev.PublishResult(ctx10(t), res); err != nil {
 		t.Fatal(err)
 	}
-	b.start()
-	waitFor(t, "the device's replay on the restarted broker", func() bool {
+	b.Start()
+	testenv.Until(t, "the device's replay on the restarted broker", func() bool {
 		dev.mu.Lock()
 		defer dev.mu.Unlock()
 		_, sent := dev.lastSent[res.ID]
@@ -53,7 +54,7 @@ func TestCollectorOnlineTriggersReplay(t *testing.T) {
 		t.Fatalf("no ack after the collector came back: %v", err)
 	}
 	t.Logf("acked %v after the collector's path opened", time.Since(start).Round(time.Millisecond))
-	waitFor(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
+	testenv.Until(t, "the ack counted", func() bool { return sub.Stats().Acked == 1 })
 	if sp.Has(res.ID) {
 		t.Error("the result is still spooled after its ack")
 	}
@@ -65,8 +66,8 @@ func TestCollectorOnlineTriggersReplay(t *testing.T) {
 // itself again at once, and the device resends the result to it without
 // waiting for the periodic resend (an hour here).
 func TestCollectorLeavingTriggersReplay(t *testing.T) {
-	b := newBroker(t, false)
-	g := newGate(t, b.addr)
+	b := testenv.StartBroker(t)
+	g := newGate(t, b.Addr)
 	stuck := make(chan struct{})
 	t.Cleanup(func() { close(stuck) })
 	taken := make(chan string, 1)
@@ -83,15 +84,15 @@ func TestCollectorLeavingTriggersReplay(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	cfgB := fastConfig(b.url(), "", "", "collector-b")
+	cfgB := fastConfig(b.URL(), "", "", "collector-b")
 	cfgB.CleanSession = true
 	bc := dial(t, cfgB, Options{Workers: 2, AnnounceCollector: true})
-	dev, _ := device(t, b.url(), t.TempDir(), Options{ResendInterval: time.Hour})
+	dev, _ := device(t, b.URL(), t.TempDir(), Options{ResendInterval: time.Hour})
 	topic, err := dev.topics.Topic(dev.cfg.Fleet, dev.cfg.Device, wire.TopicResult)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.waitSubscribed(t, topic, cfgA.ClientID) // the result goes to a, the only one in the group yet
+	b.WaitSubscribed(t, topic, cfgA.ClientID) // the result goes to a, the only one in the group yet
 	for _, c := range []*Client{a, bc, dev} {
 		if err := c.WaitConnected(ctx10(t)); err != nil {
 			t.Fatal(err)

@@ -8,15 +8,17 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // TestHandlerPanicDropsTheMessage: a handler that panics on a message
 // loses that message only; it is logged and counted, and the next
 // messages are handled (a hostile payload must not stop a collector).
 func TestHandlerPanicDropsTheMessage(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	core, logs := observer.New(zapcore.InfoLevel)
-	c, err := Dial(ClientConfig{Broker: b.url(), ClientID: "panicky", RetryInterval: 100 * time.Millisecond},
+	c, err := Dial(ClientConfig{Broker: b.URL(), ClientID: "panicky", RetryInterval: 100 * time.Millisecond},
 		Options{Log: zap.New(core), Workers: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
@@ -32,14 +33,14 @@ func TestPoisonEntriesLeaveTheSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
-	_, sub := collector(t, b.url(), st, "")
-	dev, sp2 := device(t, b.url(), dir, Options{ResendInterval: 100 * time.Millisecond})
+	_, sub := collector(t, b.URL(), st, "")
+	dev, sp2 := device(t, b.URL(), dir, Options{ResendInterval: 100 * time.Millisecond})
 	if err := dev.WaitAck(ctx10(t), good.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the spool to empty", func() bool { return sp2.Stats().Count == 0 })
+	testenv.Until(t, "the spool to empty", func() bool { return sp2.Stats().Count == 0 })
 	time.Sleep(300 * time.Millisecond) // three resend intervals: nothing more goes out
 	if s := sub.Stats(); s.Received != 1 {
 		t.Errorf("the collector received %d results, want the good one only", s.Received)
@@ -59,7 +60,7 @@ func TestPoisonEntriesLeaveTheSpool(t *testing.T) {
 // acked as rejected: the device moves it to rejected/ and WaitAck says
 // why, instead of sending it again every minute.
 func TestCollectorRejectsForGood(t *testing.T) {
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	st := newStore()
 	bad := smallResult()
 	st.fail = func(r *wire.Result) error {
@@ -68,9 +69,9 @@ func TestCollectorRejectsForGood(t *testing.T) {
 		}
 		return nil
 	}
-	_, sub := collector(t, b.url(), st, "")
+	_, sub := collector(t, b.URL(), st, "")
 	dir := t.TempDir()
-	dev, sp := device(t, b.url(), dir, Options{ResendInterval: 100 * time.Millisecond})
+	dev, sp := device(t, b.URL(), dir, Options{ResendInterval: 100 * time.Millisecond})
 	if err := dev.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestCollectorRejectsForGood(t *testing.T) {
 	if err := dev.Publish(ctx10(t), topic, 1, false, append([]byte{0x82, 0xa2, 'i', 'd', 0xda, 0, 26}, append([]byte(junk), 0xa1, 'v', 0xc1)...)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the junk rejected", func() bool { return sub.Stats().Rejected == 2 })
+	testenv.Until(t, "the junk rejected", func() bool { return sub.Stats().Rejected == 2 })
 	if s := sub.Stats(); s.Acked != 0 || s.Malformed != 1 {
 		t.Errorf("subscriber stats %+v", s)
 	}
@@ -105,7 +106,7 @@ func TestCollectorRejectsForGood(t *testing.T) {
 // loses it: the result is kept in memory, sent when the broker comes up,
 // and dropped from memory by its ack.
 func TestSpoolRefusalKeepsTheResultInMemory(t *testing.T) {
-	b := newBroker(t, true)
+	b := testenv.NewBroker(t)
 	st := newStore()
 	dir := t.TempDir()
 	sp, err := spool.Open(dir, spool.Limits{MaxCount: 1})
@@ -117,13 +118,13 @@ func TestSpoolRefusalKeepsTheResultInMemory(t *testing.T) {
 	if err := sp.Put(first.ID, wiretest.Marshal(t, first)); err != nil {
 		t.Fatal(err)
 	}
-	dev := dial(t, fastConfig(b.url(), "lab", "pi4-07", ""), Options{Spool: sp})
+	dev := dial(t, fastConfig(b.URL(), "lab", "pi4-07", ""), Options{Spool: sp})
 	err = dev.PublishResult(ctx10(t), second)
 	if !errors.Is(err, ErrKeptInMemory) || !errors.Is(err, spool.ErrFull) {
 		t.Fatalf("PublishResult on a full spool: %v, want ErrKeptInMemory and the spool's error", err)
 	}
-	b.start()
-	collector(t, b.url(), st, "")
+	b.Start()
+	collector(t, b.URL(), st, "")
 	for _, r := range []*wire.Result{first, second} {
 		if err := dev.WaitAck(ctx10(t), r.ID); err != nil {
 			t.Fatal(err)

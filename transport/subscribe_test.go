@@ -9,6 +9,8 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // refuseSubscribe makes the broker refuse a filter's SUBSCRIBE (SUBACK
@@ -40,13 +42,13 @@ func (h *refuseSubscribe) OnSubscribe(_ *mqtt.Client, pk packets.Packet) packets
 // believe it subscribed and never receive a message.
 func TestSubscribeRefusedIsRetried(t *testing.T) {
 	const filter = "x/refused/once"
-	b := newBroker(t, false)
+	b := testenv.StartBroker(t)
 	h := &refuseSubscribe{filter: filter}
 	h.left.Store(2)
-	if err := b.srv.AddHook(h, nil); err != nil {
+	if err := b.AddHook(h, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, fastConfig(b.url(), "", "", "sub-retry"), Options{Workers: 1})
+	c := dial(t, fastConfig(b.URL(), "", "", "sub-retry"), Options{Workers: 1})
 	if err := c.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestSubscribeRefusedIsRetried(t *testing.T) {
 	if n := h.left.Load(); n >= 0 {
 		t.Fatalf("the broker was asked %d times, want 3", 2-n)
 	}
-	pub := dial(t, fastConfig(b.url(), "", "", "sub-retry-pub"), Options{})
+	pub := dial(t, fastConfig(b.URL(), "", "", "sub-retry-pub"), Options{})
 	if err := pub.WaitConnected(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestSubscribeRefusedIsRetried(t *testing.T) {
 	// A filter refused every time is an error, not a silent success.
 	h2 := &refuseSubscribe{filter: "x/refused/always"}
 	h2.left.Store(1 << 30)
-	if err := b.srv.AddHook(h2, nil); err != nil {
+	if err := b.AddHook(h2, nil); err != nil {
 		t.Fatal(err)
 	}
 	err := c.Subscribe("x/refused/always", 1, func(context.Context, string, []byte) {})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
 )
@@ -126,8 +127,8 @@ func TestCollectorFlagMistakes(t *testing.T) {
 // 2, help is 0, and a trigger whose flags parse (-d 30 included) gets as
 // far as the collector it cannot reach, 1.
 func TestCollectorExitStatuses(t *testing.T) {
-	bin := buildCollector(t)
-	addr := freeAddr(t) // nothing listens there
+	bin := testenv.Binary(t, ".")
+	addr := testenv.FreeAddr(t) // nothing listens there
 	for _, tc := range []struct {
 		args   []string
 		code   int
@@ -160,17 +161,6 @@ func TestCollectorExitStatuses(t *testing.T) {
 			t.Errorf("%q: want one line, got %q", tc.args, errb.String())
 		}
 	}
-}
-
-// buildCollector builds the collector binary for a test that runs it as a
-// user would.
-func buildCollector(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "edgebench-collector")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // TestServeKeep: --keep takes days or a duration with its unit; a bare

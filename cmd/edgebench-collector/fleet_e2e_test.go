@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
@@ -27,36 +27,13 @@ import (
 // These tests run the fleet as a user does: the collector binary and real
 // `edgebench agent` processes, over the embedded broker on loopback.
 
-var (
-	fleetBuild     sync.Once
-	fleetBins      [2]string // collector, agent
-	fleetBuildFail error
-)
-
 // fleetBinaries builds edgebench-collector and edgebench once.
 func fleetBinaries(t testing.TB) (collectorBin, agentBin string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end with processes: not in -short")
 	}
-	fleetBuild.Do(func() {
-		dir, err := os.MkdirTemp("", "edgebench-fleet-")
-		if err != nil {
-			fleetBuildFail = err
-			return
-		}
-		fleetBins = [2]string{filepath.Join(dir, "edgebench-collector"), filepath.Join(dir, "edgebench")}
-		for i, pkg := range []string{".", "../edgebench"} {
-			if out, err := exec.Command("go", "build", "-o", fleetBins[i], pkg).CombinedOutput(); err != nil {
-				fleetBuildFail = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-				return
-			}
-		}
-	})
-	if fleetBuildFail != nil {
-		t.Fatal(fleetBuildFail)
-	}
-	return fleetBins[0], fleetBins[1]
+	return testenv.Binary(t, "."), testenv.Binary(t, "../edgebench")
 }
 
 // proc is a process a test started; it is killed when the test ends.
@@ -132,7 +109,7 @@ const testCollectorPassword = "c0llect"
 func newTestFleet(t *testing.T) *testFleet {
 	t.Helper()
 	fleetBinaries(t)
-	f := &testFleet{t: t, dir: t.TempDir(), listen: freeAddr(t), web: freeAddr(t)}
+	f := &testFleet{t: t, dir: t.TempDir(), listen: testenv.FreeAddr(t), web: testenv.FreeAddr(t)}
 	f.db = filepath.Join(f.dir, "edgebench.db")
 	f.accounts = filepath.Join(f.dir, "accounts.yaml")
 	os.WriteFile(f.accounts, []byte(`collector: {username: collector, password: `+testCollectorPassword+`}
@@ -161,7 +138,7 @@ func (f *testFleet) startCollector() {
 	colBin, _ := fleetBinaries(f.t)
 	f.collector = startProc(f.t, "collector", nil, colBin, "serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
 		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug")
-	until(f.t, "the collector's web API", func() bool {
+	testenv.Until(f.t, "the collector's web API", func() bool {
 		resp, err := http.Get("http://" + f.web + "/api/devices")
 		if err != nil {
 			return false
@@ -205,7 +182,7 @@ func (f *testFleet) devices() []collector.Device {
 
 func (f *testFleet) waitOnline(id string) {
 	f.t.Helper()
-	until(f.t, id+" online", func() bool {
+	testenv.Until(f.t, id+" online", func() bool {
 		for _, d := range f.devices() {
 			if d.ID == id && d.Online {
 				return true
@@ -251,7 +228,7 @@ func httpTarget(t testing.TB) string {
 func commandID(t testing.TB, p *proc) string {
 	t.Helper()
 	var id string
-	until(t, "trigger's first line", func() bool {
+	testenv.Until(t, "trigger's first line", func() bool {
 		line, _, _ := strings.Cut(p.out.String(), "\n")
 		if rest, ok := strings.CutPrefix(line, "command "); ok {
 			id, _, _ = strings.Cut(rest, " ")
@@ -275,7 +252,7 @@ func TestTriggerWaitEndsWhenTheAgentIsKilled(t *testing.T) {
 	f.waitOnline("pi-1")
 	trig := f.trigger("--device", "pi-1", "--fleet", "lab", "-c", "2", "-d", "30s", "--wait", "--max-wait", "90s", url+"/bytes/64")
 	id := commandID(t, trig)
-	until(t, "the run to start", func() bool {
+	testenv.Until(t, "the run to start", func() bool {
 		for _, e := range f.commandStatus(id).Events {
 			if e.State == wire.StateRunning {
 				return true
@@ -335,7 +312,7 @@ func TestRunPublishWithTheAccountsFile(t *testing.T) {
 		t.Errorf("run --publish with a wrong password: exit %d, want the refused login said\n%s", code, out)
 	}
 	agent := f.startAgent("pi-2", "wrong")
-	until(t, "the agent's warning", func() bool {
+	testenv.Until(t, "the agent's warning", func() bool {
 		return strings.Contains(agent.out.String(), "cannot connect to the broker; retrying")
 	})
 	if out := agent.out.String(); !strings.Contains(out, "the broker refused the login") || !strings.Contains(out, f.listen) {
@@ -366,7 +343,7 @@ func TestChangedDeviceIDLeavesNoPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := f.startAgent("pi-2", "two")
-	until(t, "pi-2's heartbeat to count 2 rejected results", func() bool {
+	testenv.Until(t, "pi-2's heartbeat to count 2 rejected results", func() bool {
 		for _, d := range f.devices() {
 			if d.ID == "pi-2" && d.Heartbeat != nil && d.Heartbeat.Rejected == 2 && d.Heartbeat.Spooled == 0 {
 				return true

@@ -21,6 +21,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -28,16 +29,6 @@ import (
 
 // The tests here attack a collector process over real TCP, as a stolen
 // device's account or a stranger would (issue 11).
-
-// collectorBin builds the collector into a directory of the test.
-func collectorBin(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "edgebench-collector")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // lockedBuffer is a process's output, read while it runs.
 type lockedBuffer struct {
@@ -82,7 +73,7 @@ func startServe(t *testing.T, bin string, args ...string) *serveProc {
 	if err := os.WriteFile(accounts, []byte(hostileAccounts), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{t: t, dir: dir, db: filepath.Join(dir, "c.db"), broker: freeAddr(t), web: freeAddr(t),
+	p := &serveProc{t: t, dir: dir, db: filepath.Join(dir, "c.db"), broker: testenv.FreeAddr(t), web: testenv.FreeAddr(t),
 		out: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--db", p.db, "--listen", p.broker, "--web", p.web, "--accounts", accounts}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -94,7 +85,7 @@ func startServe(t *testing.T, bin string, args ...string) *serveProc {
 		close(p.exited)
 	}()
 	t.Cleanup(func() { p.stop() })
-	until(t, "the collector listening", func() bool {
+	testenv.Until(t, "the collector listening", func() bool {
 		if !p.alive() {
 			t.Fatalf("serve exited: %v\n%s", p.err, p.out.String())
 		}
@@ -270,7 +261,7 @@ func closedByServer(c net.Conn, limit time.Duration) error {
 // storing and acking the next result, and its store is readable by its
 // owner only.
 func TestHostileResultsDoNotStopTheCollector(t *testing.T) {
-	p := startServe(t, collectorBin(t))
+	p := startServe(t, testenv.Binary(t, "."))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	d := p.device("pi-1", "one")
@@ -342,7 +333,7 @@ func TestHostileResultsDoNotStopTheCollector(t *testing.T) {
 // refused (and logged), and nothing reaches those topics when it drops;
 // a Will on its own status is accepted and sent.
 func TestWillACL(t *testing.T) {
-	p := startServe(t, collectorBin(t))
+	p := startServe(t, testenv.Binary(t, "."))
 	seen := p.watch()
 	prefix := wire.DefaultPrefix
 	denied := []string{
@@ -374,7 +365,7 @@ func TestWillACL(t *testing.T) {
 		t.Fatalf("Will on its own status: code %d, %v\n%s", code, err, p.out.String())
 	}
 	c.Close()
-	until(t, "pi-2's own Will", func() bool { return seen(own) > 0 })
+	testenv.Until(t, "pi-2's own Will", func() bool { return seen(own) > 0 })
 	for _, topic := range denied {
 		if n := seen(topic); n != 0 {
 			t.Errorf("a Will reached %s (%d)", topic, n)
@@ -396,7 +387,7 @@ const refusedWillTopic = "$SYS/edgebench/refused-will"
 // the cap are disconnected; a connection that never logs in is closed.
 // Nothing is read or kept for them (the memory figures are in the README).
 func TestBrokerPacketLimits(t *testing.T) {
-	p := startServe(t, collectorBin(t))
+	p := startServe(t, testenv.Binary(t, "."))
 	big := func(size int) []byte { // a CONNECT header announcing size bytes
 		b := []byte{0x10}
 		for {
@@ -484,7 +475,7 @@ func TestBrokerPacketLimits(t *testing.T) {
 // its client id, user and the reason; a hostile client trying a thousand
 // times adds one line, not a thousand.
 func TestRefusedLoginsLogged(t *testing.T) {
-	p := startServe(t, collectorBin(t))
+	p := startServe(t, testenv.Binary(t, "."))
 	try := func(o connectOpts) {
 		c := dialMQTT(t, p.broker)
 		if code, err := c.connect(t, o); err == nil && code == 0 {
@@ -520,7 +511,7 @@ func TestRefusedLoginsLogged(t *testing.T) {
 // Host: refused, on the API and the pages; the addresses and names the
 // collector answers to pass.
 func TestWebRefusesOtherHosts(t *testing.T) {
-	bin := collectorBin(t)
+	bin := testenv.Binary(t, ".")
 	do := func(p *serveProc, method, path, host string) (int, string) {
 		t.Helper()
 		c, err := net.DialTimeout("tcp", p.web, 10*time.Second)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,9 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if fleetBins[0] != "" {
-			os.RemoveAll(filepath.Dir(fleetBins[0])) // the binaries the fleet tests built
-		}
+		testenv.RemoveBinaries() // the binaries the tests ran as processes
 		testenv.StopPostgres()
 		os.Exit(code)
 	}))
@@ -59,27 +56,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func until(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // fakeWire builds a result as a device would send it.
 func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string) *wire.Result {
 	h := report.NewLatencyHistogram()
@@ -99,8 +75,8 @@ func fakeWire(fleet, device, server string, rps float64, p50 int64, cmdID string
 // as processes, with devices on real MQTT connections to it.
 func TestServeAndCommands(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildCollector(t)
-	listen, web := freeAddr(t), freeAddr(t)
+	bin := testenv.Binary(t, ".")
+	listen, web := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	accounts := filepath.Join(dir, "accounts.yaml")
 	os.WriteFile(accounts, []byte(`collector: {username: collector, password: c0llect}
 devices:
@@ -206,7 +182,7 @@ devices:
 		}
 		return out.String()
 	}
-	until(t, "both devices online", func() bool {
+	testenv.Until(t, "both devices online", func() bool {
 		out := run("devices", "--db", db)
 		return strings.Count(out, "online") == 2
 	})

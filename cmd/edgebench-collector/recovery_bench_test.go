@@ -3,31 +3,26 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // mosquittoOn runs Debian's mosquitto on addr (no persistence, anonymous
 // clients, every log line on its output) until stopped or the benchmark
-// ends; without mosquitto the benchmark is skipped.
+// ends; without mosquitto the benchmark is skipped (it fails in CI).
 func mosquittoOn(tb testing.TB, addr string) *proc {
 	tb.Helper()
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		bin = "/usr/sbin/mosquitto"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		tb.Skip("!!! mosquitto is not installed: SKIPPING (apt-get install mosquitto)")
-	}
+	bin := testenv.Tool(tb, "mosquitto")
 	host, port, _ := strings.Cut(addr, ":")
 	conf := filepath.Join(tb.TempDir(), "mosquitto.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf("listener %s %s\nallow_anonymous true\npersistence false\nlog_type all\nlog_dest stderr\n", port, host)), 0o600)
 	p := startProc(tb, "mosquitto", nil, bin, "-c", conf)
-	until(tb, "mosquitto to listen", func() bool { return strings.Contains(p.out.String(), "Opening ipv4 listen socket") })
+	testenv.Until(tb, "mosquitto to listen", func() bool { return strings.Contains(p.out.String(), "Opening ipv4 listen socket") })
 	return p
 }
 
@@ -47,9 +42,9 @@ func BenchmarkRecoveryAfterBrokerRestart(b *testing.B) {
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
-		mq := freeAddr(b)
+		mq := testenv.FreeAddr(b)
 		broker := mosquittoOn(b, mq)
-		web := freeAddr(b)
+		web := testenv.FreeAddr(b)
 		col := startProc(b, "collector", nil, colBin, "serve", "--db", filepath.Join(dir, "c.db"), "--broker", "tcp://"+mq,
 			"--web", web, "--log-level", "debug")
 		conf := filepath.Join(dir, "agent.yaml")
@@ -60,7 +55,7 @@ func BenchmarkRecoveryAfterBrokerRestart(b *testing.B) {
 		f := &testFleet{t: b, web: web}
 		f.waitOnline("pi-1")
 		id := commandID(b, f.trigger("--device", "pi-1", "--fleet", "lab", "-c", "1", "-d", "3s", url+"/bytes/64"))
-		until(b, "the run to start", func() bool {
+		testenv.Until(b, "the run to start", func() bool {
 			for _, e := range f.commandStatus(id).Events {
 				if e.State == "running" {
 					return true
@@ -70,9 +65,9 @@ func BenchmarkRecoveryAfterBrokerRestart(b *testing.B) {
 		})
 		col.cmd.Process.Signal(syscall.SIGSTOP)
 		broker.kill()
-		until(b, "the run's end, its result spooled", func() bool { return strings.Contains(agent.out.String(), "run ended") })
+		testenv.Until(b, "the run's end, its result spooled", func() bool { return strings.Contains(agent.out.String(), "run ended") })
 		broker = mosquittoOn(b, mq)
-		until(b, "the agent's resend on the restarted broker", func() bool {
+		testenv.Until(b, "the agent's resend on the restarted broker", func() bool {
 			return strings.Contains(broker.out.String(), "Received PUBLISH from edgebench-lab-pi-1") &&
 				strings.Contains(broker.out.String(), "/lab/pi-1/result")
 		})

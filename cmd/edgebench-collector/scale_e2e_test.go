@@ -37,7 +37,7 @@ type scaleFleet struct {
 
 func newScaleFleet(t *testing.T, collectors int) *scaleFleet {
 	colBin, _ := fleetBinaries(t)
-	f := &scaleFleet{t: t, bin: colBin, mq: freeAddr(t)}
+	f := &scaleFleet{t: t, bin: colBin, mq: testenv.FreeAddr(t)}
 	f.pg = testenv.StartPostgres(t)
 	f.db = f.pg.NewDatabase(t)
 	f.broker = mosquittoOn(t, f.mq)
@@ -52,8 +52,8 @@ func newScaleFleet(t *testing.T, collectors int) *scaleFleet {
 func (f *scaleFleet) startCollector(i int) *proc {
 	f.t.Helper()
 	p := startProc(f.t, fmt.Sprintf("collector-%d", i), nil, f.bin, "serve", "--db", f.db, "--broker", "tcp://"+f.mq,
-		"--share", "ingest", "--web", freeAddr(f.t), "--log-level", "info")
-	until(f.t, fmt.Sprintf("collector %d to connect", i), func() bool { return strings.Contains(p.out.String(), `"msg":"connected"`) })
+		"--share", "ingest", "--web", testenv.FreeAddr(f.t), "--log-level", "info")
+	testenv.Until(f.t, fmt.Sprintf("collector %d to connect", i), func() bool { return strings.Contains(p.out.String(), `"msg":"connected"`) })
 	return p
 }
 
@@ -190,7 +190,7 @@ func (b *burst) wait(t *testing.T) time.Time {
 // waitAcked waits until n results are acked.
 func (b *burst) waitAcked(t *testing.T, n int64) {
 	t.Helper()
-	until(t, fmt.Sprintf("%d acks", n), func() bool { return b.acked.Load() >= n })
+	testenv.Until(t, fmt.Sprintf("%d acks", n), func() bool { return b.acked.Load() >= n })
 }
 
 // checkStore checks that the store holds every result of the burst once,
@@ -231,7 +231,7 @@ func TestKillCollectorDuringBurst(t *testing.T) {
 	// The kill comes while results are in flight, so that the figure
 	// measures a recovery.
 	var pending map[string]bool
-	until(t, "results in flight", func() bool { pending = b.unacked(); return len(pending) > 0 })
+	testenv.Until(t, "results in flight", func() bool { pending = b.unacked(); return len(pending) > 0 })
 	killed, atKill := time.Now(), b.acked.Load()
 	f.collectors[0].kill()
 	last := b.wait(t)

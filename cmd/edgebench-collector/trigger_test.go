@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // TestTriggerWaitExitStatus runs the collector and two real agents as
@@ -27,14 +29,8 @@ func TestTriggerWaitExitStatus(t *testing.T) {
 		t.Skip("starts the collector and two agents")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "edgebench-collector")
-	agentBin := filepath.Join(dir, "edgebench")
-	for out, pkg := range map[string]string{bin: ".", agentBin: "../edgebench"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	listen, web := freeAddr(t), freeAddr(t)
+	bin, agentBin := testenv.Binary(t, "."), testenv.Binary(t, "../edgebench")
+	listen, web := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	accounts := filepath.Join(dir, "accounts.yaml")
 	os.WriteFile(accounts, []byte(`collector: {username: collector, password: c0llect}
 devices:
@@ -100,14 +96,14 @@ devices:
 		t.Fatalf("trigger %v: %v", args, err)
 		return "", "", 0
 	}
-	until(t, "the collector up", func() bool {
+	testenv.Until(t, "the collector up", func() bool {
 		resp, err := http.Get("http://" + web + "/")
 		if err == nil {
 			resp.Body.Close()
 		}
 		return err == nil && resp.StatusCode == 200
 	})
-	until(t, "both agents online", func() bool {
+	testenv.Until(t, "both agents online", func() bool {
 		out, err := exec.CommandContext(ctx, bin, "devices", "--db", db).Output()
 		return err == nil && strings.Count(string(out), "online") == 2
 	})

@@ -47,7 +47,7 @@ func TestHTTPSModesMatchTheRealTools(t *testing.T) {
 	} {
 		real := runTool(t, dir, abBin, args...)
 		newLines()
-		ours := runTool(t, dir, binary, append([]string{"ab"}, args...)...)
+		ours := runTool(t, dir, testenv.Binary(t, "."), append([]string{"ab"}, args...)...)
 		if real.code != 0 || ours.code != 0 {
 			t.Fatalf("ab %q: exit %d (%s), edgebench ab exit %d (%s)", args, real.code, real.stderr, ours.code, ours.stderr)
 		}
@@ -69,7 +69,7 @@ func TestHTTPSModesMatchTheRealTools(t *testing.T) {
 	}
 
 	real := runTool(t, dir, wrkBin, "-t1", "-c4", "-d1", url)
-	ours := runTool(t, dir, binary, "wrk", "-t1", "-c4", "-d1", url)
+	ours := runTool(t, dir, testenv.Binary(t, "."), "wrk", "-t1", "-c4", "-d1", url)
 	if real.code != 0 || ours.code != 0 {
 		t.Fatalf("wrk: exit %d (%s), edgebench wrk exit %d (%s)", real.code, real.stderr, ours.code, ours.stderr)
 	}
@@ -95,9 +95,9 @@ func TestHTTPSModesMatchTheRealTools(t *testing.T) {
 	}
 	for _, h2 := range []struct{ flag, url string }{{"--h2", url}, {"--h2c", "http://" + srv.H2C + "/index.html"}} {
 		real := runTool(t, dir, h2loadBin, "-n", "2000", "-c", "4", "-m", "10", h2.url)
-		ours := runTool(t, dir, binary, "run", "-n", "2000", "-c", "4", "--streams", "10", h2.flag, "--cacert", srv.Certs.CA, "--no-probe", "--format", "h2load", h2.url)
+		ours := runTool(t, dir, testenv.Binary(t, "."), "run", "-n", "2000", "-c", "4", "--streams", "10", h2.flag, "--cacert", srv.Certs.CA, "--no-probe", "--format", "h2load", h2.url)
 		if h2.flag == "--h2c" {
-			ours = runTool(t, dir, binary, "run", "-n", "2000", "-c", "4", "--streams", "10", h2.flag, "--no-probe", "--format", "h2load", h2.url)
+			ours = runTool(t, dir, testenv.Binary(t, "."), "run", "-n", "2000", "-c", "4", "--streams", "10", h2.flag, "--no-probe", "--format", "h2load", h2.url)
 		}
 		if real.code != 0 || ours.code != 0 {
 			t.Fatalf("h2load %s: exit %d (%s), edgebench exit %d (%s)", h2.url, real.code, real.stderr, ours.code, ours.stderr)

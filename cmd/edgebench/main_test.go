@@ -12,26 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/target"
 )
 
-// binary is the edgebench built once for the tests that run it as a
-// process, as a user would.
-var binary string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "edgebench-cli-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "edgebench")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("go build: " + err.Error())
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	testenv.RemoveBinaries() // the edgebench the tests ran as a process
 	os.Exit(code)
 }
 
@@ -44,7 +31,7 @@ func runBinary(t *testing.T, args ...string) ran {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, testenv.Binary(t, "."), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

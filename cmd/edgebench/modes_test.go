@@ -349,7 +349,7 @@ func TestModesMatchTheRealTools(t *testing.T) {
 		{[]string{"-n", "1", base + "/index.html"}, true, "0"},
 	} {
 		real := runTool(t, dir, abBin, tc.args...)
-		ours := runTool(t, dir, binary, append([]string{"ab"}, tc.args...)...)
+		ours := runTool(t, dir, testenv.Binary(t, "."), append([]string{"ab"}, tc.args...)...)
 		if real.code != 0 || ours.code != 0 {
 			t.Fatalf("ab %q: exit %d (%s), edgebench ab exit %d (%s)", tc.args, real.code, real.stderr, ours.code, ours.stderr)
 		}
@@ -381,7 +381,7 @@ func TestModesMatchTheRealTools(t *testing.T) {
 
 	// -e and -g: ab's files, line for line.
 	real := runTool(t, dir, abBin, "-n", "300", "-c", "3", "-e", "ab.csv", "-g", "ab.tsv", base+"/index.html")
-	ours := runTool(t, dir, binary, "ab", "-n", "300", "-c", "3", "-e", "eb.csv", "-g", "eb.tsv", "--no-system", base+"/index.html")
+	ours := runTool(t, dir, testenv.Binary(t, "."), "ab", "-n", "300", "-c", "3", "-e", "eb.csv", "-g", "eb.tsv", "--no-system", base+"/index.html")
 	if real.code != 0 || ours.code != 0 {
 		t.Fatalf("-e -g: exit %d and %d: %s", real.code, ours.code, ours.stderr)
 	}
@@ -414,7 +414,7 @@ func TestModesMatchTheRealTools(t *testing.T) {
 		{[]string{"-t1", "-c2", "-d3", "--latency", slow}, true},
 	} {
 		real := runTool(t, dir, wrkBin, tc.args...)
-		ours := runTool(t, dir, binary, append([]string{"wrk"}, tc.args...)...)
+		ours := runTool(t, dir, testenv.Binary(t, "."), append([]string{"wrk"}, tc.args...)...)
 		if real.code != 0 || ours.code != 0 {
 			t.Fatalf("wrk %q: exit %d (%s), edgebench wrk exit %d (%s)", tc.args, real.code, real.stderr, ours.code, ours.stderr)
 		}
@@ -620,7 +620,7 @@ func TestModesSendTheToolsRequest(t *testing.T) {
 		url, first := captureRequests(t)
 		runTool(t, dir, abBin, append(args, url)...)
 		want := first()
-		runTool(t, dir, binary, append(append([]string{"ab", "--no-system"}, args...), url)...)
+		runTool(t, dir, testenv.Binary(t, "."), append(append([]string{"ab", "--no-system"}, args...), url)...)
 		got := first()
 		if !strings.Contains(got, "\r\nUser-Agent: edgebench/") && !strings.Contains(args[len(args)-1], "User-Agent") {
 			t.Errorf("ab %q: no edgebench User-Agent in\n%s", args, got)
@@ -633,7 +633,7 @@ func TestModesSendTheToolsRequest(t *testing.T) {
 	url, first := captureRequests(t)
 	runTool(t, dir, wrkBin, "-t1", "-c1", "-d1", "-H", "X-A: b", url)
 	want := strings.Split(first(), "\r\n")
-	runTool(t, dir, binary, "wrk", "-t1", "-c1", "-d1", "--no-system", "-H", "X-A: b", url)
+	runTool(t, dir, testenv.Binary(t, "."), "wrk", "-t1", "-c1", "-d1", "--no-system", "-H", "X-A: b", url)
 	got := strings.Split(first(), "\r\n")
 	if got[0] != want[0] || len(got) != len(want) {
 		t.Fatalf("edgebench wrk sent %q, wrk %q", got, want)

@@ -4,19 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
-
 	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -65,27 +60,6 @@ func writeAgentConfig(t *testing.T) string {
 	return p
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func startBroker(t *testing.T, addr string) {
-	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv.AddHook(new(auth.AllowHook), nil)
-	if err := srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t1", Address: addr})); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Serve(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-}
-
 func testPublishFlags(t *testing.T, broker, spool string, timeout time.Duration) *publishFlags {
 	fs := cli.NewFlagSet("run", "run", io.Discard)
 	pf := addPublishFlags(fs, func(string) string { return "" })
@@ -106,7 +80,8 @@ func testWireResult() *wire.Result {
 // error says so; with broker and collector up, it and the spooled one are
 // acknowledged.
 func TestPublishResult(t *testing.T) {
-	addr := freeAddr(t)
+	broker := testenv.NewBroker(t)
+	addr := broker.Addr
 	spool := t.TempDir()
 	var stderr bytes.Buffer
 	env := &cli.Env{Stdout: io.Discard, Stderr: &stderr, Getenv: func(string) string { return "" }}
@@ -119,7 +94,7 @@ func TestPublishResult(t *testing.T) {
 		t.Fatalf("result not spooled: %v", err)
 	}
 
-	startBroker(t, addr)
+	broker.Start()
 	col, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + addr, ClientID: "collector",
 		RetryInterval: 100 * time.Millisecond}, transport.Options{})
 	if err != nil {

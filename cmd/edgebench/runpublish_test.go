@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -19,8 +20,7 @@ import (
 // rebuilt from it matches, and the spool is left empty.
 func TestRunPublishReachesTheCollector(t *testing.T) {
 	base := startTarget(t)
-	addr := freeAddr(t)
-	startBroker(t, addr)
+	addr := testenv.StartBroker(t).Addr
 	col, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + addr, ClientID: "collector", RetryInterval: 100 * time.Millisecond}, transport.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func runWatching(t *testing.T, args ...string) (pid int, summary []procRow, samp
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{"run", "-c", "2", "-d", "1s", "--format", "json"}, args...)...)
+	cmd := exec.CommandContext(ctx, testenv.Binary(t, "."), append([]string{"run", "-c", "2", "-d", "1s", "--format", "json"}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -61,8 +61,8 @@ func runWatching(t *testing.T, args ...string) (pid int, summary []procRow, samp
 func TestRunWatchesTheTargetServer(t *testing.T) {
 	target := testenv.Nginx(t, 2)
 	foreign := testenv.Nginx(t, 2)
-	addr := freeAddr(t)
-	serve := exec.Command(binary, "serve", "--addr", addr)
+	addr := testenv.FreeAddr(t)
+	serve := exec.Command(testenv.Binary(t, "."), "serve", "--addr", addr)
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}

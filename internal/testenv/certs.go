@@ -1,5 +1,3 @@
-// Package testenv sets up what tests of several packages need: throwaway
-// TLS certificates, and a mosquitto broker and nginx instances on loopback.
 package testenv
 
 import (
