@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/edgebench/edgebench/internal/durable"
 )
 
 // InterruptedReason is the failure reason of a run found in flight at start.
@@ -37,7 +39,7 @@ func WriteInflight(dir string, in Inflight) error {
 	if err != nil {
 		return fmt.Errorf("inflight: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, inflightFile), data, 0o600)
+	return durable.WriteFile(filepath.Join(dir, inflightFile), data, 0o600)
 }
 
 // ClearInflight removes the marker; no marker is not an error.
@@ -49,7 +51,7 @@ func ClearInflight(dir string) error {
 	if err != nil {
 		return fmt.Errorf("inflight: %w", err)
 	}
-	return syncDir(dir)
+	return durable.SyncDir(dir)
 }
 
 // RecoverInflight returns the marker left in dir by a run that did not end,

@@ -124,23 +124,3 @@ func TestReplayGuardCorruptState(t *testing.T) {
 		t.Errorf("old command after loss and restart: %v", err)
 	}
 }
-
-func TestWriteFileAtomicReplaces(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	for _, s := range []string{"one", "two"} {
-		if err := writeFileAtomic(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(p)
-		if string(b) != s {
-			t.Errorf("got %q want %q", b, s)
-		}
-	}
-	st, _ := os.Stat(p)
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v", st.Mode())
-	}
-	if err := writeFileAtomic(filepath.Join(t.TempDir(), "missing", "f"), nil, 0o600); err == nil {
-		t.Error("write into a missing directory: no error")
-	}
-}

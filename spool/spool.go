@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/edgebench/edgebench/internal/durable"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -199,7 +200,7 @@ func (s *Spool) write(id string, payload []byte) error {
 		err = os.Rename(tmp, filepath.Join(s.dir, id+spoolExt))
 	}
 	if err == nil {
-		err = syncDir(s.dir)
+		err = durable.SyncDir(s.dir)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -269,7 +270,7 @@ func (s *Spool) Remove(id string) error {
 	}
 	s.forget(id)
 	if err == nil {
-		if err := syncDir(s.dir); err != nil {
+		if err := durable.SyncDir(s.dir); err != nil {
 			return fmt.Errorf("spool remove %s: %w", id, err)
 		}
 	}
@@ -352,7 +353,7 @@ func (s *Spool) moveAside(sub, name string) (bool, error) {
 			os.Remove(filepath.Join(aside, a.name))
 		}
 	}
-	return true, syncDir(s.dir)
+	return true, durable.SyncDir(s.dir)
 }
 
 // unframe checks a spool file and returns its payload.
@@ -389,16 +390,4 @@ func writerAlive(name string) bool {
 	}
 	err = syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
