@@ -9,7 +9,7 @@ import "github.com/edgebench/edgebench/internal/cli"
 var version = "dev"
 
 func program() *cli.Program {
-	return &cli.Program{Name: "edgebench-collector", Version: version, Commands: []cli.Command{
+	return &cli.Program{Name: "edgebench-collector", Version: version, Subcommands: []cli.Subcommand{
 		{Name: "serve", Args: "[flags]", Summary: "broker, store and web UI", Run: cmdServe},
 		{Name: "trigger", Args: "[select] URL [flags]", Summary: "run a load test on devices", Run: cmdTrigger},
 		{Name: "devices", Args: "[flags]", Summary: "list the devices", Run: cmdDevices},

@@ -8,7 +8,7 @@ import "github.com/edgebench/edgebench/internal/cli"
 var version = "dev"
 
 func program() *cli.Program {
-	return &cli.Program{Name: "edgebench", Version: version, Commands: []cli.Command{
+	return &cli.Program{Name: "edgebench", Version: version, Subcommands: []cli.Subcommand{
 		{Name: "run", Args: "URL [flags]", Summary: "load-test URL and print a report", Run: cmdRun},
 		{Name: "ab", Args: "[ab's flags] URL", Summary: "load-test URL as ApacheBench 2.3 does, and print ab's report", Run: cmdAB},
 		{Name: "wrk", Args: "[wrk's flags] URL", Summary: "load-test URL as wrk 4 does, and print wrk's report", Run: cmdWrk},

@@ -1,5 +1,5 @@
 // Package cli is the command line of edgebench's binaries: a Program of
-// Commands, each parsing its FlagSet, and the exit statuses: 0 done (or
+// Subcommands, each parsing its FlagSet, and the exit statuses: 0 done (or
 // help asked for), 1 failed, 2 a usage mistake, told in one line.
 //
 // A FlagSet (spf13/pflag underneath) takes flags as people type them for

@@ -17,8 +17,8 @@ type Env struct {
 	Getenv         func(string) string
 }
 
-// Command is one subcommand of a Program.
-type Command struct {
+// Subcommand is one subcommand of a Program.
+type Subcommand struct {
 	Name    string // "run"
 	Args    string // what follows the name in the usage: "URL [flags]"
 	Summary string // one line
@@ -27,9 +27,9 @@ type Command struct {
 
 // Program is a binary made of subcommands.
 type Program struct {
-	Name     string    // the binary's name, first word of every message
-	Version  string    // printed by the built-in version command
-	Commands []Command // in the order the usage lists them
+	Name        string       // the binary's name, first word of every message
+	Version     string       // printed by the built-in version command
+	Subcommands []Subcommand // in the order the usage lists them
 }
 
 // UsageError is a bad flag, argument or value: the program prints it as one
@@ -115,10 +115,10 @@ func (p *Program) Run(ctx context.Context, env *Env, args []string) int {
 }
 
 // commands are the program's commands and, with a Version, "version".
-func (p *Program) commands() []Command {
-	cmds := p.Commands
+func (p *Program) commands() []Subcommand {
+	cmds := p.Subcommands
 	if p.Version != "" {
-		cmds = append(cmds[:len(cmds):len(cmds)], Command{Name: "version", Summary: "print the version",
+		cmds = append(cmds[:len(cmds):len(cmds)], Subcommand{Name: "version", Summary: "print the version",
 			Run: func(_ context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
 					return Usagef("unexpected argument %q", args[0])
@@ -130,7 +130,7 @@ func (p *Program) commands() []Command {
 	return cmds
 }
 
-func (p *Program) command(name string) *Command {
+func (p *Program) command(name string) *Subcommand {
 	for _, c := range p.commands() {
 		if c.Name == name {
 			return &c

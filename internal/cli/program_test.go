@@ -9,7 +9,7 @@ import (
 )
 
 func testProgram() *Program {
-	return &Program{Name: "tool", Version: "1.2.3", Commands: []Command{
+	return &Program{Name: "tool", Version: "1.2.3", Subcommands: []Subcommand{
 		{Name: "run", Args: "URL [flags]", Summary: "run it", Run: func(_ context.Context, env *Env, args []string) error {
 			fs := NewFlagSet("run", "tool run [flags] URL", env.Stderr)
 			code := fs.Int("exit", 0, "exit with this status")
