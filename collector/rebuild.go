@@ -28,15 +28,15 @@ func statusMap(l []wire.StatusCount) map[int]int64 {
 	return m
 }
 
-// LoadResult rebuilds the load generator's Result of a run of a result
+// LoadResult rebuilds the load generator's LoadResult of a run of a result
 // with the given spec, for its reports: a device's report.WriteText,
 // WriteAB or WriteWrk print the same from it as `edgebench run` did.
-func LoadResult(r *wire.Run, spec wire.RunSpec) (*report.Result, error) {
+func LoadResult(r *wire.Run, spec wire.RunSpec) (*report.LoadResult, error) {
 	t, err := report.ParseTarget(spec.URL)
 	if err != nil {
 		return nil, err
 	}
-	res := &report.Result{
+	res := &report.LoadResult{
 		Target: t, Method: spec.Method, Connections: spec.Connections, Threads: spec.Threads,
 		KeepAlive: spec.KeepAlive, Rate: spec.Rate,
 		Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond, Warmup: time.Duration(spec.WarmupMS) * time.Millisecond,

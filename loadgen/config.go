@@ -39,7 +39,7 @@ type Config struct {
 	// drain after the window is over.
 	WholeRequestTimeout bool
 	// Warmup runs before the measured window: the requests it starts are
-	// in no figure of the Result (only WarmupRequests counts them).
+	// in no figure of the LoadResult (only WarmupRequests counts them).
 	Warmup time.Duration
 	// LengthCheck counts a 2xx body whose length differs from the first
 	// one as a failure (ab's "Length"); off by default, as in wrk, so a
@@ -64,7 +64,7 @@ type Config struct {
 	// (h2load's -m); default 1. Each stream is one request at a time: a
 	// closed-loop test keeps Connections*Streams requests in flight.
 	Streams int
-	// Timings keeps every measured request's timings in Result.Timings,
+	// Timings keeps every measured request's timings in LoadResult.Timings,
 	// as ab does for its -e and -g files (32 bytes a request).
 	Timings bool
 	// Progress, when set, is called about once a second during the run.

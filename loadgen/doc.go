@@ -2,9 +2,9 @@
 // TLS, and measures it, as wrk, ab and h2load do: Run takes a Config (URL,
 // connections, duration or request count, rate, keep-alive, timeouts,
 // warm-up, the dialect of ab or wrk, TLS options, HTTP/2 and its streams
-// per connection) and returns a report.Result: what the measured window
+// per connection) and returns a report.LoadResult: what the measured window
 // saw, with latency histograms, a per-second timeline, the requests
-// drained after the window and those of the warm-up apart. The Result and the reports that
+// drained after the window and those of the warm-up apart. The LoadResult and the reports that
 // print it (edgebench's, ab's, wrk's, JSON) live in loadgen/report, which
 // has no engine and is what a reader of results imports.
 //
@@ -30,7 +30,7 @@
 //   - stats_linux.go: what a worker counts as its requests end (record,
 //     recordFailure: tallies, histograms, the timeline, wrk's per-thread
 //     rates, ab's per-request timings), and merge, which adds the
-//     workers' statistics up into one report.Result.
+//     workers' statistics up into one report.LoadResult.
 //   - tls.go, tls_linux.go: TLS. crypto/tls over the engine's non-blocking
 //     sockets (reads that resume after a would-block, writes that keep
 //     what the kernel refuses), each handshake a coroutine resumed at its

@@ -152,7 +152,7 @@ func TestWarmupReachesNoFigure(t *testing.T) {
 }
 
 // TestWindowHooksAtTheWindowsEdges: the hooks the probe's window hangs on
-// are called at the edges of the window the Result reports, not before its
+// are called at the edges of the window the LoadResult reports, not before its
 // start (the warm-up) nor after the drain.
 func TestWindowHooksAtTheWindowsEdges(t *testing.T) {
 	base, _ := builtinTarget(t)

@@ -48,7 +48,7 @@ func logLines(t *testing.T, path string, want int) []string {
 
 // served is what the server saw of a run: every request the run sent
 // that ended, whatever part of the run it was in.
-func served(r *report.Result) int64 {
+func served(r *report.LoadResult) int64 {
 	return r.Completed + r.Drained.Completed + r.WarmupRequests
 }
 

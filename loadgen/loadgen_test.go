@@ -98,7 +98,7 @@ func (s *rawServer) close() {
 	s.wg.Wait()
 }
 
-func run(t *testing.T, cfg Config) *report.Result {
+func run(t *testing.T, cfg Config) *report.LoadResult {
 	t.Helper()
 	r, err := Run(context.Background(), cfg)
 	if err != nil {

@@ -58,11 +58,11 @@ func TestABKeepAliveResponses(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		keep, honour     bool
-		wantKA, connects func(r *report.Result) int64
+		wantKA, connects func(r *report.LoadResult) int64
 	}{
-		{"-k", true, true, func(r *report.Result) int64 { return r.Completed }, func(*report.Result) int64 { return 3 }},
-		{"no -k", false, true, func(*report.Result) int64 { return 0 }, func(r *report.Result) int64 { return r.Completed }},
-		{"-k, server closes", true, false, func(*report.Result) int64 { return 0 }, func(r *report.Result) int64 { return r.Completed }},
+		{"-k", true, true, func(r *report.LoadResult) int64 { return r.Completed }, func(*report.LoadResult) int64 { return 3 }},
+		{"no -k", false, true, func(*report.LoadResult) int64 { return 0 }, func(r *report.LoadResult) int64 { return r.Completed }},
+		{"-k, server closes", true, false, func(*report.LoadResult) int64 { return 0 }, func(r *report.LoadResult) int64 { return r.Completed }},
 	} {
 		srv := nginxLike(t, tc.honour)
 		r := run(t, Config{URL: srv.url("/"), Dialect: DialectAB, KeepAlive: tc.keep, Connections: 3, Requests: 300})

@@ -22,9 +22,9 @@ const refusedAfter = time.Second
 // Run performs one load test and returns what it measured. It returns an
 // error when the test cannot start (bad config, unresolvable host) or
 // when not one connection could be opened (a *DialError); failed requests
-// are counted in the Result. Cancelling ctx ends the test early with
+// are counted in the LoadResult. Cancelling ctx ends the test early with
 // Interrupted set.
-func Run(ctx context.Context, cfg Config) (*report.Result, error) {
+func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	cfg, target, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err

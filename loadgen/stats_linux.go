@@ -11,7 +11,7 @@ import (
 
 // This file is what the engine counts: each worker's tallies, histograms
 // and timeline, booked as its requests end (record, recordFailure), and
-// merged into one report.Result when the run is over (merge). The I/O
+// merged into one report.LoadResult when the run is over (merge). The I/O
 // state machine that drives the requests is in engine_linux.go.
 
 // stats is one worker's statistics. Only the worker's loop writes them;
@@ -260,9 +260,9 @@ func protocolOf(cfg Config, t report.Target) string {
 	return "HTTP/1.1"
 }
 
-// merge adds up the workers' statistics into one Result.
-func merge(workers []*worker, cfg Config, t report.Target) *report.Result {
-	r := &report.Result{
+// merge adds up the workers' statistics into one LoadResult.
+func merge(workers []*worker, cfg Config, t report.Target) *report.LoadResult {
+	r := &report.LoadResult{
 		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers), Protocol: protocolOf(cfg, t),
 		KeepAlive: cfg.KeepAlive || cfg.HTTP2, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
 		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),

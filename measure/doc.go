@@ -7,7 +7,7 @@
 //	res := &wire.Result{...}                // who, when, what was asked
 //	measure.AddRuns(res, runs)              // the runs, their spread, warnings, fingerprint
 //
-// Each Run holds the load generator's report.Result and the probe's
+// Each Run holds the load generator's report.LoadResult and the probe's
 // machine.Report: the caller prints them (report.WriteText, WriteAB,
 // WriteWrk; Report.WriteText for the System section) before they are
 // mapped onto the wire. The mapping lives here, with the producer

@@ -13,7 +13,7 @@ import (
 // Run is one measured run: what the load generator measured, and what the
 // probe saw of the machine over the same window (nil without the probe).
 type Run struct {
-	Load   *report.Result
+	Load   *report.LoadResult
 	System *machine.Report
 }
 
@@ -102,7 +102,7 @@ func (t *Test) interval() time.Duration {
 // machine over the load generator's window, edge for edge (it sets cfg's
 // window hooks): the warm-up and the drain are in neither. Repeat measures each run
 // through it.
-func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.Result, *machine.Report, error) {
+func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.LoadResult, *machine.Report, error) {
 	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)

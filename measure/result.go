@@ -28,8 +28,8 @@ func AddRuns(res *wire.Result, runs []Run) {
 }
 
 // Loads lists what the load generator measured in each run.
-func Loads(runs []Run) []*report.Result {
-	out := make([]*report.Result, len(runs))
+func Loads(runs []Run) []*report.LoadResult {
+	out := make([]*report.LoadResult, len(runs))
 	for i, r := range runs {
 		out[i] = r.Load
 	}

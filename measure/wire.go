@@ -28,7 +28,7 @@ const (
 
 // FromRun converts one measured run and what the probe saw during it (nil
 // with --no-probe).
-func FromRun(res *report.Result, sys *machine.Report) wire.Run {
+func FromRun(res *report.LoadResult, sys *machine.Report) wire.Run {
 	r := wire.Run{
 		StartedAt:   res.Start.UTC(),
 		DurationUS:  res.Duration.Microseconds(),

@@ -242,7 +242,7 @@ func abTool(rf *runFlags, af *abFlags) *tool {
 		}
 		return func(p loadgen.Progress) { printed = completedLines(stderr, printed, p.Completed, af.heartbeat) }
 	}
-	t.report = func(w, stderr io.Writer, r *report.Result) error {
+	t.report = func(w, stderr io.Writer, r *report.LoadResult) error {
 		if af.heartbeat > 0 {
 			completedLines(stderr, printed, r.Completed, af.heartbeat)
 			fmt.Fprintf(stderr, "Finished %d requests\n", r.Completed)
@@ -257,10 +257,10 @@ func abTool(rf *runFlags, af *abFlags) *tool {
 		fmt.Fprint(w, "\n\n")
 		return report.WriteAB(w, r, report.ABOptions{NoConfidence: af.noConfidence, NoPercentiles: af.noPercentiles, VariableLength: af.variable})
 	}
-	t.files = func(r *report.Result) error {
+	t.files = func(r *report.LoadResult) error {
 		for _, f := range []struct {
 			path, what string
-			write      func(io.Writer, *report.Result) error
+			write      func(io.Writer, *report.LoadResult) error
 		}{{af.csv, "CSV", report.WriteABCSV}, {af.gnuplot, "gnuplot", report.WriteABGnuplot}} {
 			if f.path == "" || r.Completed == 0 {
 				continue

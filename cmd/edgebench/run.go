@@ -43,11 +43,11 @@ type runFlags struct {
 // and the files they write. Only text reports get it: --format json
 // prints the JSON alone.
 type tool struct {
-	banner   func(stdout io.Writer)                                 // once, first
-	before   func(stdout io.Writer)                                 // before each run
-	progress func(stderr io.Writer) func(loadgen.Progress)          // during each run
-	report   func(stdout, stderr io.Writer, r *report.Result) error // after each run
-	files    func(r *report.Result) error                           // after each run, whatever the format
+	banner   func(stdout io.Writer)                                     // once, first
+	before   func(stdout io.Writer)                                     // before each run
+	progress func(stderr io.Writer) func(loadgen.Progress)              // during each run
+	report   func(stdout, stderr io.Writer, r *report.LoadResult) error // after each run
+	files    func(r *report.LoadResult) error                           // after each run, whatever the format
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after

@@ -100,7 +100,7 @@ func wrkTool(rf *runFlags, latency bool) *tool {
 		before: func(w io.Writer) {
 			report.WriteWrkHeader(w, c.Duration, rf.url, c.Threads, c.Connections)
 		},
-		report: func(w, _ io.Writer, r *report.Result) error {
+		report: func(w, _ io.Writer, r *report.LoadResult) error {
 			return report.WriteWrk(w, r, report.WrkOptions{Latency: latency, NoHeader: true})
 		},
 	}

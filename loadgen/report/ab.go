@@ -27,7 +27,7 @@ var abPercentiles = []int{50, 66, 75, 80, 90, 95, 98, 99, 100}
 // any, "Keep-Alive requests" with keep-alive, "Total body sent" with a
 // body).
 // Every figure is over the measured window.
-func WriteAB(w io.Writer, r *Result, o ABOptions) error {
+func WriteAB(w io.Writer, r *LoadResult, o ABOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server Software:        %s\n", r.Server)
 	fmt.Fprintf(&b, "Server Hostname:        %s\n", r.Target.Host)
@@ -110,7 +110,7 @@ func non2xx(codes map[int]int64) int64 {
 }
 
 // writeABTimes writes ab's "Connection Times (ms)" and percentiles.
-func writeABTimes(b *strings.Builder, r *Result, o ABOptions) {
+func writeABTimes(b *strings.Builder, r *LoadResult, o ABOptions) {
 	rows := []struct {
 		label, what string
 		h           *Histogram
@@ -167,7 +167,7 @@ func roundMS(us int64) int64 { return (us + 500) / 1000 }
 
 // byTotal returns r's timings sorted by total time, as ab sorts them for
 // its percentiles and files.
-func byTotal(r *Result) []Timing {
+func byTotal(r *LoadResult) []Timing {
 	ts := slices.Clone(r.Timings)
 	slices.SortStableFunc(ts, func(a, b Timing) int { return cmp.Compare(a.Total, b.Total) })
 	return ts
@@ -175,9 +175,9 @@ func byTotal(r *Result) []Timing {
 
 // WriteABCSV writes ab's -e file: for each percentage from 0 to 100, the
 // time in milliseconds (with decimals) within which that share of the
-// requests was served. It needs the Result's Timings (Config.Timings).
+// requests was served. It needs the LoadResult's Timings (Config.Timings).
 // Like ab, it writes nothing when no request completed.
-func WriteABCSV(w io.Writer, r *Result) error {
+func WriteABCSV(w io.Writer, r *LoadResult) error {
 	ts := byTotal(r)
 	if len(ts) == 0 {
 		return nil
@@ -205,8 +205,8 @@ func WriteABCSV(w io.Writer, r *Result) error {
 // tab-separated line per request, by increasing total time: its start as
 // ctime(3) in the local time zone and in Unix seconds, then its connect,
 // processing, total and waiting times in whole milliseconds. It needs the
-// Result's Timings (Config.Timings).
-func WriteABGnuplot(w io.Writer, r *Result) error {
+// LoadResult's Timings (Config.Timings).
+func WriteABGnuplot(w io.Writer, r *LoadResult) error {
 	ts := byTotal(r)
 	if len(ts) == 0 {
 		return nil

@@ -11,7 +11,7 @@ import (
 // WriteH2loadHead writes the lines h2load 1.52 prints once its first
 // connection is set up: the TLS protocol, cipher and key exchange (over
 // TLS), and the application protocol.
-func WriteH2loadHead(w io.Writer, r *Result) error {
+func WriteH2loadHead(w io.Writer, r *LoadResult) error {
 	var b strings.Builder
 	if t := r.TLS; t != nil {
 		fmt.Fprintf(&b, "TLS Protocol: %s\nCipher: %s\n", t.Version, t.OpenSSLCipher())
@@ -29,7 +29,7 @@ func WriteH2loadHead(w io.Writer, r *Result) error {
 }
 
 // WriteH2load writes the summary of h2load 1.52 (from "finished in" on),
-// with its labels, units and widths, from a Result:
+// with its labels, units and widths, from a LoadResult:
 //
 //   - requests: total, started and done are the requests of the window
 //     that ended (with a response or without); succeeded those with a 2xx
@@ -44,7 +44,7 @@ func WriteH2loadHead(w io.Writer, r *Result) error {
 //     each new connection's set-up (TCP and TLS); time to 1st byte each
 //     request's, from its request written; req/s each event loop's rate,
 //     where h2load gives each client's.
-func WriteH2load(w io.Writer, r *Result) error {
+func WriteH2load(w io.Writer, r *LoadResult) error {
 	var b strings.Builder
 	e := r.Errors
 	errored := e.Connect + e.Read + e.Write + e.TLS + e.Reset + e.Timeout

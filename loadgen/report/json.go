@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// JSON is the --format json view of a Result: one flat object with
+// JSON is the --format json view of a LoadResult: one flat object with
 // the figures scripts want, latency in microseconds.
 type JSON struct {
 	URL         string    `json:"url"`
@@ -51,7 +51,7 @@ type JSON struct {
 	WarmupRequests int64   `json:"warmup_requests,omitempty"`
 }
 
-// TLSJSON is the JSON view of a Result's TLS figures.
+// TLSJSON is the JSON view of a LoadResult's TLS figures.
 type TLSJSON struct {
 	TLSInfo
 	Handshake LatencyJSON `json:"handshake_us"`
@@ -82,7 +82,7 @@ func round2(v float64) float64 {
 }
 
 // JSON returns the JSON view of r.
-func (r *Result) JSON() JSON {
+func (r *LoadResult) JSON() JSON {
 	j := JSON{
 		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
 		KeepAlive: r.KeepAlive, Rate: r.Rate, LengthCheck: r.LengthCheck, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,

@@ -90,7 +90,7 @@ type H2Info struct {
 	GoAways int64 `json:"goaways"`
 	Retried int64 `json:"retried"`
 	// HeaderBytes are the bytes of the window's response header blocks
-	// (HEADERS and CONTINUATION payloads), part of Result.Bytes.
+	// (HEADERS and CONTINUATION payloads), part of LoadResult.Bytes.
 	HeaderBytes int64 `json:"header_bytes"`
 	// Resets counts the streams the server reset (Errors.Reset), by
 	// error code (REFUSED_STREAM, CANCEL, ...).

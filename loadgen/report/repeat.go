@@ -23,7 +23,7 @@ type Spread struct {
 }
 
 // Summarize computes the spread of req/s, p50 and p99 over repeated runs.
-func Summarize(runs []*Result) Repeated {
+func Summarize(runs []*LoadResult) Repeated {
 	var rps, p50, p99 []float64
 	for _, r := range runs {
 		rps = append(rps, r.RPS())

@@ -12,11 +12,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of the reports")
 
-// goldenResult is a fixed Result with a bit of everything: failures of
+// goldenResult is a fixed LoadResult with a bit of everything: failures of
 // each class, two status codes, a drain and a warm-up.
-func goldenResult() *Result {
+func goldenResult() *LoadResult {
 	t, _ := ParseTarget("http://127.0.0.1:8080/index.html")
-	r := &Result{
+	r := &LoadResult{
 		Target: t, Method: "GET", Connections: 4, Threads: 2, KeepAlive: true, Timeout: 2 * time.Second,
 		Warmup: time.Second, Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 3 * time.Second,
 		Completed: 1200, OK: 1190, StatusCodes: map[int]int64{200: 1190, 404: 10},
@@ -60,7 +60,7 @@ func goldenResult() *Result {
 
 // abResult is ab's run without keep-alive, with the length check and a
 // request body: the lines of ab that goldenResult leaves out.
-func abResult() *Result {
+func abResult() *LoadResult {
 	r := goldenResult()
 	r.KeepAlive, r.LengthCheck, r.RequestBody = false, true, 64
 	r.Errors = Errors{Write: 2, Length: 4}
@@ -70,7 +70,7 @@ func abResult() *Result {
 
 // tlsResult is goldenResult over HTTPS without keep-alive: TLS 1.2 with
 // resumption, a failed handshake.
-func tlsResult() *Result {
+func tlsResult() *LoadResult {
 	r := goldenResult()
 	r.Target, _ = ParseTarget("https://localhost:8443/index.html")
 	r.KeepAlive, r.Protocol = false, "HTTP/1.1"
@@ -86,7 +86,7 @@ func tlsResult() *Result {
 
 // h2Result is goldenResult over HTTP/2 with TLS 1.3: streams reset, a
 // GOAWAY.
-func h2Result() *Result {
+func h2Result() *LoadResult {
 	r := tlsResult()
 	r.KeepAlive, r.Protocol = true, "h2"
 	r.Errors.TLS, r.Errors.Reset = 0, 3
@@ -95,7 +95,7 @@ func h2Result() *Result {
 	return r
 }
 
-// TestReportsGolden pins every report of a fixed Result: a change to a
+// TestReportsGolden pins every report of a fixed LoadResult: a change to a
 // report shows in the diff of testdata/*.golden (go test -run Golden
 // -update rewrites them).
 func TestReportsGolden(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// Result is what one load test measured. Latency figures are microseconds.
+// LoadResult is what one load test measured. Latency figures are microseconds.
 //
 // Every figure but Drained and WarmupRequests is over the measured window:
 // the requests that started after the warm-up and ended by the end of the
 // window (Duration, or the last of Requests). A request still in flight
 // when a timed window closes is waited for and reported in Drained, apart:
 // it is in no rate, latency, byte or error figure of the window.
-type Result struct {
+type LoadResult struct {
 	Target              Target
 	Method              string
 	Connections         int
@@ -162,7 +162,7 @@ type Second struct {
 }
 
 // RPS is completed requests per second over the measured window.
-func (r *Result) RPS() float64 {
+func (r *LoadResult) RPS() float64 {
 	if r.Duration <= 0 {
 		return 0
 	}
@@ -171,10 +171,10 @@ func (r *Result) RPS() float64 {
 
 // AllOK counts the successful responses, the drained ones included: a run
 // without any failed, however few its window holds.
-func (r *Result) AllOK() int64 { return r.OK + r.Drained.OK }
+func (r *LoadResult) AllOK() int64 { return r.OK + r.Drained.OK }
 
 // Failed is what ab calls failed requests.
-func (r *Result) Failed() int64 { return r.Errors.Total() }
+func (r *LoadResult) Failed() int64 { return r.Errors.Total() }
 
 // Percentiles are the quantiles reports print, as in ab's table plus
 // the tail.

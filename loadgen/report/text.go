@@ -10,7 +10,7 @@ import (
 )
 
 // WriteText writes edgebench's own concise report.
-func WriteText(w io.Writer, r *Result) error {
+func WriteText(w io.Writer, r *LoadResult) error {
 	var b strings.Builder
 	mode := "closed loop"
 	if r.Rate > 0 {
@@ -108,7 +108,7 @@ func drainedLine(d Drained) string {
 }
 
 // meanNonZero is the mean connect time of the requests that connected.
-func meanNonZero(r *Result) float64 {
+func meanNonZero(r *LoadResult) float64 {
 	if r.Connects == 0 || r.Connect.Count() == 0 {
 		return 0
 	}

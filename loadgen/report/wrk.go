@@ -30,7 +30,7 @@ func WriteWrkHeader(w io.Writer, d time.Duration, url string, threads, connectio
 // any. As in wrk, the latency figures include wrk's correction for
 // coordinated omission, and Req/Sec is the distribution of each thread's
 // rate sampled every 100 ms. Every figure is over the measured window.
-func WriteWrk(w io.Writer, r *Result, o WrkOptions) error {
+func WriteWrk(w io.Writer, r *LoadResult, o WrkOptions) error {
 	var b strings.Builder
 	if !o.NoHeader {
 		WriteWrkHeader(&b, r.Duration, r.Target.URL, r.Threads, r.Connections)
@@ -80,10 +80,10 @@ func wrkPct(v float64, n int64) string {
 // wrkReqPerSec is wrk's Req/Sec sample set: every 100 ms, each thread's
 // responses since its last sample divided by the time since it, in
 // whole requests per second (a thread with none takes no sample then).
-// Only the slots wholly inside the window count. A Result without
+// Only the slots wholly inside the window count. A LoadResult without
 // ThreadRates (rebuilt from the wire) has each second's completions
 // divided among the threads instead.
-func wrkReqPerSec(r *Result) []float64 {
+func wrkReqPerSec(r *LoadResult) []float64 {
 	var xs []float64
 	full := int(r.Duration / RateSlot)
 	for _, slots := range r.ThreadRates {

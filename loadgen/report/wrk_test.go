@@ -76,7 +76,7 @@ func TestWrkCorrected(t *testing.T) {
 // share of nothing that is -nan, the timeouts among the socket errors.
 func TestWrkNoLatency(t *testing.T) {
 	tg, _ := ParseTarget("http://127.0.0.1:8080/delay/2500")
-	r := &Result{Target: tg, Connections: 2, Threads: 1, Duration: 3 * time.Second, Completed: 2, Bytes: 254,
+	r := &LoadResult{Target: tg, Connections: 2, Threads: 1, Duration: 3 * time.Second, Completed: 2, Bytes: 254,
 		Errors: Errors{Timeout: 2}, Latency: NewLatencyHistogram(), ThreadRates: [][]uint32{make([]uint32, 30)}}
 	r.ThreadRates[0][25] = 2 // one sample: 2 in 2.6 s, 0 req/s in whole requests as wrk
 	var b strings.Builder
