@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/sign"
@@ -625,7 +626,7 @@ func loadConfigOf(lt *wire.LoadTestSpec, t *AllowedTarget, version string) loadg
 		c.TLS.Version, _ = loadgen.ParseTLSVersion(t.Version)
 	}
 	for _, h := range lt.Headers {
-		c.Headers = append(c.Headers, loadgen.Header{Name: h.Name, Value: h.Value})
+		c.Headers = append(c.Headers, report.Header{Name: h.Name, Value: h.Value})
 	}
 	if t != nil {
 		for _, ap := range t.Addrs {

@@ -16,8 +16,8 @@ import (
 // Config describes one load test.
 type Config struct {
 	URL         string
-	Method      string   // default GET
-	Headers     []Header // added to, or replacing, the defaults
+	Method      string          // default GET
+	Headers     []report.Header // added to, or replacing, the defaults
 	Body        []byte
 	Connections int           // default 1
 	Threads     int           // event loops; 0: one per CPU, at most Connections
@@ -95,19 +95,6 @@ const (
 	// Config and, with a body, its Content-Length; no User-Agent or Accept.
 	DialectWrk
 )
-
-// Header is one request header.
-type Header struct{ Name, Value string }
-
-// ParseHeader parses "Name: value" as given to -H.
-func ParseHeader(s string) (Header, error) {
-	name, value, ok := strings.Cut(s, ":")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-		return Header{}, fmt.Errorf("header %q: want 'Name: value'", s)
-	}
-	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
-}
 
 // Limits that keep a test inside what one process can hold.
 const (
@@ -199,7 +186,7 @@ func (c Config) withDefaults() (Config, report.Target, error) {
 		c.Timeout = 2 * time.Second
 	}
 	for _, h := range c.Headers {
-		if _, err := ParseHeader(h.Name + ": " + h.Value); err != nil {
+		if _, err := report.ParseHeader(h.Name + ": " + h.Value); err != nil {
 			return c, t, configErr("%v", err)
 		}
 	}
@@ -232,40 +219,40 @@ func buildRequest(c Config, t report.Target) []byte {
 	hasBody := len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH"
 	length := strconv.Itoa(len(c.Body))
 	given := func(name string) bool {
-		return slices.ContainsFunc(c.Headers, func(h Header) bool { return strings.EqualFold(h.Name, name) })
+		return slices.ContainsFunc(c.Headers, func(h report.Header) bool { return strings.EqualFold(h.Name, name) })
 	}
 	proto := " HTTP/1.1\r\n"
 	headers := c.Headers
-	var first, last []Header // the tool's own headers, before and after Config's
+	var first, last []report.Header // the tool's own headers, before and after Config's
 	switch c.Dialect {
 	case DialectAB:
 		proto = " HTTP/1.0\r\n"
 		if c.KeepAlive {
-			first = append(first, Header{"Connection", "Keep-Alive"})
+			first = append(first, report.Header{Name: "Connection", Value: "Keep-Alive"})
 		}
 		if hasBody && !given("Content-Length") {
 			// Just before the Content-type, as ab writes them.
-			i := max(slices.IndexFunc(headers, func(h Header) bool { return strings.EqualFold(h.Name, "Content-Type") }), 0)
-			headers = slices.Insert(slices.Clone(headers), i, Header{"Content-length", length})
+			i := max(slices.IndexFunc(headers, func(h report.Header) bool { return strings.EqualFold(h.Name, "Content-Type") }), 0)
+			headers = slices.Insert(slices.Clone(headers), i, report.Header{Name: "Content-length", Value: length})
 		}
-		last = []Header{{"Host", host}, {"User-Agent", ua}, {"Accept", "*/*"}}
+		last = []report.Header{{Name: "Host", Value: host}, {Name: "User-Agent", Value: ua}, {Name: "Accept", Value: "*/*"}}
 	case DialectWrk:
-		first = []Header{{"Host", host}}
+		first = []report.Header{{Name: "Host", Value: host}}
 		if len(c.Body) > 0 {
-			first = append(first, Header{"Content-Length", length})
+			first = append(first, report.Header{Name: "Content-Length", Value: length})
 		}
 	default:
-		first = []Header{{"Host", host}}
+		first = []report.Header{{Name: "Host", Value: host}}
 		if !c.KeepAlive {
-			first = append(first, Header{"Connection", "close"})
+			first = append(first, report.Header{Name: "Connection", Value: "close"})
 		}
 		if hasBody {
-			first = append(first, Header{"Content-Length", length})
+			first = append(first, report.Header{Name: "Content-Length", Value: length})
 		}
 	}
 	var b strings.Builder
 	b.WriteString(c.Method + " " + t.Path + proto)
-	own := func(hs []Header) {
+	own := func(hs []report.Header) {
 		for _, d := range hs {
 			if !given(d.Name) {
 				b.WriteString(d.Name + ": " + d.Value + "\r\n")

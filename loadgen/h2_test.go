@@ -331,7 +331,7 @@ func TestH2ClientSaysNoH2(t *testing.T) {
 // names them by index, the plain one indexes nothing; all decode to the
 // same fields, and HTTP/1.1's connection headers are left out.
 func TestH2RequestBlocks(t *testing.T) {
-	cfg := Config{Method: "POST", Body: []byte("abc"), Headers: []Header{{"Host", "example.com"}, {"X-Test", "1"}, {"Connection", "close"}}}
+	cfg := Config{Method: "POST", Body: []byte("abc"), Headers: []report.Header{{Name: "Host", Value: "example.com"}, {Name: "X-Test", Value: "1"}, {Name: "Connection", Value: "close"}}}
 	r := newH2Request(cfg, report.Target{Scheme: "https", Host: "127.0.0.1", Port: 443, Path: "/p?q=1"})
 	d := hpack.NewDecoder(4096, nil)
 	first, err := d.DecodeFull(r.first)

@@ -513,7 +513,7 @@ func TestConfigErrors(t *testing.T) {
 		{URL: "http://127.0.0.1/", Connections: -1},
 		{URL: "http://127.0.0.1/", Method: "get me"},
 		{URL: "http://127.0.0.1/", Rate: -5},
-		{URL: "http://127.0.0.1/", Headers: []Header{{"Bad Name", "x"}}},
+		{URL: "http://127.0.0.1/", Headers: []report.Header{{Name: "Bad Name", Value: "x"}}},
 	} {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Errorf("%+v: no error", c)
@@ -524,7 +524,7 @@ func TestConfigErrors(t *testing.T) {
 func TestBuildRequest(t *testing.T) {
 	cfg, tgt, err := Config{
 		URL: "http://[::1]:8080/a?b=c", Method: "POST", Body: []byte("xyz"),
-		Headers: []Header{{"User-Agent", "mine"}, {"X-A", "1"}},
+		Headers: []report.Header{{Name: "User-Agent", Value: "mine"}, {Name: "X-A", Value: "1"}},
 	}.withDefaults()
 	if err != nil {
 		t.Fatal(err)

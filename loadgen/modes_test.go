@@ -22,10 +22,10 @@ func TestBuildRequestDialects(t *testing.T) {
 		{"ab", Config{URL: "http://127.0.0.1/index.html", Dialect: DialectAB, UserAgent: "edgebench/1"},
 			"GET /index.html HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: edgebench/1\r\nAccept: */*\r\n\r\n"},
 		{"ab -k -p -T -C -H", Config{URL: "http://127.0.0.1:8080/f?x=1", Dialect: DialectAB, KeepAlive: true, Method: "POST", Body: []byte("a=1"),
-			Headers: []Header{{"Cookie", "s=1"}, {"Content-type", "text/plain"}, {"Host", "example.org"}, {"X-A", "b"}}},
+			Headers: []report.Header{{Name: "Cookie", Value: "s=1"}, {Name: "Content-type", Value: "text/plain"}, {Name: "Host", Value: "example.org"}, {Name: "X-A", Value: "b"}}},
 			"POST /f?x=1 HTTP/1.0\r\nConnection: Keep-Alive\r\nCookie: s=1\r\nContent-length: 3\r\nContent-type: text/plain\r\nHost: example.org\r\nX-A: b\r\n" +
 				"User-Agent: edgebench\r\nAccept: */*\r\n\r\na=1"},
-		{"wrk", Config{URL: "http://[::1]:8080/", Dialect: DialectWrk, KeepAlive: true, UserAgent: "edgebench/1", Headers: []Header{{"X-A", "b"}}},
+		{"wrk", Config{URL: "http://[::1]:8080/", Dialect: DialectWrk, KeepAlive: true, UserAgent: "edgebench/1", Headers: []report.Header{{Name: "X-A", Value: "b"}}},
 			"GET / HTTP/1.1\r\nHost: [::1]:8080\r\nX-A: b\r\n\r\n"},
 	} {
 		got, err := Request(tc.cfg)

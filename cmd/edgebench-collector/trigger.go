@@ -20,6 +20,7 @@ import (
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -55,7 +56,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		return err
 	})
 	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(s string) error {
-		h, err := loadgen.ParseHeader(s)
+		h, err := report.ParseHeader(s)
 		if err != nil {
 			return errors.New("want 'Name: value'")
 		}

@@ -50,9 +50,9 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 	fs.DurationVarP(&c.Duration, "timelimit", "t", 0, "time to spend benchmarking at most; implies -n 50000 unless -n is given")
 	fs.DurationVarP(&c.Timeout, "timeout", "s", 30*time.Second, "idle timeout: a request fails when the server sends nothing for this long")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", false, "use HTTP keep-alive")
-	var headers, cookie, auth []loadgen.Header
+	var headers, cookie, auth []report.Header
 	fs.FuncP("header", "H", "add a header line `'Name: value'` (repeatable)", func(s string) error {
-		h, err := loadgen.ParseHeader(s)
+		h, err := report.ParseHeader(s)
 		if err != nil {
 			return errors.New("want 'Name: value'")
 		}
@@ -60,12 +60,12 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		return nil
 	})
 	fs.FuncP("cookie", "C", "add a cookie, e.g. `'Apache=1234'` (the last one given is sent, as in ab)", func(s string) error {
-		cookie = []loadgen.Header{{Name: "Cookie", Value: s}}
+		cookie = []report.Header{{Name: "Cookie", Value: s}}
 		return nil
 	})
 	basic := func(name string) func(string) error {
 		return func(s string) error {
-			auth = append(auth, loadgen.Header{Name: name, Value: "Basic " + base64.StdEncoding.EncodeToString([]byte(strings.TrimSpace(s)))})
+			auth = append(auth, report.Header{Name: name, Value: "Basic " + base64.StdEncoding.EncodeToString([]byte(strings.TrimSpace(s)))})
 			return nil
 		}
 	}
@@ -162,7 +162,7 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		return nil, nil, cli.Usagef("-i, -p and -u: cannot mix HEAD, POST and PUT")
 	}
 	c.Method = "GET"
-	var ct []loadgen.Header
+	var ct []report.Header
 	switch {
 	case *head:
 		c.Method = "HEAD"
@@ -177,7 +177,7 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 			return nil, nil, cli.Usagef("%s: %v", flag, err)
 		}
 		c.Body = b
-		ct = []loadgen.Header{{Name: "Content-type", Value: *ctype}}
+		ct = []report.Header{{Name: "Content-type", Value: *ctype}}
 	}
 	if *method != "" {
 		c.Method = *method

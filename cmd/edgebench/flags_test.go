@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // TestRunParsesTheSeedsCommandLines parses the command lines of the seeds' write-ups and
@@ -41,7 +42,7 @@ func TestRunParsesTheSeedsCommandLines(t *testing.T) {
 		}},
 		// The shell passes -H'Host: x' as one word.
 		{[]string{"-HHost: x", "-H", "Accept: */*", u}, func(c loadgen.Config, _ *runFlags) bool {
-			return slices.Equal(c.Headers, []loadgen.Header{{Name: "Host", Value: "x"}, {Name: "Accept", Value: "*/*"}})
+			return slices.Equal(c.Headers, []report.Header{{Name: "Host", Value: "x"}, {Name: "Accept", Value: "*/*"}})
 		}},
 		{[]string{"--timeout=2s", u}, func(c loadgen.Config, _ *runFlags) bool { return c.Timeout == 2*time.Second }},
 		{[]string{"-timeout", "5s", u}, func(c loadgen.Config, _ *runFlags) bool { return c.Timeout == 5*time.Second }},

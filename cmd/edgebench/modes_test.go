@@ -22,6 +22,7 @@ import (
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // TestModesParseTheSeedsCommandLines parses the seeds' ab and wrk command
@@ -69,12 +70,12 @@ func TestModesParseTheSeedsCommandLines(t *testing.T) {
 			return c.Timeout == 5*time.Second && !c.LengthCheck && af.heartbeat == 0 && af.quiet
 		}},
 		{[]string{"-HHost: x", "-C", "a=1", "-C", "b=2", "-A", "u:p", "-H", "X-A: 1", u}, func(c loadgen.Config, _ *runFlags, _ *abFlags) bool {
-			return slices.Equal(c.Headers, []loadgen.Header{{Name: "Cookie", Value: "b=2"}, {Name: "Authorization", Value: "Basic dTpw"},
+			return slices.Equal(c.Headers, []report.Header{{Name: "Cookie", Value: "b=2"}, {Name: "Authorization", Value: "Basic dTpw"},
 				{Name: "Host", Value: "x"}, {Name: "X-A", Value: "1"}})
 		}},
 		{[]string{"-p", post, "-T", "application/x-www-form-urlencoded", u}, func(c loadgen.Config, _ *runFlags, _ *abFlags) bool {
 			return c.Method == "POST" && string(c.Body) == "a=1" &&
-				slices.Equal(c.Headers, []loadgen.Header{{Name: "Content-type", Value: "application/x-www-form-urlencoded"}})
+				slices.Equal(c.Headers, []report.Header{{Name: "Content-type", Value: "application/x-www-form-urlencoded"}})
 		}},
 		{[]string{"-u", post, u}, func(c loadgen.Config, _ *runFlags, _ *abFlags) bool {
 			return c.Method == "PUT" && string(c.Body) == "a=1" && c.Headers[0].Value == "text/plain"

@@ -68,7 +68,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		return err
 	})
 	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(s string) error {
-		h, err := loadgen.ParseHeader(s)
+		h, err := report.ParseHeader(s)
 		if err != nil {
 			return errors.New("want 'Name: value'")
 		}

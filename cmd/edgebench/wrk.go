@@ -27,7 +27,7 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	fs.DurationVarP(&c.Duration, "duration", "d", 10*time.Second, "duration of the test")
 	fs.VarP((*siCount)(&c.Threads), "threads", "t", "number of threads (event loops) to use")
 	fs.FuncP("header", "H", "add a header `'Name: value'` to the request (repeatable)", func(s string) error {
-		h, err := loadgen.ParseHeader(s)
+		h, err := report.ParseHeader(s)
 		if err != nil {
 			return errors.New("want 'Name: value'")
 		}

@@ -14,7 +14,8 @@
 //   - TLSInfo and H2Info are what HTTPS and HTTP/2 runs add: the TLS
 //     version, cipher and key exchange, handshakes and resumptions; the
 //     streams, GOAWAYs and resets.
-//   - Target is a load test's URL, checked and split by ParseTarget.
+//   - Target is a load test's URL, checked and split by ParseTarget;
+//     Header is one of its request headers, checked by ParseHeader.
 //
 // The reports are pinned by golden files in testdata (go test -run Golden
 // -update rewrites them after a wanted change).

@@ -59,3 +59,17 @@ func ParseTarget(raw string) (Target, error) {
 	}
 	return Target{URL: raw, Scheme: u.Scheme, Host: u.Hostname(), Port: port, Path: path}, nil
 }
+
+// Header is one request header of a load test.
+type Header struct{ Name, Value string }
+
+// ParseHeader parses "Name: value" as given to -H: the rule of
+// loadgen.Run, and of the collector's trigger for the devices it asks.
+func ParseHeader(s string) (Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+		return Header{}, fmt.Errorf("header %q: want 'Name: value'", s)
+	}
+	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
+}
