@@ -5,17 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/sign"
@@ -387,121 +382,6 @@ func (a *Agent) cancelCommand(ctx context.Context, cmd *wire.Command, reject fun
 	a.event(ctx, cmd.ID, wire.StateSucceeded, "", nil, "")
 }
 
-// serve starts the built-in target on a loopback address for a while.
-func (a *Agent) serve(ctx context.Context, cmd *wire.Command, reject func(string)) {
-	ss := cmd.Spec.Serve
-	if ss == nil {
-		ss = &wire.ServeSpec{}
-	}
-	addr := ss.Addr
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	host, _, err := net.SplitHostPort(addr)
-	ip, perr := netip.ParseAddr(host)
-	if err != nil || perr != nil || !ip.IsLoopback() {
-		reject(fmt.Sprintf("serve address %q: loopback only", addr))
-		return
-	}
-	d, err := msDuration("serve duration", ss.DurationMS)
-	if err == nil && (d <= 0 || d > a.cfg.Policy.MaxDuration) {
-		err = refusef("serve duration %v: want 1ms..%v", d, a.cfg.Policy.MaxDuration)
-	}
-	if err != nil {
-		reject(err.Error())
-		return
-	}
-	if s := a.serving(); s != nil {
-		reject("busy: the target is already serving for " + s.cmdID)
-		return
-	}
-	files, err := a.serveDir(ss.Dir)
-	if err != nil {
-		reject(err.Error())
-		return
-	}
-	srv, err := target.Start(addr, "edgebench/"+a.opt.Version, files)
-	if err != nil {
-		reject(err.Error())
-		return
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), d)
-	s := &serving{cmdID: cmd.ID, srv: srv, cancel: cancel, done: make(chan struct{})}
-	a.mu.Lock()
-	a.srv = s
-	a.mu.Unlock()
-	a.event(ctx, cmd.ID, wire.StateAccepted, "", nil, "")
-	a.event(ctx, cmd.ID, wire.StateRunning, "serving on http://"+srv.Addr()+"/", nil, "")
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		defer close(s.done)
-		<-sctx.Done()
-		srv.Close()
-		// Free before the final event: a serve command sent on seeing it
-		// is not refused as busy.
-		a.mu.Lock()
-		if a.srv == s {
-			a.srv = nil
-		}
-		a.mu.Unlock()
-		state := wire.StateSucceeded
-		if !errors.Is(sctx.Err(), context.DeadlineExceeded) {
-			state = wire.StateCancelled
-		}
-		a.event(context.Background(), cmd.ID, state, "", nil, "")
-	}()
-}
-
-// serveDir opens the folder a serve command asks to serve files from: a
-// path below policy.serve_root, relative to it or absolute. A path that
-// leaves the root, by ".." or by a symlink, is refused, and so is any
-// folder when no root is configured. "" is no folder: nil, nil.
-func (a *Agent) serveDir(dir string) (*os.Root, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	root := a.cfg.Policy.ServeRoot
-	if root == "" {
-		return nil, refusef("serve dir %q: this device serves no files (policy.serve_root is not set)", dir)
-	}
-	rel := dir
-	if filepath.IsAbs(dir) {
-		var err error
-		if rel, err = filepath.Rel(root, dir); err != nil {
-			rel = ".."
-		}
-	}
-	if !filepath.IsLocal(rel) {
-		return nil, refusef("serve dir %q: not below policy.serve_root %s", dir, root)
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf("serve dir %q: policy.serve_root: %w", dir, err)
-	}
-	defer r.Close()
-	sub, err := r.OpenRoot(rel)
-	if err != nil {
-		return nil, refusef("serve dir %q: %v (below policy.serve_root %s)", dir, err, root)
-	}
-	return sub, nil
-}
-
-// serving is the built-in target's run, nil when it does not run.
-func (a *Agent) serving() *serving {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.srv
-}
-
-// stopServing stops the built-in target, if it runs, and waits for it.
-func (a *Agent) stopServing() {
-	if s := a.serving(); s != nil {
-		s.cancel()
-		<-s.done
-	}
-}
-
 // runner executes the accepted runs one after another.
 func (a *Agent) runner(ctx context.Context) {
 	for {
@@ -540,98 +420,4 @@ func (a *Agent) send(ctx context.Context, ev *wire.Event) {
 	if err := a.link.PublishEvent(ctx, ev); err != nil {
 		a.log.Warn("publish event", zap.String("cmd", ev.CommandID), zap.String("state", string(ev.State)), zap.Error(err))
 	}
-}
-
-func (a *Agent) heartbeat(ctx context.Context, p *probe.Probe, start time.Time) {
-	hb := &wire.Heartbeat{V: wire.SchemaVersion, At: a.opt.Now().UTC(), UptimeS: int64(a.opt.Now().Sub(start).Seconds())}
-	a.mu.Lock()
-	if a.cur != nil {
-		hb.Busy, hb.CommandID = true, a.cur.cmd.ID
-	}
-	a.mu.Unlock()
-	if s, err := p.Sample(); err == nil {
-		if s.CPU != nil {
-			v := int32(s.CPU.Busy() * 100)
-			hb.CPUBusy = &v
-		}
-		if s.Load != nil {
-			v := int32(s.Load.Load1 * 100)
-			hb.Load1 = &v
-		}
-		if s.Mem != nil {
-			u := int64(s.Mem.Used / 1024)
-			hb.MemUsedKB = &u
-			if s.Mem.Available != nil {
-				v := int64(*s.Mem.Available / 1024)
-				hb.MemAvail = &v
-			}
-		}
-		for _, t := range s.Temps {
-			v := int32(t.Celsius * 10)
-			if hb.TempDC == nil || v > *hb.TempDC {
-				hb.TempDC = &v
-			}
-		}
-		for _, f := range s.FreqMHz {
-			v := int32(f)
-			if hb.FreqMHz == nil || v > *hb.FreqMHz {
-				hb.FreqMHz = &v
-			}
-		}
-		if s.Throttle != nil {
-			v := s.Throttle.Raw
-			hb.Throttled = &v
-		}
-	}
-	if err := a.link.PublishHeartbeat(ctx, hb); err != nil {
-		a.log.Debug("heartbeat", zap.Error(err))
-	}
-}
-
-// loadSpecOf is what the policy checks of a loadtest spec. Milliseconds
-// that a Duration cannot hold are refused here.
-func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
-	d, err := msDuration("duration", lt.DurationMS)
-	if err != nil {
-		return LoadSpec{}, err
-	}
-	timeout, err := msDuration("timeout", lt.TimeoutMS)
-	if err != nil {
-		return LoadSpec{}, err
-	}
-	warmup, err := msDuration("warmup", lt.WarmupMS)
-	if err != nil {
-		return LoadSpec{}, err
-	}
-	s := LoadSpec{URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections,
-		Duration: d, Rate: lt.Rate, Requests: lt.Requests, Timeout: timeout, Warmup: warmup, Repeat: lt.Repeat}
-	for _, h := range lt.Headers {
-		s.Headers = append(s.Headers, h.Name+": "+h.Value)
-	}
-	return s, nil
-}
-
-// loadConfigOf is the load generator's configuration of a spec the policy
-// checked, dialling only the addresses it checked. The TLS and HTTP/2
-// options were checked by the decoder (wire.DecodeCommand).
-func loadConfigOf(lt *wire.LoadTestSpec, t *AllowedTarget, version string) loadgen.Config {
-	s, _ := loadSpecOf(lt) // checked before the command was accepted
-	c := loadgen.Config{
-		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
-		Requests: lt.Requests, Duration: s.Duration, Rate: lt.Rate, KeepAlive: lt.KeepAlive, Timeout: s.Timeout,
-		Warmup: s.Warmup, LengthCheck: lt.LengthCheck, HTTP2: lt.HTTP2, Streams: lt.Streams,
-	}
-	if t := lt.TLS; t != nil {
-		c.TLS = loadgen.TLSConfig{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume}
-		c.TLS.Version, _ = loadgen.ParseTLSVersion(t.Version)
-	}
-	for _, h := range lt.Headers {
-		c.Headers = append(c.Headers, report.Header{Name: h.Name, Value: h.Value})
-	}
-	if t != nil {
-		for _, ap := range t.Addrs {
-			c.Addrs = append(c.Addrs, net.IP(ap.Addr().AsSlice()))
-		}
-	}
-	return c
 }

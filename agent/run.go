@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/transport"
@@ -194,4 +196,52 @@ func (a *Agent) probeOnly(ctx context.Context, j *job, res *wire.Result) error {
 		Interrupted: ctx.Err() != nil, System: measure.FromSystem(sys, start)}}
 	res.Warnings = sys.Warnings
 	return nil
+}
+
+// loadSpecOf is what the policy checks of a loadtest spec. Milliseconds
+// that a Duration cannot hold are refused here.
+func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
+	d, err := msDuration("duration", lt.DurationMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
+	timeout, err := msDuration("timeout", lt.TimeoutMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
+	warmup, err := msDuration("warmup", lt.WarmupMS)
+	if err != nil {
+		return LoadSpec{}, err
+	}
+	s := LoadSpec{URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections,
+		Duration: d, Rate: lt.Rate, Requests: lt.Requests, Timeout: timeout, Warmup: warmup, Repeat: lt.Repeat}
+	for _, h := range lt.Headers {
+		s.Headers = append(s.Headers, h.Name+": "+h.Value)
+	}
+	return s, nil
+}
+
+// loadConfigOf is the load generator's configuration of a spec the policy
+// checked, dialling only the addresses it checked. The TLS and HTTP/2
+// options were checked by the decoder (wire.DecodeCommand).
+func loadConfigOf(lt *wire.LoadTestSpec, t *AllowedTarget, version string) loadgen.Config {
+	s, _ := loadSpecOf(lt) // checked before the command was accepted
+	c := loadgen.Config{
+		URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections, Threads: lt.Threads,
+		Requests: lt.Requests, Duration: s.Duration, Rate: lt.Rate, KeepAlive: lt.KeepAlive, Timeout: s.Timeout,
+		Warmup: s.Warmup, LengthCheck: lt.LengthCheck, HTTP2: lt.HTTP2, Streams: lt.Streams,
+	}
+	if t := lt.TLS; t != nil {
+		c.TLS = loadgen.TLSConfig{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume}
+		c.TLS.Version, _ = loadgen.ParseTLSVersion(t.Version)
+	}
+	for _, h := range lt.Headers {
+		c.Headers = append(c.Headers, report.Header{Name: h.Name, Value: h.Value})
+	}
+	if t != nil {
+		for _, ap := range t.Addrs {
+			c.Addrs = append(c.Addrs, net.IP(ap.Addr().AsSlice()))
+		}
+	}
+	return c
 }
