@@ -216,6 +216,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad device", "device_id: Pi_4\n", nil, `%s line 1: device_id: "Pi_4" does not match [a-z0-9._-]{1,64}`},
 		{"topic wildcard", "topic_prefix: a/+/b\n", nil, `%s line 1: topic_prefix: "a/+/b" must not hold +, # or NUL`},
 		{"topic slash", "topic_prefix: /a\n", nil, `%s line 1: topic_prefix: "/a" must not have empty levels or a leading or trailing /`},
+		{"topic of the broker", "topic_prefix: $SYS/edgebench\n", nil, `%s line 1: topic_prefix: "$SYS/edgebench" must not start with $, which marks the broker's own topics`},
 		{"missing ca", "broker:\n  ca_file: /nonexistent/ca.pem\n", nil, `%s line 2: broker.ca_file: not readable: open /nonexistent/ca.pem: no such file or directory`},
 		{"cert without key", "broker:\n  cert_file: " + readable + "\n", nil, `%s: broker.key_file: must be set with broker.cert_file`},
 		{"bad cidr", "policy:\n  allow: [127.0.0.0/33]\n", nil, `%s line 2: policy.allow: "127.0.0.0/33" is not a CIDR`},

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -206,17 +205,21 @@ func checkBrokerURL(raw string) error {
 	return nil
 }
 
+// checkTopicPrefix checks the prefix by the wire's rule (wire.ValidPrefix,
+// which transport.Dial applies too), in the words of the config's errors.
 func checkTopicPrefix(s string) error {
-	if s == "" {
+	switch {
+	case wire.ValidPrefix(s) == nil:
+		return nil
+	case s == "":
 		return errors.New("must be set")
-	}
-	if strings.ContainsAny(s, "+#\x00") {
+	case strings.ContainsAny(s, "+#\x00"):
 		return fmt.Errorf("%q must not hold +, # or NUL", s)
-	}
-	if slices.Contains(strings.Split(s, "/"), "") {
+	case strings.HasPrefix(s, "$"):
+		return fmt.Errorf("%q must not start with $, which marks the broker's own topics", s)
+	default:
 		return fmt.Errorf("%q must not have empty levels or a leading or trailing /", s)
 	}
-	return nil
 }
 
 func checkReadable(path string) error {
