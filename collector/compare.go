@@ -6,10 +6,13 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/edgebench/edgebench/wire"
 )
 
 // Metric is one figure a comparison reports.
@@ -132,7 +135,7 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 		if err != nil {
 			return nil, err
 		}
-		if !contains(labels, o.By) {
+		if !slices.Contains(labels, o.By) {
 			return nil, queryErrorf("no run has %q to group by: the keys are %s", Printable(o.By), strings.Join(groupKeys(labels), ", "))
 		}
 	}
@@ -192,7 +195,7 @@ func testedMetrics(names []string) ([]string, error) {
 		if _, ok := MetricByName(name); !ok {
 			return nil, queryErrorf("unknown metric %q (want one of %s)", Printable(name), strings.Join(MetricNames(), ", "))
 		}
-		if contains(names[:i], name) {
+		if slices.Contains(names[:i], name) {
 			return nil, queryErrorf("metric %q given twice", name)
 		}
 	}
@@ -243,7 +246,7 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		var keys []string
 		for _, t := range c.Tables {
 			for _, g := range t.Groups {
-				if !contains(keys, g.Key) {
+				if !slices.Contains(keys, g.Key) {
 					keys = append(keys, g.Key)
 				}
 			}
@@ -352,7 +355,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			for _, name := range c.Tested {
 				d := g.Deltas[name]
 				row = append(row, d.String())
-				if d.Note != "" && !contains(notes, d.Note) {
+				if d.Note != "" && !slices.Contains(notes, d.Note) {
 					notes = append(notes, d.Note)
 				}
 			}
@@ -380,15 +383,6 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // cell formats what a group shows of m, "-" when absent; for req/s and
@@ -447,8 +441,8 @@ func ParseCompareQuery(q url.Values) (CompareOptions, error) {
 	}
 	for k, vs := range q {
 		switch {
-		case !contains(compareParams, k):
-			return o, queryErrorf("unknown parameter %q: a comparison takes %s", Printable(clip(k)), strings.Join(compareParams, ", "))
+		case !slices.Contains(compareParams, k):
+			return o, queryErrorf("unknown parameter %q: a comparison takes %s", Printable(wire.Clip(k)), strings.Join(compareParams, ", "))
 		case len(vs) > 1:
 			return o, queryErrorf("%s given %d times: give it once", k, len(vs))
 		case len(vs[0]) > maxParam:
@@ -460,14 +454,6 @@ func ParseCompareQuery(q url.Values) (CompareOptions, error) {
 	}
 	_, err := testedMetrics(o.Metrics)
 	return o, err
-}
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 // CompareQuery is Compare of the comparison ParseCompareQuery reads from q.
