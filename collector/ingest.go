@@ -1,0 +1,271 @@
+package collector
+
+// This file is the ingest: what the collector does with each message the
+// fleet publishes. Results are batched into one transaction and acked
+// after their commit; statuses and events are stored as they come;
+// heartbeats are kept in memory and written every heartbeatFlush.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// heartbeatFlush is how often the latest heartbeats are written, in one
+// transaction.
+const heartbeatFlush = time.Second
+
+// ingestReq is a result waiting for the batcher, and where its handler
+// waits for the commit.
+type ingestReq struct {
+	in   Incoming
+	done chan error // buffered 1
+}
+
+// onResult hands a result, with the payload it came in, to the batcher
+// and waits for its commit: the Subscriber acks it when this returns nil.
+func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, raw []byte) error {
+	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
+	req.in.prepare()
+	select {
+	case c.ingest <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// batcher commits results in batches: it takes what is waiting, up to
+// BatchMax, in one transaction, so that many devices' results share one
+// fsync, and answers each handler after the commit.
+func (c *Collector) batcher() {
+	defer c.wg.Done()
+	batch := make([]ingestReq, 0, c.cfg.BatchMax)
+	in := make([]Incoming, 0, c.cfg.BatchMax)
+	for {
+		batch, in = batch[:0], in[:0]
+		select {
+		case r := <-c.ingest:
+			batch = append(batch, r)
+		case <-c.ctx.Done():
+			return
+		}
+	fill:
+		for len(batch) < c.cfg.BatchMax {
+			select {
+			case r := <-c.ingest:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		for _, r := range batch {
+			in = append(in, r.in)
+		}
+		c.commit(batch, in)
+	}
+}
+
+// commit stores a batch and answers each of its handlers. While the store
+// is unavailable (a PostgreSQL restart) it tries again, holding the batch
+// and the handlers. Should the store fail otherwise, or panic (a bug, or
+// data the decoder should not have let through), the batch is stored
+// again one result at a time, so that only the result it fails or panics
+// on fails: that one is logged, counted and not acked, and the ingest goes
+// on.
+func (c *Collector) commit(batch []ingestReq, in []Incoming) {
+	var fresh []bool
+	err := c.whileUnavailable(c.ctx, func() (err error) {
+		fresh, err = c.ingestRecover(in)
+		return err
+	})
+	var p *panicError
+	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !Unavailable(err) {
+		c.log.Debug("ingest failed: storing the batch one result at a time", zap.Int("results", len(batch)), zap.Error(err))
+		for i := range batch {
+			c.commit(batch[i:i+1], in[i:i+1])
+		}
+		return
+	}
+	if errors.As(err, &p) {
+		if n := c.panics.Add(1); n&(n-1) == 0 { // log the 1st, 2nd, 4th, ...
+			c.log.Error("result not stored: the store panicked on it", zap.String("result_id", in[0].Result.ID),
+				zap.Any("panic", p.v), zap.Int64("panics", n), zap.ByteString("stack", p.stack))
+		}
+	}
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			c.failed.Add(1)
+		case fresh[i]:
+			c.stored.Add(1)
+		default:
+			c.duplicates.Add(1)
+		}
+		r.done <- err
+	}
+	if err != nil && p == nil {
+		c.log.Error("ingest batch", zap.Int("results", len(batch)), zap.Error(err))
+	}
+}
+
+// whileUnavailable runs f, and again while its error says the store is
+// unavailable (Unavailable), waiting longer each time up to 2 s, until f
+// succeeds or fails otherwise, or ctx or the collector ends. The store's
+// going and coming back are logged once each.
+func (c *Collector) whileUnavailable(ctx context.Context, f func() error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := f()
+		c.downMu.Lock()
+		switch {
+		case Unavailable(err) && c.downSince.IsZero():
+			c.downSince = time.Now()
+			c.log.Warn("store unavailable: holding what comes in, trying again", zap.Error(err))
+		case !Unavailable(err) && !c.downSince.IsZero():
+			c.log.Info("store available again", zap.Duration("after", time.Since(c.downSince)))
+			c.downSince = time.Time{}
+		}
+		c.downMu.Unlock()
+		if !Unavailable(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-c.ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// panicError is a panic turned into an error, with where it happened.
+type panicError struct {
+	v     any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
+
+// ingestRecover is Store.Ingest with a panic turned into a *panicError.
+func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
+		}
+	}()
+	return c.store.Ingest(c.ctx, in)
+}
+
+func (c *Collector) addr(topic string) (wire.Addr, bool) {
+	a, err := wire.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
+	if err != nil {
+		c.log.Warn("message on a bad topic dropped", zap.String("topic", topic), zap.Error(err))
+		return a, false
+	}
+	return a, true
+}
+
+func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	if len(b) == 0 { // a cleared retained message
+		return
+	}
+	st, err := wire.DecodeStatus(b)
+	if err != nil {
+		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	if err := c.whileUnavailable(ctx, func() error {
+		_, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st)
+		return err
+	}); err != nil {
+		c.log.Error("status not stored", zap.Error(err))
+	}
+}
+
+func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	ev, err := wire.DecodeEvent(b)
+	if err != nil {
+		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	if err := c.whileUnavailable(ctx, func() error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) }); err != nil {
+		c.log.Error("event not stored", zap.Error(err))
+	}
+}
+
+func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
+	a, ok := c.addr(topic)
+	if !ok {
+		return
+	}
+	hb, err := wire.DecodeHeartbeat(b)
+	if err != nil {
+		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	// Handlers run on many workers, so heartbeats can come out of
+	// order: an older one must not replace a newer one.
+	c.hbMu.Lock()
+	if c.heartbeat == nil {
+		c.heartbeat = map[wire.Addr]*wire.Heartbeat{}
+	}
+	if c.hbAt == nil {
+		c.hbAt = map[wire.Addr]time.Time{}
+	}
+	if last, ok := c.hbAt[a]; !ok || !hb.At.Before(last) {
+		c.hbAt[a] = hb.At
+		c.heartbeat[a] = hb
+	}
+	c.hbMu.Unlock()
+}
+
+// heartbeats writes the latest heartbeats every heartbeatFlush, and once
+// more when the collector stops.
+func (c *Collector) heartbeats() {
+	defer c.wg.Done()
+	t := time.NewTicker(heartbeatFlush)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		c.hbMu.Lock()
+		hbs := c.heartbeat
+		c.heartbeat = nil
+		c.hbMu.Unlock()
+		if err := c.store.SetHeartbeats(context.Background(), hbs); err != nil {
+			c.log.Error("heartbeats not stored", zap.Int("devices", len(hbs)), zap.Error(err))
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+	}
+}
