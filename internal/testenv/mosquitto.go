@@ -24,24 +24,8 @@ func Mosquitto(t testing.TB) string {
 // of the anonymous default; the listener is added.
 func MosquittoConfig(t testing.TB, config string) string {
 	t.Helper()
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
-			bin, err = "/usr/sbin/mosquitto", nil
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mosquitto is not installed: CI must have it (apt-get install mosquitto)")
-		}
-		t.Skip("!!! mosquitto is not installed: SKIPPING this test against an external broker (apt-get install mosquitto)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	bin := Tool(t, "mosquitto")
+	addr := FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %s 127.0.0.1\n%s", port, config)), 0o600); err != nil {

@@ -122,13 +122,10 @@ func startPostgres(bin string) (*Postgres, error) {
 			return nil, err
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if p.Addr, err = freeLoopback(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p.Addr = l.Addr().String()
-	l.Close()
 	if out, err := p.run("initdb", "-D", p.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
