@@ -69,7 +69,7 @@ func TestHTTPSCountsMatchNginxAccessLog(t *testing.T) {
 		proto, tlsv  string // in the log
 		resumedMin   int64  // handshakes the log says resumed, at least
 		fullOnly     bool   // no handshake resumed
-		version      string // in the Result
+		version      string // in the LoadResult
 		streamsInLog bool
 	}{
 		{name: "keep-alive -n", cfg: Config{URL: https, Connections: 4, Requests: 2000, KeepAlive: true},

@@ -34,7 +34,7 @@ func Caddy(t testing.TB) CaddyServer {
 	bin := Tool(t, "caddy")
 	dir := t.TempDir()
 	srv := CaddyServer{
-		HTTPS: freeAddr(t), H2C: freeAddr(t), Root: filepath.Join(dir, "html"),
+		HTTPS: FreeAddr(t), H2C: FreeAddr(t), Root: filepath.Join(dir, "html"),
 		Certs: WebCertificates(t, dir), AccessLog: filepath.Join(dir, "access.log"),
 	}
 	if err := os.MkdirAll(srv.Root, 0o755); err != nil {

@@ -89,7 +89,7 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	if err := os.WriteFile(filepath.Join(dir, "html", "index.html"), []byte(strings.Repeat("x", c.DocSize)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := NginxServer{Addr: freeAddr(t), Root: filepath.Join(dir, "html")}
+	srv := NginxServer{Addr: FreeAddr(t), Root: filepath.Join(dir, "html")}
 	logging := "access_log off;"
 	if c.LogFormat != "" {
 		srv.AccessLog = filepath.Join(dir, "access.log")
@@ -104,7 +104,7 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
 	if c.TLS {
 		srv.Certs = WebCertificates(t, dir)
-		srv.HTTPS, srv.HTTPS12, srv.H2C = freeAddr(t), freeAddr(t), freeAddr(t)
+		srv.HTTPS, srv.HTTPS12, srv.H2C = FreeAddr(t), FreeAddr(t), FreeAddr(t)
 		// nginx 1.22's syntax ("listen ... ssl http2"; 1.25 has "http2
 		// on"). Resumption by session tickets, nginx's default. HTTP/2
 		// connections end after keepalive_requests streams (1000 by
@@ -162,17 +162,6 @@ http {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Children returns the PIDs of the live machine's processes whose parent is
