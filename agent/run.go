@@ -233,7 +233,7 @@ func loadConfigOf(lt *wire.LoadTestSpec, t *AllowedTarget, version string) loadg
 	}
 	if t := lt.TLS; t != nil {
 		c.TLS = loadgen.TLSConfig{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume}
-		c.TLS.Version, _ = loadgen.ParseTLSVersion(t.Version)
+		c.TLS.Version, _ = report.ParseTLSVersion(t.Version)
 	}
 	for _, h := range lt.Headers {
 		c.Headers = append(c.Headers, report.Header{Name: h.Name, Value: h.Value})

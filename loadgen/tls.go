@@ -40,32 +40,6 @@ type TLSConfig struct {
 	NoSNI bool
 }
 
-// ParseTLSVersion reads a TLS version as users and commands give it:
-// "1.2" or "1.3" (also "TLS1.2", "tls1.3"); "" is 0, the server's choice.
-func ParseTLSVersion(s string) (uint16, error) {
-	switch strings.TrimPrefix(strings.ToLower(s), "tls") {
-	case "":
-		return 0, nil
-	case "1.2":
-		return tls.VersionTLS12, nil
-	case "1.3":
-		return tls.VersionTLS13, nil
-	}
-	return 0, fmt.Errorf("TLS version %q: want 1.2 or 1.3", s)
-}
-
-// TLSVersionName is v as ParseTLSVersion reads it: "1.2", "1.3", or ""
-// for 0 (and any other value).
-func TLSVersionName(v uint16) string {
-	switch v {
-	case tls.VersionTLS12:
-		return "1.2"
-	case tls.VersionTLS13:
-		return "1.3"
-	}
-	return ""
-}
-
 // tlsGroups are the key exchanges offered, the first one's share sent in
 // the hello: X25519 first, as OpenSSL 3 (ab, wrk, nginx, curl of Debian 12)
 // offers it. Go's default would add a hybrid post-quantum share

@@ -120,7 +120,7 @@ func SpecOf(cfg loadgen.Config, repeat int, interval time.Duration, watch []stri
 		}
 	}
 	if https {
-		s.NoTLSResume, s.TLSVersion = cfg.TLS.NoResume, loadgen.TLSVersionName(cfg.TLS.Version)
+		s.NoTLSResume, s.TLSVersion = cfg.TLS.NoResume, report.TLSVersionName(cfg.TLS.Version)
 	}
 	if s.Method == "" {
 		s.Method = "GET"

@@ -19,7 +19,6 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/tlsflags"
-	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -76,8 +75,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.DurationVar(&tc.maxWait, "max-wait", time.Hour, "give up waiting after this long")
 	// The TLS and HTTP/2 flags of edgebench run, sent with the command:
 	// the CA bundle's certificates, never a key.
-	var lc loadgen.Config
-	tf := tlsflags.Add(fs, &lc, true)
+	tf := tlsflags.Add(fs, tlsflags.Options{}, true)
 	rest, err := fs.Parse(args)
 	if err != nil {
 		return nil, err
@@ -120,15 +118,15 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	for k, v := range labels {
 		sp.Labels = append(sp.Labels, wire.Label{K: k, V: v})
 	}
-	lc.URL, lc.KeepAlive = sp.URL, sp.KeepAlive
-	if err := tf.Apply(&lc, fs); err != nil {
+	t, err := tf.Apply(sp.URL, sp.KeepAlive, fs)
+	if err != nil {
 		return nil, err
 	}
-	sp.HTTP2 = lc.HTTP2
-	if lc.Streams > 1 {
-		sp.Streams = lc.Streams
+	sp.HTTP2 = t.HTTP2
+	if t.Streams > 1 {
+		sp.Streams = t.Streams
 	}
-	if t := lc.TLS; len(t.CACerts) > 0 || t.Insecure || t.NoResume || t.Version != 0 {
+	if len(t.CACerts) > 0 || t.Insecure || t.NoResume || t.Version != 0 {
 		switch {
 		case len(t.CACerts) > wire.MaxCABundle:
 			return nil, cli.Usagef("--cacert %s: %d bytes, a command carries at most %d", tf.CACert(), len(t.CACerts), wire.MaxCABundle)
@@ -137,7 +135,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 				return nil, cli.Usagef("--cacert %s: %v", tf.CACert(), err)
 			}
 		}
-		sp.TLS = &wire.TLSSpec{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume, Version: loadgen.TLSVersionName(t.Version)}
+		sp.TLS = &wire.TLSSpec{CACerts: t.CACerts, Insecure: t.Insecure, NoResume: t.NoResume, Version: report.TLSVersionName(t.Version)}
 	}
 	return tc, nil
 }

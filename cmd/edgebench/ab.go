@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 )
@@ -108,7 +107,7 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 	// As ab: no verification of the certificate (--cacert turns it on),
 	// and a full handshake for each new connection.
 	c.TLS.Insecure, c.TLS.NoResume = true, true
-	tf := tlsflags.Add(fs, c, false)
+	tf := addTLSFlags(fs, c, false)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -133,14 +132,14 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		return nil, nil, err
 	}
 	c.URL = rf.url
-	if err := tf.Apply(c, fs); err != nil {
+	if err := applyTLSFlags(c, tf, fs); err != nil {
 		return nil, nil, err
 	}
 	switch strings.ToUpper(*protocol) {
 	case "ALL":
 	case "TLS1.2", "TLS1.3":
 		if strings.HasPrefix(strings.ToLower(rf.url), "https://") { // ab ignores it over http
-			c.TLS.Version, _ = loadgen.ParseTLSVersion(*protocol)
+			c.TLS.Version, _ = report.ParseTLSVersion(*protocol)
 		}
 	default:
 		return nil, nil, cli.Usagef("-f %s: edgebench offers TLS1.2 and TLS1.3 (or ALL, either)", *protocol)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
@@ -96,7 +95,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
 	rf.publish = addPublishFlags(fs, getenv)
-	tf := tlsflags.Add(fs, c, true)
+	tf := addTLSFlags(fs, c, true)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -132,7 +131,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	default:
 		return nil, cli.Usagef("--format %q: want edgebench, ab, wrk, h2load or json", rf.format)
 	}
-	if err := tf.Apply(c, fs); err != nil {
+	if err := applyTLSFlags(c, tf, fs); err != nil {
 		return nil, err
 	}
 	if rf.probeInterval < 100*time.Millisecond {

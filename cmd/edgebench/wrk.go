@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/cli"
-	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 )
@@ -42,7 +41,7 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	// As wrk: no verification of the certificate (--cacert turns it on),
 	// and new connections resume a TLS session.
 	c.TLS.Insecure = true
-	tf := tlsflags.Add(fs, c, false)
+	tf := addTLSFlags(fs, c, false)
 
 	rest, err := fs.Parse(args)
 	if err != nil {
@@ -76,7 +75,7 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	c.URL = rf.url
 	c.Dialect = loadgen.DialectWrk
 	c.KeepAlive = true
-	if err := tf.Apply(c, fs); err != nil {
+	if err := applyTLSFlags(c, tf, fs); err != nil {
 		return nil, err
 	}
 	c.WholeRequestTimeout = true

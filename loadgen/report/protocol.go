@@ -1,6 +1,10 @@
 package report
 
-import "strings"
+import (
+	"crypto/tls"
+	"fmt"
+	"strings"
+)
 
 // TLSInfo is what the TLS handshakes of a load test negotiated, and how
 // many there were.
@@ -95,4 +99,30 @@ type H2Info struct {
 	// Resets counts the streams the server reset (Errors.Reset), by
 	// error code (REFUSED_STREAM, CANCEL, ...).
 	Resets map[string]int64 `json:"resets,omitempty"`
+}
+
+// ParseTLSVersion reads a TLS version as users and commands give it:
+// "1.2" or "1.3" (also "TLS1.2", "tls1.3"); "" is 0, the server's choice.
+func ParseTLSVersion(s string) (uint16, error) {
+	switch strings.TrimPrefix(strings.ToLower(s), "tls") {
+	case "":
+		return 0, nil
+	case "1.2":
+		return tls.VersionTLS12, nil
+	case "1.3":
+		return tls.VersionTLS13, nil
+	}
+	return 0, fmt.Errorf("TLS version %q: want 1.2 or 1.3", s)
+}
+
+// TLSVersionName is v as ParseTLSVersion reads it: "1.2", "1.3", or ""
+// for 0 (and any other value).
+func TLSVersionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS12:
+		return "1.2"
+	case tls.VersionTLS13:
+		return "1.3"
+	}
+	return ""
 }
