@@ -261,8 +261,8 @@ func (c *Client) subscribe(ctx context.Context, filter string, qos byte) error {
 		// One filter, one code (paho keys it by the filter without a
 		// $share/GROUP/ prefix).
 		code := byte(0x80)
-		for _, c := range tok.(*mqtt.SubscribeToken).Result() {
-			code = c
+		for _, rc := range tok.(*mqtt.SubscribeToken).Result() {
+			code = rc
 		}
 		if code < 0x80 {
 			return nil

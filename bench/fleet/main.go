@@ -22,6 +22,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -83,7 +84,7 @@ func run(ctx context.Context, cfg config) error {
 			defer func() { <-sem }()
 			id := devID(i)
 			acks[i] = make(chan string, cfg.results)
-			o := paho.NewClientOptions().AddBroker(cfg.broker).SetClientID("edgebench-" + cfg.fleet + "-" + id).
+			o := paho.NewClientOptions().AddBroker(cfg.broker).SetClientID(transport.DeviceClientID(cfg.fleet, id)).
 				SetUsername(id).SetPassword("pw-" + id).SetCleanSession(true).SetAutoReconnect(false).
 				SetConnectTimeout(30 * time.Second).SetKeepAlive(60 * time.Second).SetOrderMatters(false)
 			c := paho.NewClient(o)
