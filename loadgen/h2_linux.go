@@ -52,14 +52,7 @@ func (w *worker) h2Connect(c *conn, now int64) {
 	if err := w.dial(c, now); err != nil {
 		errno, _ := err.(syscall.Errno)
 		w.connectFailed(c, errno, now)
-		return
 	}
-	if w.sh.tls != nil {
-		w.handshake(c, now)
-		return
-	}
-	c.state = stH2
-	w.h2Pump(c, now)
 }
 
 // h2Open starts requests on the free stream slots: those a GOAWAY left

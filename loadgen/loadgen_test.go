@@ -576,6 +576,46 @@ func TestTimedRunTimeline(t *testing.T) {
 // FIN before closing, as ab does, so the TIME_WAIT is the server's and not
 // the client's port range's. A server that never closes costs the client at
 // most --timeout, and the request stays a success.
+// TestServerSpeaksFirst: a server that answers as soon as it accepts,
+// before the request has come, and never closes. The engine sends the
+// request on the edge that says the connection is up; the answer may come
+// with that same edge or after it.
+func TestServerSpeaksFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				// No FIN after the answer, so no edge after the first:
+				// the server waits for the client to close.
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	// 100 connections dialled before the loop first waits: the server
+	// has answered the first ones by then.
+	r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 100, Requests: 200, Timeout: 2 * time.Second})
+	ln.Close()
+	wg.Wait()
+	if r.OK != 200 || r.Errors.Total() != 0 {
+		t.Errorf("ok %d errors %+v, want 200 and none", r.OK, r.Errors)
+	}
+}
+
 func TestServerClosesFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
