@@ -49,6 +49,12 @@
 # sends HTTP/1.1 with "Connection: close"; nginx closes after the response
 # either way.
 #
+# TRACE=1 counts, per request served, what nginx's worker and the tool do
+# (perf stat on tracepoints: system calls, epoll_wait calls, packets sent,
+# context switches; perf from linux-perf) and prints their medians after
+# the figures: the witness that both tools drive the server the same way.
+# perf slows both processes: take req/s and CPU figures from runs without it.
+#
 # Take figures only on a quiet machine: the script prints /proc/loadavg
 # before and after, and WAIT_QUIET=0.5 makes it wait (up to 30 min) until
 # the 1-minute load is below that. On a machine others share, RT=1 runs
@@ -77,6 +83,8 @@ EB_ARGS=${EB_ARGS:-}
 EDGEBENCH=${EDGEBENCH:-}
 WAIT_QUIET=${WAIT_QUIET:-}
 RT=${RT:-}
+TRACE=${TRACE:-}
+trace_events=raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,net:net_dev_xmit,sched:sched_switch
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -85,8 +93,8 @@ trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$wo
 
 tls=
 [[ " $PAIRS" =~ \ (https-|h2) ]] && tls=1
-for tool in nginx wrk ab taskset curl jq ${tls:+openssl h2load}; do
-	command -v "$tool" >/dev/null || { echo "bench/peers.sh: $tool is missing (apt-get install nginx-light wrk apache2-utils curl jq openssl nghttp2-client)" >&2; exit 1; }
+for tool in nginx wrk ab taskset curl jq ${tls:+openssl h2load} ${TRACE:+perf}; do
+	command -v "$tool" >/dev/null || { echo "bench/peers.sh: $tool is missing (apt-get install nginx-light wrk apache2-utils curl jq openssl nghttp2-client${TRACE:+ linux-perf})" >&2; exit 1; }
 done
 [[ -x /usr/bin/time ]] || { echo "bench/peers.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
@@ -202,12 +210,27 @@ measure() {
 	h2load/h2) cmd=(h2load -t1 -c "$H2_CONNS" -m "$H2_STREAMS" -D "$DURATION" "$surl") ;;
 	h2load/h2c) cmd=(h2load -t1 -c "$H2_CONNS" -m "$H2_STREAMS" -D "$DURATION" "http://127.0.0.1:$H2C_PORT/index.html") ;;
 	esac
-	local s0 t0 s1 t1
+	local s0 t0 s1 t1 perf=() pp=
 	s0=$(served)
 	t0=$(ngx_ticks)
-	/usr/bin/time -f '%e %U %S' -o "$work/time" "${rt[@]}" taskset -c "$GEN_CPU" "${cmd[@]}" >"$work/out" 2>"$work/err" || true
+	if [[ -n $TRACE ]]; then
+		perf stat -x, -e "$trace_events" -p "$worker" -o "$work/ngx.csv" &
+		pp=$!
+		perf=(perf stat -x, -e "$trace_events" -o "$work/tool.csv" --)
+	fi
+	/usr/bin/time -f '%e %U %S' -o "$work/time" "${rt[@]}" "${perf[@]}" taskset -c "$GEN_CPU" "${cmd[@]}" >"$work/out" 2>"$work/err" || true
+	if [[ -n $pp ]]; then
+		kill -INT "$pp"
+		wait "$pp" || true
+	fi
 	t1=$(ngx_ticks)
 	s1=$(served)
+	if [[ -n $TRACE ]]; then
+		# Per request served: nginx's counts, then the tool's, in the
+		# order of trace_events.
+		paste -d, <(grep -v '^#' "$work/ngx.csv" | grep . | cut -d, -f1) <(grep -v '^#' "$work/tool.csv" | grep . | cut -d, -f1) |
+			awk -F, -v n=$((s1 - s0 - 1)) '{ printf "%.3f %.3f ", $1 / n, $2 / n } END { print "" }' >"$work/trace"
+	fi
 	case $tool in
 	edgebench)
 		case $mode in
@@ -240,7 +263,7 @@ pair_of() {
 }
 
 printf '%-18s %-9s %5s %10s %9s %8s %10s %10s %8s\n' pair tool round 'req/s' served gen_cpu 'req/cpu-s' 'ngx_us/req' ngx_busy
-declare -A col
+declare -A col last
 for round in $(seq "$ROUNDS"); do
 	for pair in $PAIRS; do
 		read -r mode peer < <(pair_of "$pair")
@@ -257,12 +280,38 @@ for round in $(seq "$ROUNDS"); do
 			col[$key/eff]+="$eff "
 			col[$key/nus]+="$nus "
 			col[$key/busy]+="$busy "
+			last[$tool/rps]=$rps
+			last[$tool/eff]=$eff
+			if [[ -n $TRACE ]]; then
+				read -r -a tr <"$work/trace"
+				for i in "${!tr[@]}"; do
+					col[$key/trace/$i]+="${tr[$i]} "
+				done
+			fi
+		done
+		# The round's own ratios: the two runs of a pair are minutes
+		# apart at most, so drifts of the host cancel out in them.
+		for f in rps eff; do
+			col[$pair/ratio/$f]+="$(awk -v a="${last[edgebench/$f]}" -v b="${last[$peer/$f]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }') "
 		done
 	done
 done
 echo "load after: $(cat /proc/loadavg)"
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# median_ci prints the median of its numbers and the 95 % confidence
+# interval of that median from order statistics (as benchstat): the j-th
+# smallest and largest, j the largest rank with P(Binomial(n, 1/2) < j) <=
+# 2.5 %, two decimals. Under 6 numbers no such interval exists: it prints
+# - -.
+median_ci() {
+	tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {
+		n = NR; med = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		p = 0.5 ^ n; cum = 0; j = 0
+		for (k = 0; k < n; k++) { cum += p; if (cum > 0.025) break; j = k + 1; p = p * (n - k) / (k + 1) }
+		if (j < 1) printf "%.2f - -\n", med; else printf "%.2f %.2f %.2f\n", med, v[j], v[n + 1 - j] }'
+}
 
 echo
 echo "medians over $ROUNDS rounds of ${DURATION}s, $CONNS connections"
@@ -288,3 +337,29 @@ for pair in $PAIRS; do
 		'function r(a, b) { return b > 0 ? a / b : 0 }
 		BEGIN { printf "%-18s %-16s %7.2fx %9.2fx %9.2fx\n", p, "edgebench/" peer, r(er, pr), r(ee, pe), r(en, pn) }'
 done
+echo
+echo "ratios of each round's pair: median [95 % interval of the median]"
+printf '%-18s %-16s %20s %20s\n' pair ratio 'req/s' 'req/cpu-s'
+for pair in $PAIRS; do
+	read -r mode peer < <(pair_of "$pair")
+	read -r rm rl rh < <(median_ci <<<"${col[$pair/ratio/rps]}")
+	read -r em el eh < <(median_ci <<<"${col[$pair/ratio/eff]}")
+	printf '%-18s %-16s %6sx [%4s, %4s] %6sx [%4s, %4s]\n' "$pair" "edgebench/$peer" "$rm" "$rl" "$rh" "$em" "$el" "$eh"
+done
+if [[ -n $TRACE ]]; then
+	echo
+	echo "per request served, medians (perf stat on tracepoints; nginx's worker | the tool)"
+	printf '%-18s %-9s %9s %9s %9s %9s | %9s %9s %9s %9s\n' pair tool syscalls epoll_wait packets switches syscalls epoll_wait packets switches
+	for pair in $PAIRS; do
+		read -r mode peer < <(pair_of "$pair")
+		for tool in edgebench "$peer"; do
+			v=()
+			for side in 0 1; do
+				for e in 0 1 2 3; do
+					v+=("$(median <<<"${col[$pair/$tool/trace/$((2 * e + side))]}")")
+				done
+			done
+			printf '%-18s %-9s %9.3f %9.3f %9.3f %9.3f | %9.3f %9.3f %9.3f %9.3f\n' "$pair" "$tool" "${v[@]}"
+		done
+	done
+fi
