@@ -414,7 +414,7 @@ func (w *worker) dial(c *conn, now int64) error {
 
 // dialed sends the first bytes of a connection epoll says is up (ev, the
 // edge that said so): the TLS handshake, HTTP/2's preface, or the
-// request. What the server sent already is read at once.
+// request. What the server sent already is read at once (see send).
 func (w *worker) dialed(c *conn, ev uint32, now int64) {
 	switch {
 	case w.sh.tls != nil:
@@ -428,10 +428,18 @@ func (w *worker) dialed(c *conn, ev uint32, now int64) {
 			w.h2Read(c, now)
 		}
 	default:
-		w.write(c, now)
-		if c.state == stReading && ev&evIn != 0 {
-			w.read(c, ev, now)
-		}
+		w.send(c, ev, now)
+	}
+}
+
+// send writes the request on an edge (ev) that said the socket can take
+// more. A server may answer before the request is all out (an early error,
+// or a server that speaks first): the edge that brought the answer does
+// not come again, so a request written to its end reads it at once.
+func (w *worker) send(c *conn, ev uint32, now int64) {
+	w.write(c, now)
+	if c.state == stReading && ev&evIn != 0 {
+		w.read(c, ev, now)
 	}
 }
 
@@ -453,7 +461,7 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 		if ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 			// Failure path only: ask the socket why.
 			errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-			w.connectFailed(c, syscall.Errno(errno), now)
+			w.dialFailed(c, syscall.Errno(errno), outRead, now)
 			return
 		}
 		if ev&syscall.EPOLLOUT != 0 {
@@ -467,7 +475,7 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 			w.flushTLS(c, now)
 			return
 		}
-		w.write(c, now)
+		w.send(c, ev, now)
 	case stReading:
 		if c.tl.tc != nil {
 			c.fc.edge(ev)
@@ -504,7 +512,7 @@ func (w *worker) write(c *conn, now int64) {
 			switch {
 			case c.state == stConnecting:
 				errno, _ := err.(syscall.Errno)
-				w.connectFailed(c, errno, now)
+				w.dialFailed(c, errno, outWrite, now)
 			case !w.retryStale(c, now):
 				w.fail(c, outWrite, now, 0)
 			}
@@ -654,6 +662,20 @@ func (w *worker) closed(c *conn, now int64) {
 	w.closeFd(c)
 	c.state = stIdle
 	w.next(c, now)
+}
+
+// dialFailed ends the request of a connection that failed before its
+// first bytes went out. A reset means it was up and the server dropped it
+// (it accepted, then closed with SO_LINGER 0, or it was overloaded): the
+// request failed with outcome, not the connect. Anything else (refused,
+// unreachable, timed out) is a connect error.
+func (w *worker) dialFailed(c *conn, errno syscall.Errno, outcome int, now int64) {
+	if errno != syscall.ECONNRESET && errno != syscall.EPIPE {
+		w.connectFailed(c, errno, now)
+		return
+	}
+	w.connected(c, now)
+	w.fail(c, outcome, now, 0)
 }
 
 // connectFailed ends the current request with a connect error (errno

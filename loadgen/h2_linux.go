@@ -120,7 +120,7 @@ func (w *worker) h2Ready(c *conn) {
 func (w *worker) h2Event(c *conn, ev uint32, now int64) {
 	if !c.fc.up && ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 		errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-		w.connectFailed(c, syscall.Errno(errno), now)
+		w.dialFailed(c, syscall.Errno(errno), outRead, now)
 		return
 	}
 	c.fc.edge(ev)
@@ -148,7 +148,7 @@ func (w *worker) h2WriteFailed(c *conn, err error, now int64) {
 	if !c.fc.up {
 		var errno syscall.Errno
 		errors.As(err, &errno)
-		w.connectFailed(c, errno, now)
+		w.dialFailed(c, errno, outWrite, now)
 		return
 	}
 	w.fail(c, outWrite, now, 0)

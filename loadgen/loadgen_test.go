@@ -572,15 +572,67 @@ func TestTimedRunTimeline(t *testing.T) {
 	}
 }
 
-// A server that says Connection: close closes first: the client reads its
-// FIN before closing, as ab does, so the TIME_WAIT is the server's and not
-// the client's port range's. A server that never closes costs the client at
-// most --timeout, and the request stays a success.
 // TestServerSpeaksFirst: a server that answers as soon as it accepts,
-// before the request has come, and never closes. The engine sends the
-// request on the edge that says the connection is up; the answer may come
-// with that same edge or after it.
+// before the request has come (or while a big one is still going out), and
+// never closes. The engine sends the request on the edge that says the
+// connection is up; the answer may come with that edge, with one that lets
+// the rest of the request out, or after: each must be read.
 func TestServerSpeaksFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		body                  int
+		connections, requests int
+	}{
+		// 100 connections dialled before the loop first waits: the
+		// server has answered the first ones by then.
+		{"before the request", 0, 100, 200},
+		{"while a 32 MiB request goes out", 32 << 20, 1, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer c.Close()
+						// No FIN after the answer, so no edge after
+						// it: the server reads until the client closes.
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+						c.SetReadDeadline(time.Now().Add(5 * time.Second))
+						io.Copy(io.Discard, c)
+					}()
+				}
+			}()
+			cfg := Config{URL: "http://" + ln.Addr().String() + "/", Connections: tc.connections, Requests: int64(tc.requests), Timeout: 2 * time.Second}
+			if tc.body > 0 {
+				cfg.Method, cfg.Body = "POST", make([]byte, tc.body)
+			}
+			r := run(t, cfg)
+			ln.Close()
+			wg.Wait()
+			if r.OK != int64(tc.requests) || r.Errors.Total() != 0 {
+				t.Errorf("ok %d errors %+v, want %d and none", r.OK, r.Errors, tc.requests)
+			}
+		})
+	}
+}
+
+// A server that accepts each connection and at once resets it (SO_LINGER
+// 0): the connections were up, so the requests fail with read or write
+// errors, not connect errors, and the run is not refused (connect errors
+// alone for a second end it).
+func TestServerResetsWhatItAccepts(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -594,28 +646,22 @@ func TestServerSpeaksFirst(t *testing.T) {
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				// No FIN after the answer, so no edge after the first:
-				// the server waits for the client to close.
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				io.Copy(io.Discard, c)
-			}()
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
 		}
 	}()
-	// 100 connections dialled before the loop first waits: the server
-	// has answered the first ones by then.
-	r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 100, Requests: 200, Timeout: 2 * time.Second})
+	r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 50, Requests: 2000, Timeout: 2 * time.Second})
 	ln.Close()
 	wg.Wait()
-	if r.OK != 200 || r.Errors.Total() != 0 {
-		t.Errorf("ok %d errors %+v, want 200 and none", r.OK, r.Errors)
+	if r.OK != 0 || r.Errors.Connect != 0 || r.Errors.Read+r.Errors.Write != 2000 {
+		t.Errorf("ok %d errors %+v, want 2000 read or write errors and no connect error", r.OK, r.Errors)
 	}
 }
 
+// A server that says Connection: close closes first: the client reads its
+// FIN before closing, as ab does, so the TIME_WAIT is the server's and not
+// the client's port range's. A server that never closes costs the client at
+// most --timeout, and the request stays a success.
 func TestServerClosesFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

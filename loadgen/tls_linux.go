@@ -301,7 +301,7 @@ func (w *worker) handshake(c *conn, now int64) {
 func (w *worker) handshakeEvent(c *conn, ev uint32, now int64) {
 	if !c.fc.up && ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 		errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-		w.connectFailed(c, syscall.Errno(errno), now)
+		w.dialFailed(c, syscall.Errno(errno), outRead, now)
 		return
 	}
 	c.fc.edge(ev)
@@ -357,7 +357,7 @@ func (w *worker) setupFailed(c *conn, err error, now int64) {
 	if !c.fc.up {
 		var errno syscall.Errno
 		errors.As(err, &errno)
-		w.connectFailed(c, errno, now)
+		w.dialFailed(c, errno, outWrite, now)
 		return
 	}
 	err, lasting := handshakeErr(err, w.sh.h2)
