@@ -86,6 +86,37 @@ func newRawServer(t *testing.T, respond func(n int64, req string, w io.Writer) (
 	return s
 }
 
+// connServer hands every connection it accepts to handle, in a goroutine
+// of its own, and closes it when handle returns. stop closes the listener
+// and waits for the handlers (also done when the test ends).
+func connServer(t *testing.T, handle func(c net.Conn)) (addr string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	stop = sync.OnceFunc(func() { ln.Close(); wg.Wait() })
+	t.Cleanup(stop)
+	return ln.Addr().String(), stop
+}
+
 func (s *rawServer) url(path string) string { return "http://" + s.ln.Addr().String() + path }
 
 func (s *rawServer) close() {
@@ -589,38 +620,19 @@ func TestServerSpeaksFirst(t *testing.T) {
 		{"while a 32 MiB request goes out", 32 << 20, 1, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer c.Close()
-						// No FIN after the answer, so no edge after
-						// it: the server reads until the client closes.
-						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-						c.SetReadDeadline(time.Now().Add(5 * time.Second))
-						io.Copy(io.Discard, c)
-					}()
-				}
-			}()
-			cfg := Config{URL: "http://" + ln.Addr().String() + "/", Connections: tc.connections, Requests: int64(tc.requests), Timeout: 2 * time.Second}
+			addr, stop := connServer(t, func(c net.Conn) {
+				// No FIN after the answer, so no edge after it: the
+				// server reads until the client closes.
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				io.Copy(io.Discard, c)
+			})
+			cfg := Config{URL: "http://" + addr + "/", Connections: tc.connections, Requests: int64(tc.requests), Timeout: 2 * time.Second}
 			if tc.body > 0 {
 				cfg.Method, cfg.Body = "POST", make([]byte, tc.body)
 			}
 			r := run(t, cfg)
-			ln.Close()
-			wg.Wait()
+			stop()
 			if r.OK != int64(tc.requests) || r.Errors.Total() != 0 {
 				t.Errorf("ok %d errors %+v, want %d and none", r.OK, r.Errors, tc.requests)
 			}
@@ -633,26 +645,9 @@ func TestServerSpeaksFirst(t *testing.T) {
 // errors, not connect errors, and the run is not refused (connect errors
 // alone for a second end it).
 func TestServerResetsWhatItAccepts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.(*net.TCPConn).SetLinger(0)
-			c.Close()
-		}
-	}()
-	r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 50, Requests: 2000, Timeout: 2 * time.Second})
-	ln.Close()
-	wg.Wait()
+	addr, stop := connServer(t, func(c net.Conn) { c.(*net.TCPConn).SetLinger(0) })
+	r := run(t, Config{URL: "http://" + addr + "/", Connections: 50, Requests: 2000, Timeout: 2 * time.Second})
+	stop()
 	if r.OK != 0 || r.Errors.Connect != 0 || r.Errors.Read+r.Errors.Write != 2000 {
 		t.Errorf("ok %d errors %+v, want 2000 read or write errors and no connect error", r.OK, r.Errors)
 	}
@@ -673,41 +668,22 @@ func TestServerClosesFirst(t *testing.T) {
 		{"server never closes", false, time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
 			var clientFirst atomic.Int64
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer c.Close()
-						c.Read(make([]byte, 4096))
-						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-						hold := min(tc.hold, time.Second)
-						c.SetReadDeadline(time.Now().Add(hold))
-						if _, err := c.Read(make([]byte, 1)); err == io.EOF {
-							clientFirst.Add(1)
-						}
-					}()
+			addr, stop := connServer(t, func(c net.Conn) {
+				c.Read(make([]byte, 4096))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+				hold := min(tc.hold, time.Second)
+				c.SetReadDeadline(time.Now().Add(hold))
+				if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+					clientFirst.Add(1)
 				}
-			}()
+			})
 			timeout := 5 * time.Second
 			if tc.hold > time.Second {
 				timeout = 200 * time.Millisecond
 			}
-			r := run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 1, Requests: 3, KeepAlive: tc.keepAlive, Timeout: timeout})
-			ln.Close()
-			wg.Wait()
+			r := run(t, Config{URL: "http://" + addr + "/", Connections: 1, Requests: 3, KeepAlive: tc.keepAlive, Timeout: timeout})
+			stop()
 			if r.OK != 3 || r.Errors.Total() != 0 {
 				t.Errorf("ok %d errors %+v, want 3 and none", r.OK, r.Errors)
 			}
