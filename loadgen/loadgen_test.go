@@ -89,7 +89,7 @@ func newRawServer(t *testing.T, respond func(n int64, req string, w io.Writer) (
 // connServer hands every connection it accepts to handle, in a goroutine
 // of its own, and closes it when handle returns. stop closes the listener
 // and waits for the handlers (also done when the test ends).
-func connServer(t *testing.T, handle func(c net.Conn)) (addr string, stop func()) {
+func connServer(t testing.TB, handle func(c net.Conn)) (addr string, stop func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -466,52 +466,33 @@ func TestCancelInterrupts(t *testing.T) {
 // into a fixed buffer: it allocates nothing per request, so the client's
 // allocations can be counted.
 func quietServer(t testing.TB, resp []byte) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	addr, _ := connServer(t, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
+		tail := 0 // bytes of "\r\n\r\n" matched so far
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				tail := 0 // bytes of "\r\n\r\n" matched so far
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
+			for _, b := range buf[:n] {
+				switch {
+				case b == "\r\n\r\n"[tail]:
+					tail++
+				case b == '\r':
+					tail = 1
+				default:
+					tail = 0
+				}
+				if tail == 4 {
+					tail = 0
+					if _, err := c.Write(resp); err != nil {
 						return
 					}
-					for _, b := range buf[:n] {
-						switch {
-						case b == "\r\n\r\n"[tail]:
-							tail++
-						case b == '\r':
-							tail = 1
-						default:
-							tail = 0
-						}
-						if tail == 4 {
-							tail = 0
-							if _, err := c.Write(resp); err != nil {
-								return
-							}
-						}
-					}
 				}
-			}()
+			}
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return "http://" + ln.Addr().String() + "/"
+	})
+	return "http://" + addr + "/"
 }
 
 func TestSteadyStateAllocatesNothingPerRequest(t *testing.T) {
