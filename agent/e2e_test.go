@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -40,55 +42,95 @@ type fleetSide struct {
 func newFleetSide(t *testing.T, broker string) *fleetSide {
 	f := &fleetSide{t: t, events: map[string][]*wire.Event{}, results: map[string]*wire.Result{},
 		changed: make(chan struct{}, 1), ack: true}
+	subs := map[string]func(paho.Message){
+		"edgebench/v1/+/+/event": func(m paho.Message) {
+			ev, err := wire.DecodeEvent(m.Payload())
+			if err != nil {
+				t.Errorf("bad event: %v", err)
+				return
+			}
+			// paho runs each handler in a goroutine of its own
+			// (SetOrderMatters(false)): keep a command's events in
+			// their Seq order, not in the order their handlers ran.
+			f.mu.Lock()
+			evs := f.events[ev.CommandID]
+			i := slices.IndexFunc(evs, func(e *wire.Event) bool { return e.Seq > ev.Seq })
+			if i < 0 {
+				i = len(evs)
+			}
+			f.events[ev.CommandID] = slices.Insert(evs, i, ev)
+			f.mu.Unlock()
+			f.poke()
+		},
+		"edgebench/v1/+/+/result": func(m paho.Message) {
+			r, err := wire.DecodeResult(m.Payload())
+			if err != nil {
+				t.Errorf("bad result: %v", err)
+				return
+			}
+			f.mu.Lock()
+			f.results[r.ID] = r
+			ack := f.ack
+			f.mu.Unlock()
+			if ack {
+				b, _ := (&wire.Ack{V: wire.SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
+				f.c.Publish("edgebench/v1/"+r.Fleet+"/"+r.Device+"/ack", 1, false, b)
+			}
+			f.poke()
+		},
+		"edgebench/v1/+/+/status": func(m paho.Message) {
+			st, err := wire.DecodeStatus(m.Payload())
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.status = st
+			f.mu.Unlock()
+			f.poke()
+		},
+	}
+	// What the collector's side saw of its connection goes to the test's
+	// log while the test runs (a lost connection explains a lost event).
+	var over atomic.Bool
+	logf := func(format string, args ...any) {
+		if !over.Load() {
+			t.Logf(format, args...)
+		}
+	}
+	subscribed := make(chan error, 1)
 	opts := paho.NewClientOptions().AddBroker(broker).SetClientID("test-collector").SetCleanSession(true).
-		SetOrderMatters(false)
+		SetOrderMatters(false).
+		SetConnectionLostHandler(func(_ paho.Client, err error) { logf("collector side: connection lost: %v", err) }).
+		// The session is clean: subscribe on every connection, so that
+		// a reconnected collector side still hears the devices.
+		SetOnConnectHandler(func(c paho.Client) {
+			var err error
+			for topic, fn := range subs {
+				tok := c.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) { fn(m) })
+				if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+					err = fmt.Errorf("subscribe %s: %v", topic, tok.Error())
+					logf("collector side: %v", err)
+					break
+				}
+			}
+			select {
+			case subscribed <- err:
+			default:
+			}
+		})
 	f.c = paho.NewClient(opts)
 	if tok := f.c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("collector connect: %v", tok.Error())
 	}
-	t.Cleanup(func() { f.c.Disconnect(100) })
-	sub := func(topic string, fn func(paho.Message)) {
-		if tok := f.c.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) { fn(m) }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatalf("subscribe %s: %v", topic, tok.Error())
+	t.Cleanup(func() { over.Store(true); f.c.Disconnect(100) })
+	select {
+	case err := <-subscribed:
+		if err != nil {
+			t.Fatal(err)
 		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("collector side: not subscribed in 20 s")
 	}
-	sub("edgebench/v1/+/+/event", func(m paho.Message) {
-		ev, err := wire.DecodeEvent(m.Payload())
-		if err != nil {
-			t.Errorf("bad event: %v", err)
-			return
-		}
-		f.mu.Lock()
-		f.events[ev.CommandID] = append(f.events[ev.CommandID], ev)
-		f.mu.Unlock()
-		f.poke()
-	})
-	sub("edgebench/v1/+/+/result", func(m paho.Message) {
-		r, err := wire.DecodeResult(m.Payload())
-		if err != nil {
-			t.Errorf("bad result: %v", err)
-			return
-		}
-		f.mu.Lock()
-		f.results[r.ID] = r
-		ack := f.ack
-		f.mu.Unlock()
-		if ack {
-			b, _ := (&wire.Ack{V: wire.SchemaVersion, ResultID: r.ID}).MarshalMsg(nil)
-			f.c.Publish("edgebench/v1/"+r.Fleet+"/"+r.Device+"/ack", 1, false, b)
-		}
-		f.poke()
-	})
-	sub("edgebench/v1/+/+/status", func(m paho.Message) {
-		st, err := wire.DecodeStatus(m.Payload())
-		if err != nil {
-			return
-		}
-		f.mu.Lock()
-		f.status = st
-		f.mu.Unlock()
-		f.poke()
-	})
 	return f
 }
 
