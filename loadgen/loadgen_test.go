@@ -324,27 +324,12 @@ func TestResetsAndTruncationAreReadErrors(t *testing.T) {
 	}
 
 	// A server that resets every connection as soon as it has a request.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 4096))
-			c.(*net.TCPConn).SetLinger(0)
-			c.Close()
-		}
-	}()
-	r = run(t, Config{URL: "http://" + ln.Addr().String() + "/", Connections: 2, Requests: 20, KeepAlive: true})
-	ln.Close()
-	wg.Wait()
+	addr, stop := connServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		c.(*net.TCPConn).SetLinger(0)
+	})
+	r = run(t, Config{URL: "http://" + addr + "/", Connections: 2, Requests: 20, KeepAlive: true})
+	stop()
 	if r.Errors.Read != 20 || r.OK != 0 {
 		t.Errorf("resets: read errors %d ok %d, want 20 and 0 (errors %+v)", r.Errors.Read, r.OK, r.Errors)
 	}
