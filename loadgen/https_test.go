@@ -214,9 +214,9 @@ func TestBadCertificatesFailInOneLine(t *testing.T) {
 		{expired, TLSConfig{CACerts: ca}, false, []string{"certificate refused", "expired", "--insecure"}},
 		{wrongHost, TLSConfig{CACerts: ca}, false, []string{"certificate refused", "valid for wrong.example, not localhost"}},
 		{good, TLSConfig{}, false, []string{"certificate refused", "unknown authority", "--cacert"}},
-		{plain.url("/")[:4] + "s" + plain.url("/")[4:], TLSConfig{CACerts: ca}, false, []string{"speaks no TLS"}},
+		{"https://" + plain + "/", TLSConfig{CACerts: ca}, false, []string{"speaks no TLS"}},
 		{good, TLSConfig{CACerts: ca}, true, []string{"speaks no HTTP/2", "ALPN", "--h2"}},
-		{plain.url("/"), TLSConfig{}, true, []string{"speaks no HTTP/2", "HTTP/1.x", "--h2c"}},
+		{"http://" + plain + "/", TLSConfig{}, true, []string{"speaks no HTTP/2", "HTTP/1.x", "--h2c"}},
 	} {
 		start := time.Now()
 		_, err := Run(context.Background(), Config{URL: c.url, Connections: 2, Duration: 5 * time.Second, KeepAlive: true, HTTP2: c.h2, TLS: c.tls})
@@ -246,32 +246,13 @@ func TestBadCertificatesFailInOneLine(t *testing.T) {
 
 // badRequestServer answers whatever it reads with a 400 and closes, as an
 // HTTP/1.1 server does with bytes that are no request.
-func badRequestServer(t *testing.T) *rawServer {
+func badRequestServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln, conns: map[net.Conn]bool{}}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				c.Read(make([]byte, 4096))
-				io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-			}()
-		}
-	}()
-	t.Cleanup(s.close)
-	return s
+	addr, _ := connServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	})
+	return addr
 }
 
 // TestTLSSteadyStateAllocations: on kept-alive connections, crypto/tls

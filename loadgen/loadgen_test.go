@@ -95,6 +95,11 @@ func connServer(t testing.TB, handle func(c net.Conn)) (addr string, stop func()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln.Addr().String(), serve(t, ln, handle)
+}
+
+// serve is connServer on a listener of the caller's (TLS, say).
+func serve(t testing.TB, ln net.Listener, handle func(c net.Conn)) (stop func()) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -114,7 +119,7 @@ func connServer(t testing.TB, handle func(c net.Conn)) (addr string, stop func()
 	}()
 	stop = sync.OnceFunc(func() { ln.Close(); wg.Wait() })
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return stop
 }
 
 func (s *rawServer) url(path string) string { return "http://" + s.ln.Addr().String() + path }

@@ -206,39 +206,24 @@ func tlsHTTPServer(t *testing.T, cfg *tls.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	resp := append([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n"), bytes.Repeat([]byte("x"), 2000)...)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	serve(t, ln, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if line == "\r\n" {
+					break
+				}
+			}
+			if _, err := c.Write(resp); err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if line == "\r\n" {
-							break
-						}
-					}
-					if _, err := c.Write(resp); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
