@@ -372,13 +372,19 @@ func (w *worker) begin(c *conn, now int64) {
 		w.write(c, now)
 		return
 	}
-	if err := w.dial(c, now); err != nil {
+	w.dial(c, now)
+}
+
+// dial opens a connection for c; its first bytes go out in dialed. A
+// failure to open it fails c's request as a connect error.
+func (w *worker) dial(c *conn, now int64) {
+	if err := w.open(c, now); err != nil {
 		errno, _ := err.(syscall.Errno)
 		w.connectFailed(c, errno, now)
 	}
 }
 
-func (w *worker) dial(c *conn, now int64) error {
+func (w *worker) open(c *conn, now int64) error {
 	sh := w.sh
 	c.tConnect, c.up = now, false
 	fd, err := syscall.Socket(sh.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
@@ -459,9 +465,7 @@ func (w *worker) onEvent(c *conn, ev uint32, now int64) {
 	switch c.state {
 	case stConnecting:
 		if ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-			// Failure path only: ask the socket why.
-			errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-			w.dialFailed(c, syscall.Errno(errno), outRead, now)
+			w.socketFailed(c, now)
 			return
 		}
 		if ev&syscall.EPOLLOUT != 0 {
@@ -511,8 +515,7 @@ func (w *worker) write(c *conn, now int64) {
 		if err != nil {
 			switch {
 			case c.state == stConnecting:
-				errno, _ := err.(syscall.Errno)
-				w.dialFailed(c, errno, outWrite, now)
+				w.dialFailed(c, err, outWrite, now)
 			case !w.retryStale(c, now):
 				w.fail(c, outWrite, now, 0)
 			}
@@ -664,18 +667,28 @@ func (w *worker) closed(c *conn, now int64) {
 	w.next(c, now)
 }
 
-// dialFailed ends the request of a connection that failed before its
-// first bytes went out. A reset means it was up and the server dropped it
-// (it accepted, then closed with SO_LINGER 0, or it was overloaded): the
+// dialFailed ends the request of a connection that failed (err) before
+// its first bytes went out. A reset means it was up and the server dropped
+// it (it accepted, then closed with SO_LINGER 0, or it was overloaded): the
 // request failed with outcome, not the connect. Anything else (refused,
 // unreachable, timed out) is a connect error.
-func (w *worker) dialFailed(c *conn, errno syscall.Errno, outcome int, now int64) {
+func (w *worker) dialFailed(c *conn, err error, outcome int, now int64) {
+	var errno syscall.Errno
+	errors.As(err, &errno)
 	if errno != syscall.ECONNRESET && errno != syscall.EPIPE {
 		w.connectFailed(c, errno, now)
 		return
 	}
 	w.connected(c, now)
 	w.fail(c, outcome, now, 0)
+}
+
+// socketFailed ends the request of a connection whose socket reported an
+// error (EPOLLERR or EPOLLHUP) before its first bytes went out: it asks
+// the socket why.
+func (w *worker) socketFailed(c *conn, now int64) {
+	errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+	w.dialFailed(c, syscall.Errno(errno), outRead, now)
 }
 
 // connectFailed ends the current request with a connect error (errno

@@ -49,10 +49,7 @@ func (w *worker) h2Connect(c *conn, now int64) {
 		return
 	}
 	c.lastIO = now
-	if err := w.dial(c, now); err != nil {
-		errno, _ := err.(syscall.Errno)
-		w.connectFailed(c, errno, now)
-	}
+	w.dial(c, now)
 }
 
 // h2Open starts requests on the free stream slots: those a GOAWAY left
@@ -119,8 +116,7 @@ func (w *worker) h2Ready(c *conn) {
 // h2Event handles an epoll event of an HTTP/2 connection.
 func (w *worker) h2Event(c *conn, ev uint32, now int64) {
 	if !c.fc.up && ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-		errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-		w.dialFailed(c, syscall.Errno(errno), outRead, now)
+		w.socketFailed(c, now)
 		return
 	}
 	c.fc.edge(ev)
@@ -146,9 +142,7 @@ func (w *worker) h2Up(c *conn, now int64) {
 // it never connected.
 func (w *worker) h2WriteFailed(c *conn, err error, now int64) {
 	if !c.fc.up {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		w.dialFailed(c, errno, outWrite, now)
+		w.dialFailed(c, err, outWrite, now)
 		return
 	}
 	w.fail(c, outWrite, now, 0)

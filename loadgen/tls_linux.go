@@ -4,7 +4,6 @@ package loadgen
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -300,8 +299,7 @@ func (w *worker) handshake(c *conn, now int64) {
 // handshakeEvent goes on with c's handshake after an epoll event.
 func (w *worker) handshakeEvent(c *conn, ev uint32, now int64) {
 	if !c.fc.up && ev&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-		errno, _ := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-		w.dialFailed(c, syscall.Errno(errno), outRead, now)
+		w.socketFailed(c, now)
 		return
 	}
 	c.fc.edge(ev)
@@ -355,9 +353,7 @@ func (w *worker) handshakeStep(c *conn, now int64, done bool) {
 // HTTP/2 server that is none), noted for the run's error.
 func (w *worker) setupFailed(c *conn, err error, now int64) {
 	if !c.fc.up {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		w.dialFailed(c, errno, outWrite, now)
+		w.dialFailed(c, err, outWrite, now)
 		return
 	}
 	err, lasting := handshakeErr(err, w.sh.h2)
