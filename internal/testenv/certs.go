@@ -63,13 +63,8 @@ func WebCertificates(t testing.TB, dir string) WebCerts {
 // valid from notBefore to notAfter, signed by ca, and its key.
 func writeLeaf(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, hosts []string, notBefore, notAfter time.Time) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: hosts[0]},
+		Subject:   pkix.Name{CommonName: hosts[0]},
 		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -81,11 +76,8 @@ func writeLeaf(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecds
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = writeKeyPair(t, dir, name, der, key)
+	cert, key := sign(t, tmpl, ca, caKey)
+	certFile, keyFile = writeKeyPair(t, dir, name, cert.Raw, key)
 	// Readable by a server's workers, which may run as another user (the
 	// keys are throwaway).
 	os.Chmod(certFile, 0o644)
@@ -113,23 +105,33 @@ func writePair(t testing.TB, dir, name string, ca *x509.Certificate, caKey *ecds
 
 func issue(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, ca bool) (*x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
+		Subject:   pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	if ca {
 		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-		parent, parentKey = tmpl, key
+		parent, parentKey = nil, nil
 	}
 	if ip := net.ParseIP(cn); ip != nil {
 		tmpl.IPAddresses = []net.IP{ip}
+	}
+	return sign(t, tmpl, parent, parentKey)
+}
+
+// sign makes a P-256 key and the certificate of tmpl for it (with a random
+// serial number), signed by parent, or by itself when parent is nil.
+func sign(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber, _ = rand.Int(rand.Reader, big.NewInt(1<<62))
+	if parent == nil {
+		parent, parentKey = tmpl, key
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
