@@ -84,15 +84,7 @@ func Caddy(t testing.TB) CaddyServer {
 	cmd.Dir = dir
 	// caddy keeps its state under $HOME and $XDG_*: keep it in dir.
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
+	out := start(t, cmd, os.Interrupt)
 	srv.PID = cmd.Process.Pid
 	deadline := time.Now().Add(20 * time.Second)
 	for {

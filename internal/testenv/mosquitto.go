@@ -32,15 +32,7 @@ func MosquittoConfig(t testing.TB, config string) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", conf)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	out := start(t, cmd, os.Kill)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -53,6 +45,22 @@ func MosquittoConfig(t testing.TB, config string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// start starts cmd, its output going to the buffer it returns, and stops
+// it with sig (and waits for it) when the test ends.
+func start(t testing.TB, cmd *exec.Cmd, sig os.Signal) *lockedBuffer {
+	t.Helper()
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+	})
+	return out
 }
 
 type lockedBuffer struct {

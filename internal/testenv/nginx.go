@@ -137,15 +137,7 @@ http {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
+	out := start(t, cmd, os.Interrupt)
 	srv.Master = cmd.Process.Pid
 	// Listening is not enough: wait for every worker.
 	deadline := time.Now().Add(10 * time.Second)
