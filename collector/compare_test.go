@@ -6,12 +6,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/golden"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -237,31 +236,6 @@ func TestCompareJSON(t *testing.T) {
 	})
 }
 
-// update rewrites the golden files: go test ./collector -run Golden -update
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or writes it there with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 // seedMixedSpecs stores what a user of the seeds' workloads ends up with
 // on pi-1: three runs of nginx and three of kangle on /index.html, and
 // one run of nginx on /mixed, a slow page that timed out 99 times.
@@ -414,8 +388,8 @@ func TestCompareGolden(t *testing.T) {
 				if err := c.WriteJSON(&js); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, tc.name+".txt", text.Bytes())
-				golden(t, tc.name+".json", js.Bytes())
+				golden.Check(t, tc.name+".txt", text.Bytes())
+				golden.Check(t, tc.name+".json", js.Bytes())
 			})
 		}
 	})

@@ -3,18 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/internal/golden"
 	"github.com/edgebench/edgebench/probe"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // csvTimes are the sample times that start the lines of the CSV format.
 var csvTimes = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[^,]*,`)
@@ -39,21 +36,7 @@ func TestProbeRootGolden(t *testing.T) {
 				if format == "csv" {
 					got = csvTimes.ReplaceAll(got, []byte("TIME,"))
 				}
-				path := filepath.Join("testdata", name)
-				if *update {
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (go test -run ProbeRootGolden -update writes it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("edgebench probe --root %s --format %s differs from %s (-update rewrites it after a wanted change):\n--- got\n%s--- want\n%s",
-						tree, format, path, got, want)
-				}
+				golden.Check(t, name, got)
 			})
 		}
 	}

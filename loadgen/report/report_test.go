@@ -3,14 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files of the reports")
+	"github.com/edgebench/edgebench/internal/golden"
+)
 
 // goldenResult is a fixed LoadResult with a bit of everything: failures of
 // each class, two status codes, a drain and a warm-up.
@@ -141,19 +138,6 @@ func TestReportsGolden(t *testing.T) {
 		if err := tc.write(&got); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", tc.file)
-		if *update {
-			if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -run Golden -update writes it)", err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s differs (go test -run Golden -update rewrites it after a wanted change):\n--- got\n%s\n--- want\n%s", tc.file, got.Bytes(), want)
-		}
+		golden.Check(t, tc.file, got.Bytes())
 	}
 }

@@ -2,13 +2,10 @@ package machine
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/edgebench/edgebench/internal/golden"
+)
 
 func pf(v float64) *float64 { return &v }
 func ps(m, x float64) *Stat { return &Stat{Mean: m, Max: x} }
@@ -49,19 +46,6 @@ func TestWriteTextGolden(t *testing.T) {
 		if err := r.WriteText(&got); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -run WriteTextGolden -update writes it)", err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s differs (-update rewrites it after a wanted change):\n--- got\n%s--- want\n%s", name, got.Bytes(), want)
-		}
+		golden.Check(t, name, got.Bytes())
 	}
 }
