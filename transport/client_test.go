@@ -61,7 +61,14 @@ func TestBrokerDownThenUp(t *testing.T) {
 	b := testenv.NewBroker(t)
 	st := newStore()
 	dir := t.TempDir()
-	dev, sp := device(t, b.URL(), dir, Options{})
+	// The device reaches the broker through a gate, shut until the
+	// collector is in: had the device got in between the collector's
+	// subscription and its announcement, it would send the result on its
+	// connect and again on the announcement (at least once, as designed),
+	// and this test wants to see it sent once.
+	g := newGate(t, b.Addr)
+	g.cut()
+	dev, sp := device(t, g.url(), dir, Options{})
 	res := smallResult()
 	if err := dev.PublishResult(ctx10(t), res); err != nil {
 		t.Fatalf("publish with the broker down: %v", err)
@@ -71,7 +78,9 @@ func TestBrokerDownThenUp(t *testing.T) {
 	}
 	// The collector first, so that it is subscribed when the device gets in.
 	b.Start()
-	collector(t, b.URL(), st, "")
+	col, _ := collector(t, b.URL(), st, "")
+	testenv.Until(t, "the collector subscribed and announced", col.restored.Load)
+	g.open()
 	if err := dev.WaitAck(ctx10(t), res.ID); err != nil {
 		t.Fatal(err)
 	}
