@@ -51,13 +51,16 @@ type Client struct {
 	dropped   atomic.Int64
 	panics    atomic.Int64
 
-	mu       sync.Mutex
-	subs     map[string]subscription // by filter
-	waiters  map[string][]chan error // closed by the ack; a rejection is sent first
-	lastSent map[string]time.Time
-	outbox   [][]byte          // events not yet sent, oldest first; at most outboxCap
-	lostEvts int64             // events dropped from a full outbox
-	kept     map[string][]byte // results the spool refused, held until acked; at most keptCap
+	mu      sync.Mutex
+	subs    map[string]subscription // by filter
+	waiters map[string][]chan error // closed by the ack; a rejection is sent first
+	// The last rejections (at most keptRejections), oldest first, for a
+	// WaitAck that comes after the collector's answer.
+	rejections []*RejectedError
+	lastSent   map[string]time.Time
+	outbox     [][]byte          // events not yet sent, oldest first; at most outboxCap
+	lostEvts   int64             // events dropped from a full outbox
+	kept       map[string][]byte // results the spool refused, held until acked; at most keptCap
 
 	tls     *tls.Config  // nil for a plain tcp:// broker
 	skipped atomic.Int64 // packets over MaxPacketSize skipped

@@ -83,6 +83,11 @@ func TestCollectorRejectsForGood(t *testing.T) {
 	if !errors.As(err, &rej) || rej.Reason != "run 0 refers to disk 7 of 1" {
 		t.Fatalf("WaitAck: %v, want the rejection and its reason", err)
 	}
+	// A WaitAck that comes after the rejection (the result has left the
+	// spool) says the same, not that it was acked.
+	if err := dev.WaitAck(ctx10(t), bad.ID); !errors.As(err, &rej) || rej.ResultID != bad.ID {
+		t.Fatalf("WaitAck after the rejection: %v, want the rejection", err)
+	}
 	if s := sp.Stats(); s.Count != 0 || s.Rejected != 1 {
 		t.Errorf("spool stats %+v, want the entry rejected", s)
 	}

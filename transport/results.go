@@ -182,7 +182,7 @@ func (c *Client) WaitAck(ctx context.Context, id string) error {
 		c.mu.Unlock()
 	}()
 	if !c.held(id) {
-		return nil
+		return c.rejection(id)
 	}
 	select {
 	case err := <-ch:
@@ -285,11 +285,35 @@ func (c *Client) acker() {
 	}
 }
 
+// keptRejections is how many rejections a Client remembers for the
+// WaitAck calls that come after the collector's answer.
+const keptRejections = 64
+
+// rejection is the rejection of result id, if it is among the last ones.
+func (c *Client) rejection(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rej := range c.rejections {
+		if rej.ResultID == id {
+			return rej
+		}
+	}
+	return nil
+}
+
 // reject moves a result that can never be delivered to the spool's
 // rejected/ folder and ends its waits with rej.
 func (c *Client) reject(rej *RejectedError) {
 	c.log.Warn("result set aside in the spool's rejected/ folder, never to be sent", zap.String("result_id", rej.ResultID),
 		zap.String("reason", rej.Reason), zap.Int64("rejected", c.opts.Spool.Stats().Rejected+1))
+	// Noted before the result leaves the spool: a WaitAck that finds it
+	// gone finds its rejection.
+	c.mu.Lock()
+	if len(c.rejections) == keptRejections {
+		c.rejections = c.rejections[1:]
+	}
+	c.rejections = append(c.rejections, rej)
+	c.mu.Unlock()
 	if err := c.opts.Spool.Reject(rej.ResultID); err != nil {
 		c.log.Error("spool reject", zap.String("result_id", rej.ResultID), zap.Error(err))
 		return
