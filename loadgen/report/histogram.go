@@ -168,7 +168,11 @@ func (h *Histogram) Quantile(q float64) int64 {
 		return 0
 	}
 	q = min(max(q, 0), 1)
-	want := int64(math.Ceil(q * float64(h.total)))
+	// The rank is ceil(q x total), with the product taken a part in 10^12
+	// low: 99.9/100 x 1000 is 999.0000000000001 in floats, and the 99.9th
+	// percentile of 1,000 values is the 999th (HdrHistogram steps its
+	// percentile down by an ulp for the same reason).
+	want := int64(math.Ceil(q * float64(h.total) * (1 - 1e-12)))
 	if want < 1 {
 		want = 1
 	}
