@@ -144,6 +144,10 @@ type shared struct {
 	setupFatal bool  // setupErr will not go away: a refused certificate, no TLS, no h2
 }
 
+// inWindow reports whether a request due at start (ns since base) is the
+// measured window's: the warm-up's are in no figure.
+func (s *shared) inWindow(start int64) bool { return start >= s.measureStart }
+
 // noteSetup keeps a connection set-up error for the run's error, should no
 // connection ever be set up.
 func (s *shared) noteSetup(err error, lasting bool) {
@@ -199,7 +203,7 @@ func (w *worker) run(first, stride int) {
 		if sh.interval > 0 {
 			// Request k of the run is due at k/rate; connection j sends
 			// requests j, j+n, j+2n, ...
-			c.nextSend = int64(float64(first+i*stride) * float64(sh.interval) / float64(sh.cfg.Connections))
+			c.nextSend = firstSend(first+i*stride, sh.cfg.Connections, sh.interval)
 		}
 		w.next(c, now)
 	}
@@ -348,7 +352,7 @@ func (w *worker) next(c *conn, now int64) {
 		start = c.nextSend
 		c.nextSend += sh.interval
 	}
-	counted := start >= sh.measureStart
+	counted := sh.inWindow(start)
 	if counted && sh.budget > 0 && sh.issued.Add(1) > sh.budget {
 		w.finish(c)
 		return

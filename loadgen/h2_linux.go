@@ -77,7 +77,7 @@ func (w *worker) h2Open(c *conn, now int64) {
 				start = c.nextSend
 				c.nextSend += sh.interval
 			}
-			counted := start >= sh.measureStart
+			counted := sh.inWindow(start)
 			if counted && sh.budget > 0 && sh.issued.Add(1) > sh.budget {
 				h.done = true
 				return

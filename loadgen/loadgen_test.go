@@ -404,8 +404,11 @@ func TestOpenLoopRateAndCoordinatedOmission(t *testing.T) {
 		return true
 	})
 	r := run(t, Config{URL: srv.url("/"), Connections: 1, Duration: 2 * time.Second, Rate: 200, KeepAlive: true})
-	if r.Completed < 300 || r.Completed > 420 {
-		t.Errorf("completed %d in 2 s at 200 req/s", r.Completed)
+	// 400 requests are due in the window: the stall delays some, and the
+	// connection catches up; a scheduler 5 % slow, or one that sends a
+	// request more than is due, fails.
+	if started := r.Completed + r.Drained.Requests; started < 380 || started > 400 {
+		t.Errorf("%d requests started (%d completed, %d drained) in 2 s at 200 req/s, want 380 to 400", started, r.Completed, r.Drained.Requests)
 	}
 	// About 60 requests were due during the stall: their latency counts it.
 	slow := r.Latency.Count() - countBelow(r.Latency, 100_000)

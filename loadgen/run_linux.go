@@ -63,10 +63,7 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	}
 	sh.docLen.Store(-1)
 	if cfg.Rate > 0 {
-		sh.interval = int64(float64(cfg.Connections) * float64(time.Second) / cfg.Rate)
-		if sh.interval < 1 {
-			sh.interval = 1
-		}
+		sh.interval = openLoopInterval(cfg.Connections, cfg.Rate)
 	}
 
 	var lim syscall.Rlimit
@@ -152,26 +149,11 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 		r.TLS.Resume = !cfg.TLS.NoResume
 	}
 	r.Start = sh.base.Add(time.Duration(sh.measureStart))
-	// The window ends at the deadline of a timed run that reached it, or
-	// when its last request ended (the last of -n, or the cancel): never
-	// later, whatever the drain took.
-	winEnd := end
 	var lastEnd int64
 	for _, w := range workers {
 		lastEnd = max(lastEnd, w.lastEnd)
 	}
-	switch {
-	case st.abortAt > 0:
-		winEnd = st.abortAt
-	case sh.deadline > 0 && end >= sh.deadline:
-		winEnd = sh.deadline
-	case lastEnd > 0:
-		winEnd = lastEnd
-	}
-	if sh.deadline > 0 {
-		winEnd = min(winEnd, sh.deadline)
-	}
-	r.Duration = max(time.Duration(winEnd-sh.measureStart), 0)
+	r.Duration = max(time.Duration(windowEnd(end, st.abortAt, sh.deadline, lastEnd)-sh.measureStart), 0)
 	r.Interrupted = st.interrupted
 	r.DocLength = sh.docLen.Load()
 	return r, nil
