@@ -33,6 +33,16 @@ func TestQuantilesExact(t *testing.T) {
 		t.Errorf("min %d max %d count %d mean %v, want 1 100 100 50.5", h.Min(), h.Max(), h.Count(), h.Mean())
 	}
 
+	// A value in a bucket wider than 1: no percentile is above it, the
+	// largest recorded.
+	h = NewLatencyHistogram()
+	h.Record(123_457)
+	for _, q := range []float64{0, 0.5, 1} {
+		if got := h.Quantile(q); got != 123_457 {
+			t.Errorf("quantile %v of one value 123457: %d", q, got)
+		}
+	}
+
 	// 9,990 values of 10 and 10 of 20: the 99.9th percentile of 10,000 is
 	// the 9,990th value, 10; a hair above it is 20. 0.999 x 10,000 is
 	// 9990.000000000002 in floats: the rank must not round up to 9,991.
