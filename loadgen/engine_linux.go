@@ -631,11 +631,10 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 // an error) it closes it and starts the next request.
 func (w *worker) awaitFIN(c *conn, now int64) {
 	for {
-		var n int
 		var err error
 		switch {
 		case c.tl.tc != nil && !c.tlsEOF:
-			n, err = c.tl.tc.Read(w.buf)
+			_, err = c.tl.tc.Read(w.buf)
 			if err == io.EOF {
 				// The server's close_notify (or FIN): its FIN may
 				// still be on its way.
@@ -643,8 +642,9 @@ func (w *worker) awaitFIN(c *conn, now int64) {
 				continue
 			}
 		case c.tl.tc != nil:
-			n, err = c.fc.Read(w.buf)
+			_, err = c.fc.Read(w.buf)
 		default:
+			var n int
 			n, err = rawRead(c.fd, w.buf)
 			if err == syscall.EAGAIN {
 				err = errWouldBlock

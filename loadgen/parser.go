@@ -27,7 +27,6 @@ var (
 	errBadLength   = errors.New("malformed Content-Length")
 	errBadChunk    = errors.New("malformed chunk")
 	errLineTooLong = errors.New("header line too long")
-	errExtraData   = errors.New("data after the response")
 )
 
 // respParser is an incremental HTTP/1.x response parser. It is fed the bytes

@@ -16,14 +16,6 @@ type cpuTimes struct {
 	v  [8]uint64
 }
 
-func (c *cpuTimes) total() uint64 {
-	var t uint64
-	for _, x := range c.v {
-		t += x
-	}
-	return t
-}
-
 // statSnap is what the probe keeps of /proc/stat.
 type statSnap struct {
 	cpus              []cpuTimes // total first, then per core in file order

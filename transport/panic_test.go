@@ -34,6 +34,7 @@ func TestHandlerPanicDropsTheMessage(t *testing.T) {
 	if err := c.Subscribe("x/#", 1, func(_ context.Context, topic string, b []byte) {
 		if string(b) == "boom" {
 			var m map[string]int
+			//lint:ignore SA5000 the handler panics on purpose
 			m["nil map"]++
 		}
 		got <- string(b)
