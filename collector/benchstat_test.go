@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // TestExportReadByBenchstat feeds the benchfmt export to benchstat itself
@@ -19,10 +21,7 @@ func TestExportReadByBenchstat(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e storeEngine) {
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("go is not on PATH")
-			}
-			t.Skip("SKIPPED: go is not on PATH, so benchstat cannot run")
+			testenv.Missing(t, "go is not on PATH, so benchstat cannot run", "put the Go toolchain on PATH")
 		}
 		s := e.open(t)
 		seedCompare(t, s)

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // root is the repository root; tests run in packaging/.
 const root = ".."
 
-func inCI() bool { return os.Getenv("CI") == "true" }
+func inCI() bool { return testenv.InCI() }
 
 // need skips the test loudly when tool is absent, or fails it in CI when
 // failInCI is set.
@@ -25,12 +27,10 @@ func need(t *testing.T, tool string, failInCI bool) string {
 	if err == nil {
 		return p
 	}
-	msg := "SKIPPING: " + tool + " not found on PATH; this test checks the packaging with it"
-	if failInCI && inCI() {
-		t.Fatal(msg + " (required when CI=true)")
+	if failInCI {
+		testenv.Missing(t, tool+" is not on PATH; this test checks the packaging with it", "apt-get install the package that has it")
 	}
-	t.Log(msg)
-	t.Skip(msg)
+	t.Skip("!!! SKIPPED: " + tool + " is not on PATH; this test checks the packaging with it")
 	return ""
 }
 
