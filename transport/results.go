@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
-	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/wire"
@@ -335,90 +333,4 @@ func (c *Client) done(id string, err error) {
 		close(w)
 	}
 	delete(c.waiters, id)
-}
-
-// onCollectorStatus has the session send every held result again when a
-// collector announces a connection not seen before, while this client is
-// subscribed. A retained copy that comes with the client's own subscribe
-// (retained set) is of a collector subscribed before this client's
-// connect, which the connect's own replay reaches: it is only noted.
-func (c *Client) onCollectorStatus(b []byte, retained bool) {
-	if len(b) == 0 { // a cleared retained message
-		return
-	}
-	st, err := wire.DecodeStatus(b)
-	if err != nil || st.State != wire.StatusOnline {
-		return
-	}
-	seen := st.BootID + "/" + strconv.FormatUint(st.ConnSeq, 10)
-	c.mu.Lock()
-	fresh := seen != c.collectorSeen
-	c.collectorSeen = seen
-	c.mu.Unlock()
-	if fresh && !retained {
-		select {
-		case c.collectorUp <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// watchCollectors sets a collector's Last Will, its status lost, and
-// subscribes it to the collectors' status, where it watches the others.
-func (c *Client) watchCollectors(mo *mqtt.ClientOptions) error {
-	will := c.collectorStatus(wire.StatusLost, 0)
-	b, err := will.MarshalMsg(nil)
-	if err != nil {
-		return fmt.Errorf("mqtt client: will: %w", err)
-	}
-	mo.SetBinaryWill(c.topics.CollectorStatus(), b, 1, true)
-	c.subs[c.topics.CollectorStatus()] = subscription{qos: 1} // routed to onPeerStatus
-	return nil
-}
-
-// onPeerStatus has a collector's client announce itself again when
-// another collector's status says it is gone (its Last Will, or its
-// Close): the devices then send again the results they hold, which the
-// one that left may have taken without acknowledging. A retained copy
-// that comes with the subscription is of a collector gone before this
-// one's own announcement, which the devices heard.
-func (c *Client) onPeerStatus(b []byte, retained bool) {
-	if len(b) == 0 || retained {
-		return
-	}
-	st, err := wire.DecodeStatus(b)
-	if err != nil || st.State == wire.StatusOnline || st.BootID == c.instance {
-		return
-	}
-	select {
-	case c.reannounce <- struct{}{}:
-	default:
-	}
-}
-
-// collectorStatus is this collector's status on the collectors' topic.
-func (c *Client) collectorStatus(state wire.StatusState, seq uint64) wire.Status {
-	return wire.Status{V: wire.SchemaVersion, State: state, BootID: c.instance, ConnSeq: seq}
-}
-
-// collectorOffline publishes, at Close, that this collector is gone.
-func (c *Client) collectorOffline() {
-	st := c.collectorStatus(wire.StatusOffline, c.seq.Load())
-	st.At = time.Now().UTC()
-	if b, err := st.MarshalMsg(nil); err == nil {
-		wait(context.Background(), c.pc.Publish(c.topics.CollectorStatus(), 1, true, b), 2*time.Second)
-	}
-}
-
-// announceCollector publishes the collector's retained status for
-// connection seq (or, when another collector left, a new number), on
-// which every device sends the results it holds again.
-func (c *Client) announceCollector(seq uint64) {
-	st := c.collectorStatus(wire.StatusOnline, seq)
-	st.At = time.Now().UTC()
-	if b, err := st.MarshalMsg(nil); err == nil {
-		if err := c.Publish(c.ctx, c.topics.CollectorStatus(), 1, true, b); err != nil {
-			c.log.Warn("collector status", zap.Error(err))
-		}
-	}
 }
