@@ -77,7 +77,8 @@ type Config struct {
 	QueueLen int
 	Log      *zap.Logger
 
-	limits brokerLimits // the embedded broker's; tests shorten them
+	limits       brokerLimits  // the embedded broker's; tests shorten them
+	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
 }
 
 func (c *Config) fill() error {
@@ -86,6 +87,9 @@ func (c *Config) fill() error {
 	}
 	if c.Prefix == "" {
 		c.Prefix = wire.DefaultPrefix
+	}
+	if c.storeTimeout <= 0 {
+		c.storeTimeout = defaultStoreTimeout
 	}
 	if err := wire.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
@@ -266,7 +270,7 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: allowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(mux)),
+		c.web = &http.Server{Handler: allowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
 			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {

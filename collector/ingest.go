@@ -172,7 +172,11 @@ func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
 		}
 	}()
-	return c.store.Ingest(c.ctx, in)
+	err = storeCall(c.ctx, c.cfg.storeTimeout, func(ctx context.Context) error {
+		fresh, err = c.store.Ingest(ctx, in)
+		return err
+	})
+	return fresh, err
 }
 
 func (c *Collector) addr(topic string) (wire.Addr, bool) {
@@ -198,8 +202,10 @@ func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
 		return
 	}
 	if err := c.whileUnavailable(ctx, func() error {
-		_, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st)
-		return err
+		return storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error {
+			_, err := c.store.SetStatus(ctx, a.Fleet, a.Device, st)
+			return err
+		})
 	}); err != nil {
 		c.log.Error("status not stored", zap.Error(err))
 	}
@@ -215,7 +221,9 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
-	if err := c.whileUnavailable(ctx, func() error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) }); err != nil {
+	if err := c.whileUnavailable(ctx, func() error {
+		return storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) })
+	}); err != nil {
 		c.log.Error("event not stored", zap.Error(err))
 	}
 }
@@ -261,7 +269,10 @@ func (c *Collector) heartbeats() {
 		hbs := c.heartbeat
 		c.heartbeat = nil
 		c.hbMu.Unlock()
-		if err := c.store.SetHeartbeats(context.Background(), hbs); err != nil {
+		// The last flush, once the collector stops, has its deadline
+		// all the same.
+		err := storeCall(context.WithoutCancel(c.ctx), c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.SetHeartbeats(ctx, hbs) })
+		if err != nil {
 			c.log.Error("heartbeats not stored", zap.Int("devices", len(hbs)), zap.Error(err))
 		}
 		if c.ctx.Err() != nil {

@@ -104,7 +104,11 @@ func (c *Collector) retention() {
 	defer t.Stop()
 	for {
 		start := time.Now()
-		p, err := c.store.Prune(c.ctx, start.Add(-c.cfg.Keep))
+		var p Pruned
+		err := storeCall(c.ctx, pruneTimeout, func(ctx context.Context) (err error) {
+			p, err = c.store.Prune(ctx, start.Add(-c.cfg.Keep))
+			return err
+		})
 		switch {
 		case err != nil && c.ctx.Err() == nil:
 			c.log.Error("prune", zap.Duration("keep", c.cfg.Keep), zap.Error(err))

@@ -65,7 +65,11 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	if req.TTL <= 0 {
 		req.TTL = 10 * time.Minute
 	}
-	devs, err := c.store.Devices(ctx)
+	var devs []Device
+	err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) (err error) {
+		devs, err = c.store.Devices(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
@@ -119,7 +123,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 		if err != nil {
 			return nil, fmt.Errorf("trigger: encode: %w", err)
 		}
-		if err := c.store.AddCommand(ctx, t.fleet, t.device, cmd, raw); err != nil {
+		if err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.AddCommand(ctx, t.fleet, t.device, cmd, raw) }); err != nil {
 			return nil, fmt.Errorf("trigger: %w", err)
 		}
 		if err := c.client.PublishCommand(ctx, t.fleet, t.device, cmd); err != nil {

@@ -250,3 +250,45 @@ func StoreDB(t testing.TB, engine string) string {
 	}
 	return filepath.Join(t.TempDir(), "edgebench.db")
 }
+
+// Freeze stops the server's processes (SIGSTOP) as a hung database: its
+// connections stay open and nothing answers. The returned func, also
+// called when the test ends, lets them go on.
+func (p *Postgres) Freeze(t testing.TB) (thaw func()) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.data(), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		t.Fatalf("postmaster.pid: %v", err)
+	}
+	pids := []int{main}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		s, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so after ")".
+		fields := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(main) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
