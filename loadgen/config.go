@@ -23,6 +23,13 @@ type Config struct {
 	Threads     int           // event loops; 0: one per CPU, at most Connections
 	Requests    int64         // stop after this many measured requests; 0: no limit
 	Duration    time.Duration // measured window; 0 with Requests 0: 10 s
+	// MaxTime bounds a run of Requests without a Duration: when it is
+	// over, the requests in flight are cut (Drained.Cut) and the run
+	// ends, however many of Requests were sent, so that a server that
+	// never ends a response (endless headers, 100 Continue for ever, a
+	// body at a byte a second, GOAWAY after GOAWAY) cannot hold the run.
+	// 0: DefaultMaxTime; negative: no bound.
+	MaxTime time.Duration
 	Rate        float64       // open loop requests/s over all connections; 0: closed loop
 	KeepAlive   bool          // reuse connections (wrk); false: one connection per request (ab without -k)
 	// Timeout is an idle timeout (default 2 s): a request fails when the
@@ -103,6 +110,8 @@ const (
 	// MinRate is the lowest open-loop rate, requests/s: below it the time
 	// between one connection's requests overflows.
 	MinRate = 1e-3
+	// DefaultMaxTime is Config.MaxTime's default.
+	DefaultMaxTime = 10 * time.Minute
 )
 
 // ErrConfig wraps every configuration error.
@@ -178,6 +187,14 @@ func (c Config) withDefaults() (Config, report.Target, error) {
 	}
 	if c.Duration == 0 && c.Requests == 0 {
 		c.Duration = 10 * time.Second
+	}
+	switch {
+	case c.Duration > 0:
+		c.MaxTime = 0 // the Duration bounds the run
+	case c.MaxTime == 0:
+		c.MaxTime = DefaultMaxTime
+	case c.MaxTime < 0:
+		c.MaxTime = 0
 	}
 	if c.WholeRequestTimeout && c.Duration == 0 {
 		return c, t, configErr("a whole-request timeout (wrk's) needs a duration: a request that never ends would hold the run")

@@ -51,6 +51,7 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	if cfg.HTTP2 {
 		sh.h2, sh.h2req = true, newH2Request(cfg, target)
 	}
+	sh.pendMax = pendMax(cfg, sh)
 	sh.addr = &net.TCPAddr{IP: ip, Port: target.Port}
 	if ip4 := ip.To4(); ip4 != nil {
 		sa := &syscall.SockaddrInet4{Port: target.Port}
@@ -96,6 +97,11 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	if cfg.Duration > 0 {
 		sh.deadline = int64(cfg.Warmup + cfg.Duration)
 		sh.drainEnd = sh.deadline + sh.timeout
+	} else if cfg.MaxTime > 0 {
+		// A run of Requests, bounded: at MaxTime the window ends and
+		// what is still in flight is cut at once.
+		sh.deadline = int64(cfg.Warmup + cfg.MaxTime)
+		sh.drainEnd = sh.deadline
 	}
 	if cfg.WindowStart != nil && cfg.Warmup == 0 {
 		cfg.WindowStart()
@@ -157,6 +163,26 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	r.Interrupted = st.interrupted
 	r.DocLength = sh.docLen.Load()
 	return r, nil
+}
+
+// pendBase is the room a connection's pending output has beyond its
+// requests: the HTTP/2 frames it answers the server's with (at most
+// h2MaxControl acknowledgements of 17 bytes, window updates) and TLS's
+// own records.
+const pendBase = 1 << 20
+
+// pendMax bounds a connection's pending output (fdConn.pend): twice what
+// its requests take (an HTTP/1.x request; an HTTP/2 request on each
+// stream, with its frame headers and TLS's overhead) and pendBase. Past
+// it the server is reading less than it makes the client write: the
+// connection is closed and its requests counted as Errors.Limit.
+func pendMax(cfg Config, sh *shared) int {
+	if !sh.h2 {
+		return pendBase + 2*len(sh.req)
+	}
+	r := &sh.h2req
+	per := len(r.first) + len(r.body) + 9*(len(r.body)/h2FrameMax+2)
+	return pendBase + 2*cfg.Streams*per
 }
 
 // watchState is how a run ended, as watch saw it.
