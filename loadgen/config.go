@@ -29,9 +29,9 @@ type Config struct {
 	// never ends a response (endless headers, 100 Continue for ever, a
 	// body at a byte a second, GOAWAY after GOAWAY) cannot hold the run.
 	// 0: DefaultMaxTime; negative: no bound.
-	MaxTime time.Duration
-	Rate        float64       // open loop requests/s over all connections; 0: closed loop
-	KeepAlive   bool          // reuse connections (wrk); false: one connection per request (ab without -k)
+	MaxTime   time.Duration
+	Rate      float64 // open loop requests/s over all connections; 0: closed loop
+	KeepAlive bool    // reuse connections (wrk); false: one connection per request (ab without -k)
 	// Timeout is an idle timeout (default 2 s): a request fails when the
 	// server sends nothing for that long, whether it is connecting (a
 	// connect error), waiting for the first byte or between two reads of
