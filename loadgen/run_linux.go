@@ -165,24 +165,16 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	return r, nil
 }
 
-// pendBase is the room a connection's pending output has beyond its
-// requests: the HTTP/2 frames it answers the server's with (at most
-// h2MaxControl acknowledgements of 17 bytes, window updates) and TLS's
-// own records.
-const pendBase = 1 << 20
-
-// pendMax bounds a connection's pending output (fdConn.pend): twice what
-// its requests take (an HTTP/1.x request; an HTTP/2 request on each
-// stream, with its frame headers and TLS's overhead) and pendBase. Past
-// it the server is reading less than it makes the client write: the
-// connection is closed and its requests counted as Errors.Limit.
+// pendMax bounds a connection's pending output (fdConn.pend), as
+// pendBound says: past it the server is reading less than it makes the
+// client write; the connection is closed and its requests counted as
+// Errors.Limit.
 func pendMax(cfg Config, sh *shared) int {
 	if !sh.h2 {
-		return pendBase + 2*len(sh.req)
+		return pendBound(1, len(sh.req))
 	}
 	r := &sh.h2req
-	per := len(r.first) + len(r.body) + 9*(len(r.body)/h2FrameMax+2)
-	return pendBase + 2*cfg.Streams*per
+	return pendBound(cfg.Streams, len(r.first)+h2Request0(len(r.body)))
 }
 
 // watchState is how a run ended, as watch saw it.
