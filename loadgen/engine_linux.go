@@ -724,7 +724,7 @@ func (w *worker) awaitFIN(c *conn, now int64) {
 		}
 		// Bytes after a complete response on a closing connection are
 		// not part of any response: read past them.
-		if reads == maxReads {
+		if reads >= maxReads {
 			w.readLater(c, evIn)
 			return
 		}

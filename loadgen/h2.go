@@ -512,8 +512,8 @@ func (c *h2Client) frame(f h2Frame) error {
 			return h2Err("PING of %d bytes", len(f.p))
 		}
 		if f.flags&h2FlagAck == 0 {
-			if c.ctrl++; c.ctrl > h2MaxControl {
-				return errH2Flood
+			if err := c.ack(); err != nil {
+				return err
 			}
 			c.out = appendFrameHeader(c.out, 8, h2Ping, h2FlagAck, 0)
 			c.out = append(c.out, f.p...)
@@ -588,10 +588,19 @@ func (c *h2Client) settingsFrame(f h2Frame) error {
 			c.maxFrame = int(v)
 		}
 	}
+	if err := c.ack(); err != nil {
+		return err
+	}
+	c.out = appendFrameHeader(c.out, 0, h2Settings, h2FlagAck, 0)
+	return nil
+}
+
+// ack counts an acknowledgement (of a PING or SETTINGS) about to be
+// queued; past h2MaxControl of them unwritten, the server floods.
+func (c *h2Client) ack() error {
 	if c.ctrl++; c.ctrl > h2MaxControl {
 		return errH2Flood
 	}
-	c.out = appendFrameHeader(c.out, 0, h2Settings, h2FlagAck, 0)
 	return nil
 }
 

@@ -4,12 +4,15 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,9 +29,27 @@ import (
 // floodServer sends first, then burst over and over until the client
 // goes away or the test ends, reading nothing.
 func floodServer(t *testing.T, first, burst []byte, readRequest bool) string {
+	addr, _ := floodServerStop(t, first, burst, readRequest, false)
+	return addr
+}
+
+// floodServerStop is floodServer that reads (and drops) what the client
+// sends when drain is set, and returns a func that stops the flood (it
+// closes the connections: a write blocked on a client that reads
+// nothing returns).
+func floodServerStop(t *testing.T, first, burst []byte, readRequest, drain bool) (string, func()) {
 	t.Helper()
-	var stopped atomic.Bool
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	stopped := false
 	addr, _ := connServer(t, func(c net.Conn) {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
+		}
+		conns[c] = true
+		mu.Unlock()
 		if readRequest {
 			br := bufio.NewReader(c)
 			for {
@@ -41,23 +62,28 @@ func floodServer(t *testing.T, first, burst []byte, readRequest bool) string {
 				}
 			}
 		}
+		if drain {
+			go io.Copy(io.Discard, c)
+		}
 		if _, err := c.Write(first); err != nil {
 			return
 		}
-		for !stopped.Load() {
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			if _, err := c.Write(burst); err != nil && !errors.Is(err, syscall.EAGAIN) && !isTimeout(err) {
+		for {
+			if _, err := c.Write(burst); err != nil {
 				return
 			}
 		}
 	})
-	t.Cleanup(func() { stopped.Store(true) })
-	return addr
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	stop := sync.OnceFunc(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		for c := range conns {
+			c.Close()
+		}
+	})
+	t.Cleanup(stop)
+	return addr, stop
 }
 
 // repeat returns frame repeated to at least 64 KiB.
@@ -78,6 +104,12 @@ func h2FrameBytes(typ, flags uint8, payload []byte) []byte {
 // the run takes longer than within or the heap grows by more than
 // maxGrowth, and returns the result.
 func boundedRun(t *testing.T, cfg Config, within time.Duration, maxGrowth uint64) *report.LoadResult {
+	return boundedRunStop(t, cfg, within, maxGrowth, func() {})
+}
+
+// boundedRunStop is boundedRun that calls stop (to silence the server: a
+// client deaf to its cancel ends only then) when the run is over time.
+func boundedRunStop(t *testing.T, cfg Config, within time.Duration, maxGrowth uint64, stop func()) *report.LoadResult {
 	t.Helper()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -116,6 +148,7 @@ func boundedRun(t *testing.T, cfg Config, within time.Duration, maxGrowth uint64
 			late := time.Since(start) > within
 			if over || late {
 				cancel()
+				stop()
 				o := <-done
 				t.Fatalf("after %v: heap grew by %d MiB (bound %d MiB), run still going: %v; result %+v",
 					time.Since(start).Round(time.Millisecond), peak>>20, maxGrowth>>20, late, o.r)
@@ -254,5 +287,98 @@ func TestUnreadOutputIsBounded(t *testing.T) {
 	}
 	if len(c.pend) > c.max {
 		t.Errorf("%d bytes pending, bound %d", len(c.pend), c.max)
+	}
+}
+
+// TestH2PingFloodReadEndsOnTime: a server that floods PINGs and reads
+// the acknowledgements trips no bound; the client still hears the end
+// of the run (it reads a connection at most maxReads times in a row),
+// and the stream the server never answers is cut at the drain's end.
+// Each read is slowed (readHook) so that the server outpaces the client,
+// as a faster machine than this one's client would.
+func TestH2PingFloodReadEndsOnTime(t *testing.T) {
+	readHook = func() { time.Sleep(2 * time.Millisecond) }
+	defer func() { readHook = nil }()
+	settings := h2FrameBytes(h2Settings, 0, nil)
+	ping := h2FrameBytes(h2Ping, 0, []byte("12345678"))
+	addr, stop := floodServerStop(t, settings, repeat(ping), false, true)
+	start := time.Now()
+	boundedRunStop(t, Config{URL: "http://" + addr + "/", HTTP2: true, Duration: time.Second, Timeout: time.Second},
+		8*time.Second, 64<<20, stop)
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("-d 1s --timeout 1s took %v", took)
+	}
+}
+
+// TestEndlessFastBodyEndsOnTime: a body without length sent as fast as
+// it is read, for ever: the run still ends at its duration and drain.
+func TestEndlessFastBodyEndsOnTime(t *testing.T) {
+	addr, stop := floodServerStop(t, []byte("HTTP/1.1 200 OK\r\n\r\n"), make([]byte, 64<<10), true, false)
+	start := time.Now()
+	r := boundedRunStop(t, Config{URL: "http://" + addr + "/", Duration: time.Second, Timeout: time.Second},
+		8*time.Second, 64<<20, stop)
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("-d 1s --timeout 1s took %v", took)
+	}
+	if r.Drained.Cut != 1 {
+		t.Errorf("cut %d: want the endless response cut", r.Drained.Cut)
+	}
+}
+
+// TestReadsInARowAreBounded: a connection whose socket never runs dry is
+// read at most maxReads times in a row, then put aside (worker.again) so
+// the loop hears its timers, the run's end and the other connections;
+// for HTTP/2 and HTTP/1. The read buffer is shrunk to one frame so that
+// a socket pair's buffer holds more than maxReads reads.
+func TestReadsInARowAreBounded(t *testing.T) {
+	for _, h2 := range []bool{true, false} {
+		cfg, tg, err := Config{URL: "http://127.0.0.1/", HTTP2: h2}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &shared{cfg: cfg, h2: h2, req: buildRequest(cfg, tg), timeout: int64(time.Second)}
+		sh.h2req = newH2Request(cfg, tg)
+		w, err := newWorker(sh, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ping := h2FrameBytes(h2Ping, 0, []byte("12345678"))
+		w.buf = make([]byte, len(ping))
+		var in []byte
+		c := &w.conns[0]
+		c.fd, c.up = fds[0], true
+		c.fc.reset(fds[0], nil)
+		c.fc.readable = true
+		if h2 {
+			c.state = stH2
+			c.h2.cl.init(&sh.h2req, 1)
+			in = append(h2FrameBytes(h2Settings, 0, nil), bytes.Repeat(ping, 2*maxReads)...)
+		} else {
+			c.state = stReading
+			c.p.reset(false, false)
+			in = append([]byte("HTTP/1.1 200 OK\r\n\r\n"), make([]byte, 2*maxReads*len(ping))...)
+		}
+		if _, err := syscall.Write(fds[1], in); err != nil {
+			t.Fatal(err)
+		}
+		if h2 {
+			w.h2Read(c, 0)
+		} else {
+			w.read(c, syscall.EPOLLIN, 0)
+		}
+		// What the client left unread is still in its receive queue.
+		n, _ := syscall.Read(fds[0], make([]byte, len(in)))
+		avail := max(n, 0)
+		if !c.again || len(w.again) != 1 || avail == 0 {
+			t.Errorf("h2 %v: after one event: put aside %v (%d), %d bytes left unread: want it put aside with input left",
+				h2, c.again, len(w.again), avail)
+		}
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		syscall.Close(w.epfd)
 	}
 }
