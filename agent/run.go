@@ -168,8 +168,8 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	}
 	if measure.OK(runs) == 0 && ctx.Err() == nil {
 		e := runs[0].Load.Errors
-		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d errors)",
-			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset)
+		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d, over a limit %d errors)",
+			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset, e.Limit)
 	}
 	return nil
 }
