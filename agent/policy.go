@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // Policy is what this device lets a remote command do, whatever the command
@@ -27,6 +29,9 @@ type Policy struct {
 	prefixes []netip.Prefix
 	hosts    []string // host names trusted by name, lowercased, no trailing dot
 	caps     PolicyConfig
+	// memAvailable is the memory the device has for a run, in bytes
+	// (MemAvailable of /proc/meminfo); false when it cannot tell.
+	memAvailable func() (int64, bool)
 }
 
 // Resolver looks up the addresses of a host name. *net.Resolver implements
@@ -69,7 +74,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{caps: c}
+	p := &Policy{caps: c, memAvailable: memAvailable}
 	for _, a := range c.Allow {
 		pfx, host, _ := parseAllowEntry(a) // validated above
 		if host != "" {
@@ -267,7 +272,59 @@ type LoadSpec struct {
 	Requests    int64         // 0 when the run is bounded by Duration
 	Timeout     time.Duration // per request; 0 is the load generator's default
 	Warmup      time.Duration
-	Repeat      int // 0 or 1 is one run
+	Repeat      int  // 0 or 1 is one run
+	HTTP2       bool // HTTP/2 (h2 over TLS, h2c in cleartext)
+	Streams     int  // HTTP/2 streams per connection; 0 is one
+}
+
+// memShare is the share of the device's available memory a run may take
+// by loadgen.MemoryEstimate, which counts the worst case: the rest is
+// left to the agent, the probe and the device's own work.
+const memShare = 2
+
+// memAvailable reads MemAvailable from /proc/meminfo.
+func memAvailable() (int64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err == nil && kb > 0
+		}
+	}
+	return 0, false
+}
+
+// checkMemory refuses a run that loadgen.MemoryEstimate says could take
+// more than 1/memShare of the memory the device has available now: a
+// hostile or silent server must not get the agent killed for want of
+// memory (1,024 connections of 1,000 HTTP/2 streams hold 227 MB against
+// a server that answers nothing).
+func (p *Policy) checkMemory(s LoadSpec) error {
+	if p.memAvailable == nil {
+		return nil
+	}
+	avail, ok := p.memAvailable()
+	if !ok {
+		return nil
+	}
+	cfg := loadgen.Config{URL: s.URL, Method: s.Method, Body: s.Body, Connections: s.Connections,
+		Requests: s.Requests, Duration: s.Duration, HTTP2: s.HTTP2, Streams: s.Streams}
+	for _, h := range s.Headers {
+		name, value, _ := strings.Cut(h, ":")
+		cfg.Headers = append(cfg.Headers, report.Header{Name: name, Value: strings.TrimSpace(value)})
+	}
+	need, err := loadgen.MemoryEstimate(cfg)
+	if err != nil {
+		return nil // a spec loadgen refuses fails at its start, saying why
+	}
+	if need > avail/memShare {
+		return refusef("connections %d x %d streams need up to %d MB, over 1/%d of the %d MB this device has available",
+			s.Connections, max(s.Streams, 1), need>>20, memShare, avail>>20)
+	}
+	return nil
 }
 
 // CheckLoad checks a load spec against the caps; it does not look at the
@@ -326,7 +383,7 @@ func (p *Policy) CheckLoad(s LoadSpec) error {
 	if int64(total) > int64(c.MaxHeaderBytes) {
 		return refusef("headers %d bytes over cap %d", total, int64(c.MaxHeaderBytes))
 	}
-	return nil
+	return p.checkMemory(s)
 }
 
 // Check runs CheckLoad and then CheckTarget on s.URL.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,34 @@ func TestCapsAtTheirEdge(t *testing.T) {
 		if err := p.CheckLoad(over); err == nil {
 			t.Errorf("%s one step over its cap allowed", tc.name)
 		}
+	}
+}
+
+// TestMemoryCap: the largest HTTP/2 spec the wire allows (1,024
+// connections x 1,000 streams, about 490 MB at worst) is refused on a
+// device with 900 MB available (over half of it), with a reason that says
+// so, and allowed with 4 GB; a small test passes on the small device.
+func TestMemoryCap(t *testing.T) {
+	p, err := NewPolicy(DefaultConfig().Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := LoadSpec{URL: "http://127.0.0.1/", Connections: 1024, Duration: time.Second, HTTP2: true, Streams: 1000}
+	small := LoadSpec{URL: "http://127.0.0.1/", Connections: 64, Duration: time.Second, HTTP2: true, Streams: 10}
+	p.memAvailable = func() (int64, bool) { return 900 << 20, true }
+	err = p.CheckLoad(big)
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "1024 x 1000 streams need up to") || !strings.Contains(re.Reason, "900 MB") {
+		t.Errorf("1024 x 1000 streams with 900 MB available: %v", err)
+	}
+	if err := p.CheckLoad(small); err != nil {
+		t.Errorf("64 x 10 streams with 900 MB available: %v", err)
+	}
+	p.memAvailable = func() (int64, bool) { return 4 << 30, true }
+	if err := p.CheckLoad(big); err != nil {
+		t.Errorf("1024 x 1000 streams with 4 GB available: %v", err)
+	}
+	if _, ok := memAvailable(); !ok {
+		t.Error("no MemAvailable read from /proc/meminfo")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -63,6 +64,11 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 	case wire.KindProbe:
 		err = a.probeOnly(jctx, j, res)
 	}
+	// What the run held (its connections' state, and what a hostile
+	// server made it buffer) goes back to the system now, not minutes
+	// later at the runtime's own pace: the daemon stays small between
+	// runs.
+	debug.FreeOSMemory()
 	state, reason := wire.StateSucceeded, ""
 	switch cause := context.Cause(jctx); {
 	case errors.Is(cause, errTimedOut):
@@ -162,8 +168,8 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	}
 	if measure.OK(runs) == 0 && ctx.Err() == nil {
 		e := runs[0].Load.Errors
-		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d errors)",
-			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset)
+		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d, over a limit %d errors)",
+			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset, e.Limit)
 	}
 	return nil
 }
@@ -214,7 +220,8 @@ func loadSpecOf(lt *wire.LoadTestSpec) (LoadSpec, error) {
 		return LoadSpec{}, err
 	}
 	s := LoadSpec{URL: lt.URL, Method: lt.Method, Body: lt.Body, Connections: lt.Connections,
-		Duration: d, Rate: lt.Rate, Requests: lt.Requests, Timeout: timeout, Warmup: warmup, Repeat: lt.Repeat}
+		Duration: d, Rate: lt.Rate, Requests: lt.Requests, Timeout: timeout, Warmup: warmup, Repeat: lt.Repeat,
+		HTTP2: lt.HTTP2, Streams: lt.Streams}
 	for _, h := range lt.Headers {
 		s.Headers = append(s.Headers, h.Name+": "+h.Value)
 	}

@@ -16,7 +16,7 @@ import (
 // reportErrors are the failed requests of a run as the reports count them.
 func reportErrors(e wire.ErrorCounts) report.Errors {
 	return report.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length,
-		TLS: e.TLS, Reset: e.Reset}
+		TLS: e.TLS, Reset: e.Reset, Limit: e.Limit}
 }
 
 // statusMap is the status counts of l by code.

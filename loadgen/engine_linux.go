@@ -46,6 +46,12 @@ const (
 	connectBackoff = 10 * time.Millisecond // after a failed connect
 	readBufSize    = 64 << 10
 	maxEvents      = 256
+	// maxReads bounds the reads of one connection in a row (4 MiB): a
+	// server that sends as fast as it is read would otherwise keep the
+	// loop on its connection for ever, deaf to the run's end, to the
+	// timeouts and to the other connections. The rest is read after the
+	// loop's next round of events (readLater).
+	maxReads = 64
 )
 
 type conn struct {
@@ -57,13 +63,15 @@ type conn struct {
 	peerFIN bool // the server's FIN has arrived (EPOLLRDHUP)
 	up      bool // the TCP connection is established
 	tlsEOF  bool // crypto/tls said the stream ended: read the socket to its FIN
+	again   bool // in worker.again: its input was not drained
 	served  int  // responses on this fd
 
-	lastIO   int64 // when it last made progress (began, connected, wrote, read): the idle timeout counts from here
-	tConnect int64 // when connect began; 0 on a reused connection
-	tUp      int64 // when the TCP connection was established
-	wakeAt   int64 // stWaiting (and HTTP/2's open loop): when to start
-	nextSend int64 // open loop: scheduled time of the next request
+	againEv  uint32 // the event whose input was not drained
+	lastIO   int64  // when it last made progress (began, connected, wrote, read): the idle timeout counts from here
+	tConnect int64  // when connect began; 0 on a reused connection
+	tUp      int64  // when the TCP connection was established
+	wakeAt   int64  // stWaiting (and HTTP/2's open loop): when to start
+	nextSend int64  // open loop: scheduled time of the next request
 
 	request // the HTTP/1.x request in flight
 	p       respParser
@@ -105,6 +113,9 @@ type worker struct {
 	conns  []conn
 	events []syscall.EpollEvent
 	buf    []byte
+	// again are the connections whose input was not drained after
+	// maxReads reads; spare is the other half of the double buffer.
+	again, spare []*conn
 
 	active   int // connections not stDone
 	waiting  int // connections in stWaiting
@@ -133,6 +144,10 @@ type shared struct {
 	abort        atomic.Bool
 	headOnly     bool
 	bigRequest   bool
+	// pendMax bounds what a connection keeps for the socket to take
+	// (fdConn.pend): the request, HTTP/2's requests of every stream,
+	// and room for the frames it answers the server's with.
+	pendMax int
 
 	tls        *tls.Config // nil for http://
 	serverName string      // sent in SNI
@@ -179,12 +194,15 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		conns:  make([]conn, nconns),
 		events: make([]syscall.EpollEvent, min(maxEvents, nconns+1)),
 		buf:    make([]byte, readBufSize),
+		again:  make([]*conn, 0, nconns),
+		spare:  make([]*conn, 0, nconns),
 		stats:  newStats(),
 		active: nconns,
 	}
 	for i := range w.conns {
 		c := &w.conns[i]
 		c.fd, c.fc.fd, c.idx = -1, -1, int32(i)
+		c.fc.max = sh.pendMax
 		if sh.h2 {
 			c.h2 = &h2conn{reqs: make([]request, sh.cfg.Streams)}
 		}
@@ -215,6 +233,9 @@ func (w *worker) run(first, stride int) {
 				wait = int(max(d, 0))
 			}
 		}
+		if len(w.again) > 0 {
+			wait = 0
+		}
 		n, err := syscall.EpollWait(w.epfd, w.events, wait)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			break
@@ -223,6 +244,9 @@ func (w *worker) run(first, stride int) {
 			ev := &w.events[i]
 			c := &w.conns[ev.Fd]
 			w.onEvent(c, ev.Events, sh.now())
+		}
+		if len(w.again) > 0 {
+			w.readOn(sh.now())
 		}
 		now = sh.now()
 		if !w.stopping && sh.deadline > 0 && now >= sh.deadline {
@@ -241,6 +265,41 @@ func (w *worker) run(first, stride int) {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+// readLater puts c, whose input was not drained after maxReads reads of
+// the event ev, in the list read on after the loop's next round of
+// events.
+func (w *worker) readLater(c *conn, ev uint32) {
+	if !c.again {
+		c.again, c.againEv = true, ev
+		w.again = append(w.again, c)
+	}
+}
+
+// readOn reads on the connections readLater put aside.
+func (w *worker) readOn(now int64) {
+	batch := w.again
+	w.again = w.spare[:0]
+	for _, c := range batch {
+		c.again = false
+		if c.fd < 0 {
+			continue
+		}
+		switch c.state {
+		case stH2:
+			w.h2Read(c, now)
+		case stReading:
+			if c.tl.tc != nil {
+				w.readTLS(c, now)
+			} else {
+				w.read(c, c.againEv, now)
+			}
+		case stClosing:
+			w.awaitFIN(c, now)
+		}
+	}
+	w.spare = batch[:0]
 }
 
 func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
@@ -538,7 +597,7 @@ func (w *worker) write(c *conn, now int64) {
 }
 
 func (w *worker) read(c *conn, ev uint32, now int64) {
-	for {
+	for reads := 1; ; reads++ {
 		n, err := rawRead(c.fd, w.buf)
 		if err == syscall.EAGAIN {
 			return
@@ -565,6 +624,10 @@ func (w *worker) read(c *conn, ev uint32, now int64) {
 			// the end of the stream.
 			return
 		}
+		if reads == maxReads {
+			w.readLater(c, ev)
+			return
+		}
 	}
 }
 
@@ -578,7 +641,7 @@ func (w *worker) got(c *conn, n int, now int64) bool {
 	}
 	used, err := c.p.feed(w.buf[:n])
 	if err != nil {
-		w.fail(c, outRead, now, 0)
+		w.fail(c, failOutcome(err, outRead), now, 0)
 		return true
 	}
 	if c.p.done() {
@@ -630,7 +693,7 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 // awaitFIN reads a closing connection to its end; at the server's FIN (or
 // an error) it closes it and starts the next request.
 func (w *worker) awaitFIN(c *conn, now int64) {
-	for {
+	for reads := 1; ; reads++ {
 		var err error
 		switch {
 		case c.tl.tc != nil && !c.tlsEOF:
@@ -661,6 +724,10 @@ func (w *worker) awaitFIN(c *conn, now int64) {
 		}
 		// Bytes after a complete response on a closing connection are
 		// not part of any response: read past them.
+		if reads >= maxReads {
+			w.readLater(c, evIn)
+			return
+		}
 	}
 }
 

@@ -67,6 +67,11 @@ const (
 	// frames.
 	h2HeaderBlockMax = 256 << 10
 	h2DefaultWindow  = 65535
+	// h2MaxControl bounds the PING and SETTINGS frames acknowledged and
+	// not yet taken by the socket: a server that floods them and reads
+	// nothing (CVE-2019-9512, CVE-2019-9515) has its connection closed
+	// there, as x/net's server does past maxQueuedControlFrames.
+	h2MaxControl = 10000
 )
 
 // Error codes, by name, for the report.
@@ -251,6 +256,9 @@ type h2Client struct {
 	recvWindow  int64 // DATA received since the connection's last WINDOW_UPDATE
 	firstSent   bool
 	pendingBody bool // some stream's body waits for window
+	// ctrl counts the PING and SETTINGS acknowledgements queued since the
+	// socket last took all the output (h2MaxControl).
+	ctrl int
 
 	// header block assembly (HEADERS then CONTINUATION)
 	hblock   []byte
@@ -399,6 +407,9 @@ func (c *h2Client) end(slot int, kind uint8, code uint32) {
 // ErrH2Protocol is a server that broke the HTTP/2 protocol.
 var ErrH2Protocol = errors.New("HTTP/2 protocol error")
 
+var errH2Flood = fmt.Errorf("%w: %w: over %d PING and SETTINGS frames to acknowledge while the server reads nothing (ENHANCE_YOUR_CALM)",
+	ErrH2Protocol, ErrLimit, h2MaxControl)
+
 func h2Err(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrH2Protocol, fmt.Sprintf(format, a...))
 }
@@ -501,6 +512,9 @@ func (c *h2Client) frame(f h2Frame) error {
 			return h2Err("PING of %d bytes", len(f.p))
 		}
 		if f.flags&h2FlagAck == 0 {
+			if err := c.ack(); err != nil {
+				return err
+			}
 			c.out = appendFrameHeader(c.out, 8, h2Ping, h2FlagAck, 0)
 			c.out = append(c.out, f.p...)
 		}
@@ -574,7 +588,19 @@ func (c *h2Client) settingsFrame(f h2Frame) error {
 			c.maxFrame = int(v)
 		}
 	}
+	if err := c.ack(); err != nil {
+		return err
+	}
 	c.out = appendFrameHeader(c.out, 0, h2Settings, h2FlagAck, 0)
+	return nil
+}
+
+// ack counts an acknowledgement (of a PING or SETTINGS) about to be
+// queued; past h2MaxControl of them unwritten, the server floods.
+func (c *h2Client) ack() error {
+	if c.ctrl++; c.ctrl > h2MaxControl {
+		return errH2Flood
+	}
 	return nil
 }
 
@@ -600,7 +626,7 @@ func (c *h2Client) headers(f h2Frame) error {
 	}
 	if f.flags&h2FlagEndHeaders == 0 || c.hpending {
 		if len(c.hblock)+len(p) > h2HeaderBlockMax {
-			return h2Err("header block over %d bytes", h2HeaderBlockMax)
+			return fmt.Errorf("%w: %w: header block over %d bytes", ErrH2Protocol, ErrLimit, h2HeaderBlockMax)
 		}
 		c.hblock = append(c.hblock, p...)
 		c.hpending = f.flags&h2FlagEndHeaders == 0

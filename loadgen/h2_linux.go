@@ -121,9 +121,13 @@ func (w *worker) h2Event(c *conn, ev uint32, now int64) {
 	}
 	c.fc.edge(ev)
 	if len(c.fc.pend) > 0 {
-		if _, err := c.fc.flush(); err != nil {
+		drained, err := c.fc.flush()
+		if err != nil {
 			w.h2WriteFailed(c, err, now)
 			return
+		}
+		if drained {
+			c.h2.cl.ctrl = 0
 		}
 		w.h2Up(c, now)
 	}
@@ -145,14 +149,14 @@ func (w *worker) h2WriteFailed(c *conn, err error, now int64) {
 		w.dialFailed(c, err, outWrite, now)
 		return
 	}
-	w.fail(c, outWrite, now, 0)
+	w.fail(c, failOutcome(err, outWrite), now, 0)
 }
 
 // h2Read reads and handles what the connection holds, then sends what
 // that queued and starts the requests the ended streams make room for.
 func (w *worker) h2Read(c *conn, now int64) {
 	h := c.h2
-	for {
+	for reads := 1; ; reads++ {
 		var n int
 		var err error
 		if c.tl.tc != nil {
@@ -181,9 +185,21 @@ func (w *worker) h2Read(c *conn, now int64) {
 				w.h2ProtocolFailed(c, ferr, now)
 				return
 			}
+			// Acknowledgements go out as they come, so that h2MaxControl
+			// counts only those the server leaves unread.
+			if h.cl.ctrl > 0 && !w.h2Flush(c, now) {
+				return
+			}
 		}
 		switch {
 		case err == nil && (c.fc.more() || c.tl.tc == nil && c.fc.readable):
+			if reads >= maxReads {
+				w.h2Pump(c, now)
+				if c.state == stH2 {
+					w.readLater(c, evIn)
+				}
+				return
+			}
 			continue
 		case err == nil, err == errWouldBlock:
 			// Drained (and crypto/tls holds no whole record): the next
@@ -193,7 +209,7 @@ func (w *worker) h2Read(c *conn, now int64) {
 		}
 		// The server closed the connection (after a GOAWAY, or not):
 		// the streams still in flight failed.
-		w.fail(c, outRead, now, 0)
+		w.fail(c, failOutcome(err, outRead), now, 0)
 		return
 	}
 }
@@ -202,7 +218,7 @@ func (w *worker) h2Read(c *conn, now int64) {
 // never sent SETTINGS speaks no HTTP/2 at all.
 func (w *worker) h2ProtocolFailed(c *conn, err error, now int64) {
 	if c.h2.settings {
-		w.fail(c, outRead, now, 0)
+		w.fail(c, failOutcome(err, outRead), now, 0)
 		return
 	}
 	w.sh.noteSetup(err, errors.Is(err, ErrNoH2))
@@ -243,19 +259,8 @@ func (w *worker) h2Pump(c *conn, now int64) {
 		return
 	}
 	w.h2Open(c, now)
-	if len(h.cl.out) > 0 {
-		var err error
-		if c.tl.tc != nil {
-			_, err = c.tl.tc.Write(h.cl.out)
-		} else {
-			_, err = c.fc.Write(h.cl.out)
-		}
-		h.cl.out = h.cl.out[:0]
-		if err != nil {
-			w.h2WriteFailed(c, err, now)
-			return
-		}
-		w.h2Up(c, now)
+	if !w.h2Flush(c, now) {
+		return
 	}
 	if h.cl.open > 0 || h.waiting {
 		return
@@ -266,6 +271,31 @@ func (w *worker) h2Pump(c *conn, now int64) {
 		c.state = stIdle
 		w.next(c, now)
 	}
+}
+
+// h2Flush writes what the client queued; false when the write failed
+// and ended the connection.
+func (w *worker) h2Flush(c *conn, now int64) bool {
+	h := c.h2
+	if len(h.cl.out) == 0 {
+		return true
+	}
+	var err error
+	if c.tl.tc != nil {
+		_, err = c.tl.tc.Write(h.cl.out)
+	} else {
+		_, err = c.fc.Write(h.cl.out)
+	}
+	h.cl.out = h.cl.out[:0]
+	if err != nil {
+		w.h2WriteFailed(c, err, now)
+		return false
+	}
+	if len(c.fc.pend) == 0 {
+		h.cl.ctrl = 0
+	}
+	w.h2Up(c, now)
+	return true
 }
 
 // h2FailStreams ends every stream in flight on c with the outcome; at

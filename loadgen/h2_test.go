@@ -431,3 +431,34 @@ func TestH2FeedRandomCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestH2ControlFloodRefused: past h2MaxControl PING or SETTINGS frames
+// acknowledged and not written (the engine resets the count when the
+// socket took everything), the client refuses the next with ErrLimit;
+// up to it, each is acknowledged.
+func TestH2ControlFloodRefused(t *testing.T) {
+	for _, settings := range []bool{false, true} {
+		s := newServerFrames()
+		s.fr.WriteSettings()
+		for range h2MaxControl - 1 {
+			if settings {
+				s.fr.WriteSettings()
+			} else {
+				s.fr.WritePing(false, [8]byte{1})
+			}
+		}
+		c := newTestClient(1, nil)
+		c.out = c.out[:0]
+		if err := c.feed(s.buf.Bytes()); err != nil {
+			t.Fatalf("settings %v: %d acknowledgements: %v", settings, h2MaxControl, err)
+		}
+		if c.ctrl != h2MaxControl || len(c.out) == 0 {
+			t.Fatalf("settings %v: %d acknowledgements counted, %d bytes queued", settings, c.ctrl, len(c.out))
+		}
+		s.buf.Reset()
+		s.fr.WritePing(false, [8]byte{2})
+		if err := c.feed(s.buf.Bytes()); !errors.Is(err, ErrLimit) {
+			t.Errorf("settings %v: acknowledgement %d: %v, want ErrLimit", settings, h2MaxControl+1, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 )
 
 // Parser states.
@@ -21,12 +22,24 @@ const (
 // maxLine bounds a status, header or chunk-size line carried across reads.
 const maxLine = 16 << 10
 
+// maxHeaderBlock bounds the header block of a response (its status line,
+// header lines and trailers, and those of every interim 1xx response
+// before it), as HTTP/2's header block is bounded (h2HeaderBlockMax): a
+// server that streams header lines for ever is cut there.
+const maxHeaderBlock = 256 << 10
+
+// ErrLimit is a server that pushed the client past a bound on what it
+// keeps for one connection: the connection is closed and its requests
+// are counted in report.Errors.Limit.
+var ErrLimit = errors.New("the server went past a limit of the client")
+
 var (
 	errBadStatus   = errors.New("malformed status line")
 	errBadHeader   = errors.New("malformed header")
 	errBadLength   = errors.New("malformed Content-Length")
 	errBadChunk    = errors.New("malformed chunk")
 	errLineTooLong = errors.New("header line too long")
+	errHeaderBlock = fmt.Errorf("%w: response header block over %d bytes", ErrLimit, maxHeaderBlock)
 )
 
 // respParser is an incremental HTTP/1.x response parser. It is fed the bytes
@@ -36,6 +49,7 @@ type respParser struct {
 	state      int
 	line       []byte // a line split across reads
 	remaining  int64  // body or chunk bytes still to come
+	head       int    // header block bytes of this response so far, interim responses' included (maxHeaderBlock)
 	status     int
 	http10     bool
 	chunked    bool
@@ -97,6 +111,11 @@ func (p *respParser) feed(b []byte) (int, error) {
 			n += used
 			if err != nil {
 				return n, err
+			}
+			if p.state == psStatus || p.state == psHeaders || p.state == psTrailers {
+				if p.head += used; p.head > maxHeaderBlock {
+					return n, errHeaderBlock
+				}
 			}
 			if !ok {
 				return n, nil
@@ -250,9 +269,9 @@ func (p *respParser) onHeadersEnd() error {
 	switch {
 	case p.status >= 100 && p.status < 200 && p.status != 101:
 		// An interim response: the real one follows.
-		head, want, server := p.headOnly, p.wantServer, p.server
+		head, want, server, block := p.headOnly, p.wantServer, p.server, p.head
 		p.reset(head, want)
-		p.server = server
+		p.server, p.head = server, block
 		return nil
 	case p.headOnly || p.status == 204 || p.status == 304 || p.status == 101:
 		p.state = psDone

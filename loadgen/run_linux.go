@@ -51,6 +51,7 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	if cfg.HTTP2 {
 		sh.h2, sh.h2req = true, newH2Request(cfg, target)
 	}
+	sh.pendMax = pendMax(cfg, sh)
 	sh.addr = &net.TCPAddr{IP: ip, Port: target.Port}
 	if ip4 := ip.To4(); ip4 != nil {
 		sa := &syscall.SockaddrInet4{Port: target.Port}
@@ -96,6 +97,11 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	if cfg.Duration > 0 {
 		sh.deadline = int64(cfg.Warmup + cfg.Duration)
 		sh.drainEnd = sh.deadline + sh.timeout
+	} else if cfg.MaxTime > 0 {
+		// A run of Requests, bounded: at MaxTime the window ends and
+		// what is still in flight is cut at once.
+		sh.deadline = int64(cfg.Warmup + cfg.MaxTime)
+		sh.drainEnd = sh.deadline
 	}
 	if cfg.WindowStart != nil && cfg.Warmup == 0 {
 		cfg.WindowStart()
@@ -157,6 +163,18 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 	r.Interrupted = st.interrupted
 	r.DocLength = sh.docLen.Load()
 	return r, nil
+}
+
+// pendMax bounds a connection's pending output (fdConn.pend), as
+// pendBound says: past it the server is reading less than it makes the
+// client write; the connection is closed and its requests counted as
+// Errors.Limit.
+func pendMax(cfg Config, sh *shared) int {
+	if !sh.h2 {
+		return pendBound(1, len(sh.req))
+	}
+	r := &sh.h2req
+	return pendBound(cfg.Streams, len(r.first)+h2Request0(len(r.body)))
 }
 
 // watchState is how a run ended, as watch saw it.

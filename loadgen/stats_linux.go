@@ -3,6 +3,7 @@
 package loadgen
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -86,7 +87,17 @@ const (
 	outTLS   // the connection's set-up (TLS, HTTP/2's preface) failed
 	outReset // the HTTP/2 stream was reset by the server
 	outCut   // still running at the end of the drain
+	outLimit // the server went past a limit of the client (ErrLimit)
 )
+
+// failOutcome is the outcome of a request whose connection failed with
+// err: outLimit when the server went past a limit, else outcome.
+func failOutcome(err error, outcome int) int {
+	if errors.Is(err, ErrLimit) {
+		return outLimit
+	}
+	return outcome
+}
 
 // part books the request rq that ended at now in the part of the run it
 // belongs to and returns that part's tally, with whether it is the
@@ -217,6 +228,8 @@ func (w *worker) recordFailure(rq *request, outcome int, code uint32, now int64)
 		t.errs.Timeout++
 	case outCut:
 		t.cut++
+	case outLimit:
+		t.errs.Limit++
 	}
 	w.prog.errors.Add(1)
 	if window {

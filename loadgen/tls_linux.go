@@ -62,6 +62,7 @@ type fdConn struct {
 	hup      bool   // the peer's FIN came: read on to the end of the stream
 	up       bool   // a write went through: the TCP connection is established
 	pend     []byte // what the kernel did not take
+	max      int    // bound of pend (shared.pendMax); 0: none
 	// yield, while a handshake runs, hands the thread back to the loop
 	// until the socket's next edge; false means the loop gave up.
 	yield func(struct{}) bool
@@ -197,9 +198,15 @@ func (c *fdConn) Write(b []byte) (int, error) {
 		c.up = true
 		b = b[k:]
 	}
+	if c.max > 0 && len(c.pend)+len(b) > c.max {
+		// The server does not read what it makes the client write.
+		return n - len(b), errBacklog
+	}
 	c.pend = append(c.pend, b...)
 	return n, nil
 }
+
+var errBacklog = fmt.Errorf("%w: more output than the server reads (the connection's write buffer is full)", ErrLimit)
 
 // flush writes what waits in pend; it reports whether pend is empty. Its
 // error is the socket's (a refused connect, a reset).
@@ -367,7 +374,7 @@ func (w *worker) setupFailed(c *conn, err error, now int64) {
 func (w *worker) sendTLS(c *conn, now int64) {
 	if _, err := c.tl.tc.Write(w.sh.req); err != nil {
 		if !w.retryStale(c, now) {
-			w.fail(c, outWrite, now, 0)
+			w.fail(c, failOutcome(err, outWrite), now, 0)
 		}
 		return
 	}
@@ -394,7 +401,7 @@ func (w *worker) flushTLS(c *conn, now int64) {
 // readTLS reads the response through crypto/tls until the socket is
 // drained or the response ends.
 func (w *worker) readTLS(c *conn, now int64) {
-	for {
+	for reads := 1; ; reads++ {
 		n, err := c.fc.tlsRead(c.tl.tc, w.buf)
 		if n > 0 {
 			c.peerFIN = c.fc.hup || err == io.EOF
@@ -407,6 +414,10 @@ func (w *worker) readTLS(c *conn, now int64) {
 			if !c.fc.more() {
 				return // the next edge brings the rest
 			}
+			if reads >= maxReads {
+				w.readLater(c, evIn)
+				return
+			}
 		case err == errWouldBlock:
 			return
 		case err == io.EOF && c.p.eof():
@@ -416,7 +427,7 @@ func (w *worker) readTLS(c *conn, now int64) {
 		case !c.gotByte && w.retryStale(c, now):
 			return
 		default:
-			w.fail(c, outRead, now, 0)
+			w.fail(c, failOutcome(err, outRead), now, 0)
 			return
 		}
 	}

@@ -81,7 +81,7 @@ func FromRun(res *report.LoadResult, sys *machine.Report) wire.Run {
 
 func errorCounts(e report.Errors) wire.ErrorCounts {
 	return wire.ErrorCounts{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status, Length: e.Length,
-		TLS: e.TLS, Reset: e.Reset}
+		TLS: e.TLS, Reset: e.Reset, Limit: e.Limit}
 }
 
 // statusCounts lists the counts of m by increasing code.

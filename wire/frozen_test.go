@@ -351,6 +351,12 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 			Spec: wire.RunSpec{URL: "https://127.0.0.1:8443/index.html", Method: "GET", Connections: 4, DurationMS: 10_000, KeepAlive: true,
 				Protocol: "h2", Streams: 10, NoTLSResume: true, TLSVersion: "1.3"},
 			Runs: []wire.Run{runH2}},
+		// Errors.Limit (issue 19): absent from the payloads frozen before it.
+		"result-loadtest-limit": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+			Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 1, DurationMS: 8_000, KeepAlive: true,
+				Protocol: "h2c", Streams: 1},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 8_000_000, DocLength: -1, Errors: wire.ErrorCounts{Limit: 747}}}},
 		"result-probe": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
 			Kind: wire.KindProbe, Outcome: wire.StateSucceeded, Spec: wire.RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
 			Runs: []wire.Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},

@@ -418,6 +418,7 @@ type ErrorCounts struct {
 	Length  int64 `msg:"l,omitempty" json:"length"`
 	TLS     int64 `msg:"tl,omitempty" json:"tls,omitempty"`   // failed TLS set-ups (handshake, certificate)
 	Reset   int64 `msg:"rs,omitempty" json:"reset,omitempty"` // HTTP/2 streams the server reset
+	Limit   int64 `msg:"lm,omitempty" json:"limit,omitempty"` // connections closed for pushing the client past a bound (floods, unread output, header block)
 }
 
 // StatusCount is the number of responses with one HTTP status code.

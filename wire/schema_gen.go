@@ -2361,8 +2361,8 @@ func (z *DrainedCounts) Msgsize() (s int) {
 func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
 	_ = zb0001Mask
 	if z.Connect == 0 {
 		zb0001Len--
@@ -2395,6 +2395,10 @@ func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Reset == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x80
+	}
+	if z.Limit == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x100
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -2440,6 +2444,11 @@ func (z *ErrorCounts) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "rs"
 			o = append(o, 0xa2, 0x72, 0x73)
 			o = msgp.AppendInt64(o, z.Reset)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "lm"
+			o = append(o, 0xa2, 0x6c, 0x6d)
+			o = msgp.AppendInt64(o, z.Limit)
 		}
 	}
 	return
@@ -2515,6 +2524,12 @@ func (z *ErrorCounts) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Reset")
 				return
 			}
+		case "lm":
+			z.Limit, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Limit")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -2529,7 +2544,7 @@ func (z *ErrorCounts) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *ErrorCounts) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
 	return
 }
 

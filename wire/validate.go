@@ -133,7 +133,7 @@ func (r *Run) check() error {
 	if err := nonNegative(field{"duration_us", r.DurationUS}, field{"completed", r.Completed}, field{"ok", r.OK},
 		field{"connect errors", e.Connect}, field{"read errors", e.Read}, field{"write errors", e.Write},
 		field{"timeouts", e.Timeout}, field{"status errors", e.Status}, field{"length errors", e.Length},
-		field{"tls errors", e.TLS}, field{"reset errors", e.Reset},
+		field{"tls errors", e.TLS}, field{"reset errors", e.Reset}, field{"limit errors", e.Limit},
 		field{"bytes", r.Bytes}, field{"body_bytes", r.BodyBytes}, field{"connects", r.Connects}); err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 	fs.IntVarP(&c.Connections, "concurrency", "c", 1, "number of multiple requests to make at a time")
 	fs.DurationVarP(&c.Duration, "timelimit", "t", 0, "time to spend benchmarking at most; implies -n 50000 unless -n is given")
 	fs.DurationVarP(&c.Timeout, "timeout", "s", 30*time.Second, "idle timeout: a request fails when the server sends nothing for this long")
+	fs.DurationVar(&c.MaxTime, "max-time", loadgen.DefaultMaxTime, "without -t: the run ends after this long, its requests in flight cut, so a server that never ends a response cannot hold it (0: no bound; ab has none)")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", false, "use HTTP keep-alive")
 	var headers, cookie, auth []report.Header
 	fs.FuncP("header", "H", "add a header line `'Name: value'` (repeatable)", func(s string) error {
@@ -196,6 +197,9 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 	}
 	if c.Duration > 0 && !fs.Changed("requests") {
 		c.Requests, af.impliedN = 50000, true
+	}
+	if err := maxTimeFlag(fs, c); err != nil {
+		return nil, nil, err
 	}
 	if int64(c.Connections) > c.Requests {
 		return nil, nil, cli.Usagef("-c %d: cannot use concurrency level greater than total number of requests (-n %d)", c.Connections, c.Requests)

@@ -163,3 +163,29 @@ func TestFlagsAsTypedThroughTheBinary(t *testing.T) {
 		t.Errorf("probe --interval 0.2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestMaxTimeFlag: -n runs get loadgen's default bound, --max-time 0
+// lifts it, a negative one or one beside -d is refused.
+func TestMaxTimeFlag(t *testing.T) {
+	const u = "http://127.0.0.1/"
+	for _, tc := range []struct {
+		args []string
+		want time.Duration // -1: error
+	}{
+		{[]string{"-n", "10", u}, loadgen.DefaultMaxTime},
+		{[]string{"-n", "10", "--max-time", "30s", u}, 30 * time.Second},
+		{[]string{"-n", "10", "--max-time", "0", u}, -1},
+		{[]string{"-n", "10", "--max-time", "-1s", u}, -2},
+		{[]string{"-d", "10s", "--max-time", "30s", u}, -2},
+	} {
+		rf, err := parseRunFlags(tc.args, io.Discard, func(string) string { return "" })
+		switch {
+		case tc.want == -2 && err == nil:
+			t.Errorf("%q: accepted", tc.args)
+		case tc.want != -2 && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case err == nil && rf.cfg.MaxTime != tc.want:
+			t.Errorf("%q: MaxTime %v, want %v", tc.args, rf.cfg.MaxTime, tc.want)
+		}
+	}
+}

@@ -59,6 +59,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.IntVarP(&c.Connections, "connections", "c", 10, "connections (concurrency)")
 	fs.Int64VarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0: no limit)")
 	fs.DurationVarP(&c.Duration, "duration", "d", 0, "duration, e.g. 30s, 2m or 30 (default 10s unless -n is given)")
+	fs.DurationVar(&c.MaxTime, "max-time", loadgen.DefaultMaxTime, "with -n and no -d: the run ends after this long, its requests in flight cut, so a server that never ends a response cannot hold it (0: no bound)")
 	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops, as wrk's threads (0: one per CPU)")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive, the default as in wrk (-k=false: off)")
 	fs.BoolFunc("no-keepalive", "a new connection per request, as ab without -k", func(s string) error {
@@ -116,6 +117,9 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	}
 	if c.Timeout == 0 {
 		return nil, cli.Usagef("--timeout 0: want a timeout such as 2s (a request with no timeout could hold the run forever)")
+	}
+	if err := maxTimeFlag(fs, c); err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(*body, "@") {
 		b, err := os.ReadFile((*body)[1:])
@@ -195,6 +199,7 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 					return err
 				}
 			}
+			noteMaxTime(env.Stderr, rf.cfg, r.Load)
 			if rf.tool != nil && rf.tool.files != nil {
 				return rf.tool.files(r.Load)
 			}
@@ -387,4 +392,28 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// maxTimeFlag checks --max-time: 0 lifts the bound (loadgen's negative
+// MaxTime); it bounds -n runs, so it makes no sense with -d.
+func maxTimeFlag(fs *cli.FlagSet, c *loadgen.Config) error {
+	switch {
+	case c.MaxTime < 0:
+		return cli.Usagef("--max-time %v: want a time such as 10m, or 0 for no bound", c.MaxTime)
+	case fs.Changed("max-time") && c.Duration > 0:
+		return cli.Usagef("--max-time bounds runs of -n requests: with -d the duration bounds the run")
+	case c.MaxTime == 0:
+		c.MaxTime = -1
+	}
+	return nil
+}
+
+// noteMaxTime says on stderr when --max-time ended a run of -n requests
+// before they were all done.
+func noteMaxTime(stderr io.Writer, c loadgen.Config, r *report.LoadResult) {
+	if c.Requests == 0 || c.Duration > 0 || c.MaxTime <= 0 || r == nil || r.Drained.Cut == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "edgebench: --max-time %v ended the run before its %d requests: %d in flight were cut\n",
+		c.MaxTime, c.Requests, r.Drained.Cut)
 }

@@ -60,10 +60,10 @@ func WriteAB(w io.Writer, r *LoadResult, o ABOptions) error {
 	// ab's failures: connect (a failed TLS handshake too), receive,
 	// length and exceptions (its poll errors; here the timeouts). Write
 	// errors and statuses are apart.
-	failed := e.Connect + e.TLS + e.Read + e.Reset + e.Length + e.Timeout
+	failed := e.Connect + e.TLS + e.Read + e.Reset + e.Limit + e.Length + e.Timeout
 	fmt.Fprintf(&b, "Failed requests:        %d\n", failed)
 	if failed > 0 {
-		fmt.Fprintf(&b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n", e.Connect+e.TLS, e.Read+e.Reset, e.Length, e.Timeout)
+		fmt.Fprintf(&b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n", e.Connect+e.TLS, e.Read+e.Reset+e.Limit, e.Length, e.Timeout)
 	}
 	if e.Write > 0 {
 		fmt.Fprintf(&b, "Write errors:           %d\n", e.Write)

@@ -47,7 +47,7 @@ func WriteH2loadHead(w io.Writer, r *LoadResult) error {
 func WriteH2load(w io.Writer, r *LoadResult) error {
 	var b strings.Builder
 	e := r.Errors
-	errored := e.Connect + e.Read + e.Write + e.TLS + e.Reset + e.Timeout
+	errored := e.Connect + e.Read + e.Write + e.TLS + e.Reset + e.Timeout + e.Limit
 	done := r.Completed + errored
 	secs := r.Duration.Seconds()
 	rps, bps := 0.0, 0.0

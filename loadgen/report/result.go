@@ -128,16 +128,24 @@ type Errors struct {
 	// Reset counts HTTP/2 streams the server reset (RST_STREAM), whose
 	// codes H2Info.Resets gives.
 	Reset int64 `json:"reset"`
+	// Limit counts the requests of connections the client closed because
+	// the server pushed it past a bound on what it buffers: control
+	// frames (PING, SETTINGS) flooded faster than their acknowledgements
+	// could be written, output the server did not read, a header block
+	// over 256 KiB.
+	Limit int64 `json:"limit,omitempty"`
 }
 
 // Total is the number of failed requests.
 func (e Errors) Total() int64 {
-	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length + e.TLS + e.Reset
+	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length + e.TLS + e.Reset + e.Limit
 }
 
 // Socket is the number of failures wrk calls socket errors (it counts a
 // failed TLS handshake as a connect error).
-func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout + e.TLS + e.Reset }
+func (e Errors) Socket() int64 {
+	return e.Connect + e.Read + e.Write + e.Timeout + e.TLS + e.Reset + e.Limit
+}
 
 // Add adds o's counts to e.
 func (e *Errors) Add(o Errors) {
@@ -149,6 +157,7 @@ func (e *Errors) Add(o Errors) {
 	e.Length += o.Length
 	e.TLS += o.TLS
 	e.Reset += o.Reset
+	e.Limit += o.Limit
 }
 
 // Second is one second of the timeline, counted from the start of the

@@ -73,6 +73,9 @@ func WriteText(w io.Writer, r *LoadResult) error {
 		if r.H2 != nil || e.Reset > 0 {
 			fmt.Fprintf(&b, ", reset %d", e.Reset)
 		}
+		if e.Limit > 0 {
+			fmt.Fprintf(&b, ", over a limit %d", e.Limit)
+		}
 		b.WriteByte('\n')
 	}
 	if codes := statusLine(r.StatusCodes); codes != "" {
@@ -99,7 +102,7 @@ func drainedLine(d Drained) string {
 		n    int64
 		name string
 	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"},
-		{e.TLS, "tls"}, {e.Reset, "reset"}, {d.Cut, "cut at the drain's end"}} {
+		{e.TLS, "tls"}, {e.Reset, "reset"}, {e.Limit, "over a limit"}, {d.Cut, "cut at the drain's end"}} {
 		if f.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.name))
 		}

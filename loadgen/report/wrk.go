@@ -57,7 +57,7 @@ func WriteWrk(w io.Writer, r *LoadResult, o WrkOptions) error {
 	e := r.Errors
 	if e.Socket() > 0 {
 		// wrk counts a failed TLS handshake as a connect error.
-		fmt.Fprintf(&b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect+e.TLS, e.Read+e.Reset, e.Write, e.Timeout)
+		fmt.Fprintf(&b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect+e.TLS, e.Read+e.Reset+e.Limit, e.Write, e.Timeout)
 	}
 	if e.Status > 0 {
 		fmt.Fprintf(&b, "  Non-2xx or 3xx responses: %d\n", e.Status)
