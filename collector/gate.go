@@ -32,6 +32,7 @@ type brokerLimits struct {
 	loginWait time.Duration // from accept to CONNECT read, TLS handshake included; default 10 s
 	pending   int           // connections not logged in at once; more are closed at once; default 64
 	logEvery  time.Duration // refusals of one user and reason are logged once per logEvery, then counted; default 1 min
+	logins    loginLimits   // password checks and failed logins
 }
 
 func (l *brokerLimits) fill() {
@@ -44,6 +45,7 @@ func (l *brokerLimits) fill() {
 	if l.logEvery <= 0 {
 		l.logEvery = time.Minute
 	}
+	l.logins.fill()
 }
 
 // loginGate is the broker's listener: a connection must send its CONNECT
