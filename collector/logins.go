@@ -85,7 +85,7 @@ type logins struct {
 }
 
 type loginKey struct {
-	user string        // "" for an address's entry
+	user string       // "" for an address's entry
 	addr netip.Prefix // invalid for a user's entry
 }
 
