@@ -352,7 +352,7 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, li
 		if err != nil {
 			return "", err
 		}
-		g := &loginGate{Listener: ln, tls: tlsCfg, lim: lim, pending: make(chan struct{}, lim.pending), refused: b.refused}
+		g := newLoginGate(ln, tlsCfg, lim, b.refused)
 		if err := b.srv.AddListener(listeners.NewNet(id, g)); err != nil {
 			ln.Close()
 			return "", err

@@ -2,11 +2,13 @@ package collector
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,10 +142,18 @@ func bcryptAccounts(t *testing.T) *Accounts {
 // returns the CONNACK's return code and how long it took.
 func rawLogin(t *testing.T, from, addr, client, user, pass string) (byte, time.Duration) {
 	t.Helper()
+	code, d, err := tryLogin(from, addr, client, user, pass)
+	if err != nil {
+		t.Fatalf("login of %s from %s: %v", user, from, err)
+	}
+	return code, d
+}
+
+func tryLogin(from, addr, client, user, pass string) (byte, time.Duration, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
 	c, err := d.Dial("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
 	defer c.Close()
 	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect}, ProtocolVersion: 4,
@@ -151,18 +161,18 @@ func rawLogin(t *testing.T, from, addr, client, user, pass string) (byte, time.D
 			UsernameFlag: true, Username: []byte(user), PasswordFlag: true, Password: []byte(pass)}}
 	var b bytes.Buffer
 	if err := pk.ConnectEncode(&b); err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
 	start := time.Now()
 	if _, err := c.Write(b.Bytes()); err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
 	var ack [4]byte
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.ReadFull(c, ack[:]); err != nil {
-		t.Fatalf("login of %s from %s: %v", user, from, err)
+		return 0, 0, err
 	}
-	return ack[3], time.Since(start)
+	return ack[3], time.Since(start), nil
 }
 
 // TestLoginFloodOverSockets, with real sockets to the embedded broker and
@@ -227,5 +237,114 @@ func TestLoginFloodOverSockets(t *testing.T) {
 		if logs.FilterField(zap.String("reason", want)).Len() == 0 {
 			t.Errorf("not logged: %s", want)
 		}
+	}
+}
+
+// TestLoginGateCrowded, with real sockets from many loopback addresses:
+// one address cannot hold more than its share of the gate; a socket that
+// sends nothing is closed at its silent time; and while a slowloris from
+// 40 addresses keeps the gate full (each closed socket reopened), a
+// device that retries gets in every time.
+func TestLoginGateCrowded(t *testing.T) {
+	listen := testenv.FreeAddr(t)
+	_, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: testAccounts(), Web: "-",
+		limits: brokerLimits{pending: 16, perSource: 4, silent: time.Second, loginWait: 4 * time.Second}})
+	dialFrom := func(from string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		return d.Dial("tcp", listen)
+	}
+	// closedWithin reports whether the server closed c within d.
+	closedWithin := func(c net.Conn, d time.Duration) bool {
+		c.SetReadDeadline(time.Now().Add(d))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	// 30 sockets from one address, one byte each: 4 stay.
+	var open []net.Conn
+	for range 30 {
+		c, err := dialFrom("127.0.0.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte{0x10})
+		open = append(open, c)
+	}
+	stayed := 0
+	for _, c := range open {
+		if !closedWithin(c, 300*time.Millisecond) {
+			stayed++
+		}
+	}
+	if stayed != 4 {
+		t.Errorf("%d of 30 sockets from one address stayed in the gate, want 4", stayed)
+	}
+	// A silent one is closed at 1 s, not 4 s.
+	quiet, err := dialFrom("127.0.0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	start := time.Now()
+	if !closedWithin(quiet, 3*time.Second) {
+		t.Error("a silent socket still open after 3 s")
+	} else if d := time.Since(start); d < 800*time.Millisecond {
+		t.Errorf("a silent socket closed after %s", d)
+	}
+	for _, c := range open {
+		c.Close()
+	}
+	// The slowloris: 40 addresses, each keeping 2 sockets that sent half
+	// a CONNECT header, reopened as soon as they are closed.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 40 {
+		from := "127.0.1." + strconv.Itoa(i+1)
+		for range 2 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					c, err := dialFrom(from)
+					if err != nil {
+						time.Sleep(10 * time.Millisecond)
+						continue
+					}
+					c.Write([]byte{0x10, 0xff})
+					closedWithin(c, 10*time.Second)
+					c.Close()
+				}
+			})
+		}
+	}
+	defer func() { close(stop); wg.Wait() }()
+	testenv.Until(t, "the gate full", func() bool {
+		return logs.FilterField(zap.String("reason", "connection closed: 16 others have not logged in yet")).Len() > 0
+	})
+	firstTry := 0
+	for i := range 20 {
+		var code byte
+		var err error
+		for try := range 10 {
+			code, _, err = tryLogin("127.0.0.1", listen, "edgebench-lab-pi-1", "pi-1", "one")
+			if err == nil && code == 0 {
+				if try == 0 {
+					firstTry++
+				}
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil || code != 0 {
+			t.Errorf("login %d: not in after 10 tries: code %d, %v", i, code, err)
+		}
+	}
+	t.Logf("during the slowloris, %d of 20 logins got in at the first try, all within 10", firstTry)
+	if logs.FilterField(zap.String("reason", "connection closed: 4 others from this address have not logged in yet")).Len() == 0 {
+		t.Error("the per-address cap not logged")
 	}
 }
