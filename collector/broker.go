@@ -219,8 +219,20 @@ func (h *aclHook) login(cl *mqtt.Client, pk packets.Packet) string {
 	if !ok {
 		acc = h.dummy
 	}
-	right, turn := h.logins.check(known, func() bool { return acc.verify(pk.Connect.Password) })
+	// Failures of others may have throttled the address or the user
+	// while this login waited for its turn.
+	var late string
+	right, turn := h.logins.check(known, func() bool {
+		if !known {
+			if late = h.logins.throttled(src, user); late != "" {
+				return false
+			}
+		}
+		return acc.verify(pk.Connect.Password)
+	})
 	switch {
+	case late != "":
+		return late
 	case !turn:
 		return "too many logins at once: try again"
 	case !ok:

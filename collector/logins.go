@@ -189,12 +189,13 @@ func (l *logins) evictLocked(now time.Time) {
 	}
 }
 
-// succeeded notes that user logged in from src: the user's failures are
-// forgotten and the address remembered for it.
+// succeeded notes that user logged in from src: the address is
+// remembered for it. The user's failures are not forgotten: they may be
+// a stranger's, from elsewhere, and its own logins from that address are
+// not held back by them.
 func (l *logins) succeeded(src netip.Prefix, user string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.fails, loginKey{user: user})
 	g := l.good[user]
 	for i, p := range g {
 		if p == src {
