@@ -62,8 +62,8 @@ func (l *brokerLimits) fill() {
 // byte within lim.silent and its CONNECT within lim.loginWait, and may
 // announce at most maxConnect bytes for it. At most lim.pending
 // connections wait for their login at once, at most lim.perSource of
-// them from one address: past that one, a new connection is closed at
-// once. When the gate is full, a new connection takes the place of one
+// them from one address (but 127.0.0.1 and ::1: ownHost): past that one,
+// a new connection is closed at once. When the gate is full, a new connection takes the place of one
 // that has not sent its whole CONNECT yet from an address that holds more
 // places than the new connection's (victimLocked): a device that keeps
 // retrying gets in, however many addresses crowd the gate. A connection leaves the gate when it logs in
@@ -121,7 +121,7 @@ func (g *loginGate) Accept() (net.Conn, error) {
 func (g *loginGate) enter(c *gatedConn) string {
 	g.mu.Lock()
 	mine := len(g.pending[c.src])
-	if mine >= g.lim.perSource {
+	if mine >= g.lim.perSource && !ownHost(c.src) {
 		g.mu.Unlock()
 		return fmt.Sprintf("connection closed: %d others from this address have not logged in yet", mine)
 	}
@@ -180,6 +180,16 @@ func (g *loginGate) victimLocked(mine int, now time.Time) *gatedConn {
 		}
 	}
 	return victim
+}
+
+// ownHost reports whether src is the collector's own host as clients on
+// it dial it: 127.0.0.1 or ::1. The cap per address does not apply
+// there: the collector's own client, a local bridge and the benchmarks'
+// simulated fleets come from there (the cap of the whole gate and the
+// places taken when it is full do).
+func ownHost(src netip.Prefix) bool {
+	a := src.Addr()
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || (a.Is6() && src.Contains(netip.IPv6Loopback()))
 }
 
 // leaveLocked takes c out of the gate, once.
