@@ -3,7 +3,6 @@ package collector
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
@@ -133,16 +132,17 @@ func (l *logins) isKnown(src netip.Prefix, user string) bool {
 }
 
 // throttled says why a login of user from src is refused without a
-// check, "" when it is not.
+// check, "" when it is not. The reason does not say for how long: the
+// log counts refusals by reason.
 func (l *logins) throttled(src netip.Prefix, user string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	if f := l.fails[loginKey{addr: src}]; f != nil && now.Before(f.until) {
-		return fmt.Sprintf("too many failed logins from this address: refused for %s", f.until.Sub(now).Round(time.Second))
+		return "too many failed logins from this address"
 	}
 	if f := l.fails[loginKey{user: user}]; f != nil && now.Before(f.until) {
-		return fmt.Sprintf("too many failed logins of this user: refused for %s", f.until.Sub(now).Round(time.Second))
+		return "too many failed logins of this user"
 	}
 	return ""
 }

@@ -233,7 +233,7 @@ func TestLoginFloodOverSockets(t *testing.T) {
 	if code, _ := rawLogin(t, "127.0.0.1", listen, "edgebench-lab-pi-1", "pi-1", "one"); code != 0 {
 		t.Errorf("pi-1 from its own address refused: code %d", code)
 	}
-	for _, want := range []string{"too many failed logins from this address: refused for 30s", "too many failed logins of this user: refused for 30s"} {
+	for _, want := range []string{"too many failed logins from this address", "too many failed logins of this user"} {
 		if logs.FilterField(zap.String("reason", want)).Len() == 0 {
 			t.Errorf("not logged: %s", want)
 		}
