@@ -197,7 +197,11 @@ func checkBrokerURL(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("%q carries user info: use broker.username and broker.password_file", u.Redacted())
 	}
-	if p := u.Port(); p != "" {
+	if p := u.Port(); p == "" && (strings.HasSuffix(u.Host, ":") || (u.Scheme != "ws" && u.Scheme != "wss")) {
+		// The MQTT client dials host:port as it is: no default port,
+		// and "host:" dials port 0.
+		return fmt.Errorf("%q has no port: give one (1883, or 8883 for TLS)", raw)
+	} else if p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("port of %q must be 1-65535", raw)
 		}

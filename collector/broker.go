@@ -150,11 +150,14 @@ type aclHook struct {
 	prefix    string
 	collector Account
 	devices   map[string]Account // by username
+	dummy     Account            // checked for unknown users (dummyAccount)
+	logins    *logins
 	refused   *refusals
 }
 
 func newACLHook(a *Accounts, prefix string, refused *refusals) *aclHook {
-	h := &aclHook{prefix: prefix, collector: a.Collector, devices: map[string]Account{}, refused: refused}
+	h := &aclHook{prefix: prefix, collector: a.Collector, devices: map[string]Account{}, dummy: dummyAccount(a),
+		logins: newLogins(loginLimits{}), refused: refused}
 	for _, d := range a.Devices {
 		h.devices[d.Username] = d
 	}
@@ -192,27 +195,62 @@ func (h *aclHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool
 	return true
 }
 
-// login checks a CONNECT's credentials: "" when they are right, else why not.
+// login checks a CONNECT's credentials: "" when they are right, else why
+// not. Failed logins are throttled by source address and user name
+// (logins); an unknown user's password is checked against a dummy hash,
+// so that its refusal takes as long as a known one's.
 func (h *aclHook) login(cl *mqtt.Client, pk packets.Packet) string {
 	user := string(pk.Connect.Username)
-	switch {
-	case user == "":
+	if user == "" {
 		return "no user name"
-	case user == h.collector.Username:
-		if !h.collector.verify(pk.Connect.Password) {
-			return "wrong password"
+	}
+	src := sourceOf(cl.Net.Remote)
+	known := h.logins.isKnown(src, user)
+	if !known {
+		if why := h.logins.throttled(src, user); why != "" {
+			return why
 		}
-		return ""
 	}
-	d, ok := h.devices[user]
+	acc, ok := h.devices[user]
+	isCollector := user == h.collector.Username
+	if isCollector {
+		acc, ok = h.collector, true
+	}
+	if !ok {
+		acc = h.dummy
+	}
+	// Failures of others may have throttled the address or the user
+	// while this login waited for its turn.
+	var late string
+	verify := func() bool {
+		if !known {
+			if late = h.logins.throttled(src, user); late != "" {
+				return false
+			}
+		}
+		return acc.verify(pk.Connect.Password)
+	}
+	right, turn := true, true
+	if acc.PasswordBcrypt != "" {
+		right, turn = h.logins.check(known, verify)
+	} else { // a plain password costs a hash: no turn to wait for
+		right = verify()
+	}
 	switch {
+	case late != "":
+		return late
+	case !turn:
+		return "too many logins at once: try again"
 	case !ok:
+		h.logins.failed(src, user)
 		return "unknown user"
-	case !d.verify(pk.Connect.Password):
+	case !right:
+		h.logins.failed(src, user)
 		return "wrong password"
-	case cl.ID != d.ClientID && cl.ID != transport.RunClientID(d.Fleet, d.ID): // the agent, or `edgebench run --publish`
-		return "client id is not the device's (" + d.ClientID + ")"
+	case !isCollector && cl.ID != acc.ClientID && cl.ID != transport.RunClientID(acc.Fleet, acc.ID): // the agent, or `edgebench run --publish`
+		return "client id is not the device's (" + acc.ClientID + ")"
 	}
+	h.logins.succeeded(src, user)
 	return ""
 }
 
@@ -322,7 +360,9 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, li
 	caps.MaximumPacketSize = maxPacket
 	b := &broker{refused: newRefusals(log, lim.logEvery)}
 	b.srv = mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Capabilities: caps})
-	if err := b.srv.AddHook(newACLHook(a, prefix, b.refused), nil); err != nil {
+	acl := newACLHook(a, prefix, b.refused)
+	acl.logins = newLogins(lim.logins)
+	if err := b.srv.AddHook(acl, nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	listen := func(id, addr string, tlsCfg *tls.Config) (string, error) {
@@ -330,7 +370,7 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, li
 		if err != nil {
 			return "", err
 		}
-		g := &loginGate{Listener: ln, tls: tlsCfg, lim: lim, pending: make(chan struct{}, lim.pending), refused: b.refused}
+		g := newLoginGate(ln, tlsCfg, lim, b.refused)
 		if err := b.srv.AddListener(listeners.NewNet(id, g)); err != nil {
 			ln.Close()
 			return "", err

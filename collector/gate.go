@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,33 +32,55 @@ const (
 // brokerLimits bound what clients that have not logged in yet may cost.
 type brokerLimits struct {
 	loginWait time.Duration // from accept to CONNECT read, TLS handshake included; default 10 s
-	pending   int           // connections not logged in at once; more are closed at once; default 64
+	silent    time.Duration // from accept to the first byte; default 2 s
+	pending   int           // connections not logged in at once; default 64
+	perSource int           // of them from one address (IPv6: one /64); default 8
 	logEvery  time.Duration // refusals of one user and reason are logged once per logEvery, then counted; default 1 min
+	logins    loginLimits   // password checks and failed logins
 }
 
 func (l *brokerLimits) fill() {
 	if l.loginWait <= 0 {
 		l.loginWait = 10 * time.Second
 	}
+	if l.silent <= 0 {
+		l.silent = 2 * time.Second
+	}
 	if l.pending <= 0 {
 		l.pending = 64
+	}
+	if l.perSource <= 0 {
+		l.perSource = 8
 	}
 	if l.logEvery <= 0 {
 		l.logEvery = time.Minute
 	}
+	l.logins.fill()
 }
 
-// loginGate is the broker's listener: a connection must send its CONNECT
-// within loginWait and may announce at most maxConnect bytes for it, and
-// at most lim.pending connections wait for their login at once; the
-// others are closed as soon as they are accepted. A connection leaves the
-// gate when it logs in (loggedIn) or closes.
+// loginGate is the broker's listener: a connection must send its first
+// byte within lim.silent and its CONNECT within lim.loginWait, and may
+// announce at most maxConnect bytes for it. At most lim.pending
+// connections wait for their login at once, at most lim.perSource of
+// them from one address (but 127.0.0.1 and ::1: ownHost): past that one,
+// a new connection is closed at once. When the gate is full, a new connection takes the place of one
+// that has not sent its whole CONNECT yet from an address that holds more
+// places than the new connection's (victimLocked): a device that keeps
+// retrying gets in, however many addresses crowd the gate. A connection leaves the gate when it logs in
+// (loggedIn) or closes.
 type loginGate struct {
 	net.Listener
 	tls     *tls.Config // nil: plain TCP
 	lim     brokerLimits
-	pending chan struct{} // one per connection in the gate
 	refused *refusals
+
+	mu      sync.Mutex
+	pending map[netip.Prefix][]*gatedConn // by source, oldest first
+	n       int                           // connections in the gate
+}
+
+func newLoginGate(ln net.Listener, tlsCfg *tls.Config, lim brokerLimits, refused *refusals) *loginGate {
+	return &loginGate{Listener: ln, tls: tlsCfg, lim: lim, refused: refused, pending: map[netip.Prefix][]*gatedConn{}}
 }
 
 // Accept returns the next connection admitted to the gate. It retries
@@ -76,28 +100,154 @@ func (g *loginGate) Accept() (net.Conn, error) {
 			continue
 		}
 		wait = 0
-		select {
-		case g.pending <- struct{}{}:
-		default:
-			g.refused.note("", "", c.RemoteAddr().String(), fmt.Sprintf("connection closed: %d others have not logged in yet", g.lim.pending))
+		now := time.Now()
+		gc := &gatedConn{raw: c, gate: g, src: sourceOf(c.RemoteAddr().String()), accepted: now}
+		if why := g.enter(gc); why != "" {
+			g.refused.note("", "", c.RemoteAddr().String(), why)
 			c.Close()
 			continue
 		}
-		c.SetDeadline(time.Now().Add(g.lim.loginWait))
+		c.SetDeadline(now.Add(min(g.lim.silent, g.lim.loginWait)))
+		gc.Conn = &firstByte{Conn: c, gc: gc}
 		if g.tls != nil {
-			c = tls.Server(c, g.tls)
+			gc.Conn = tls.Server(gc.Conn, g.tls)
 		}
-		return &gatedConn{Conn: c, gate: g}, nil
+		return gc, nil
 	}
+}
+
+// enter takes c into the gate, making room if need be: "" when it is in,
+// else why it is not.
+func (g *loginGate) enter(c *gatedConn) string {
+	g.mu.Lock()
+	mine := len(g.pending[c.src])
+	if mine >= g.lim.perSource && !ownHost(c.src) {
+		g.mu.Unlock()
+		return fmt.Sprintf("connection closed: %d others from this address have not logged in yet", mine)
+	}
+	var victim *gatedConn
+	if g.n >= g.lim.pending {
+		victim = g.victimLocked(mine, c.accepted)
+		if victim == nil {
+			g.mu.Unlock()
+			return fmt.Sprintf("connection closed: %d others have not logged in yet", g.lim.pending)
+		}
+		g.leaveLocked(victim)
+	}
+	g.pending[c.src] = append(g.pending[c.src], c)
+	g.n++
+	g.mu.Unlock()
+	if victim != nil {
+		g.refused.note("", "", victim.raw.RemoteAddr().String(), "connection closed: the gate is full and its address holds the most places")
+		victim.raw.Close()
+	}
+	return ""
+}
+
+// unreadGrace is how long a connection nothing has been read from yet is
+// safe from being replaced: a device's CONNECT may be waiting for the
+// broker to read it.
+const unreadGrace = 250 * time.Millisecond
+
+// victimLocked is the connection a newcomer whose address holds mine
+// places takes the place of, among those that have not sent their whole
+// CONNECT from an address that holds more places than mine: one that has
+// sent part of it before one nothing has been read from yet (and the
+// latter only past unreadGrace); then from the address with the most
+// places; then the oldest. nil when there is none.
+func (g *loginGate) victimLocked(mine int, now time.Time) *gatedConn {
+	var victim *gatedConn
+	var vTier, vCount int
+	for _, cs := range g.pending {
+		if len(cs) <= mine {
+			continue
+		}
+		for _, c := range cs {
+			if c.sentConnect.Load() {
+				continue
+			}
+			tier := 2
+			if !c.readSome.Load() {
+				if now.Sub(c.accepted) < unreadGrace {
+					continue
+				}
+				tier = 1
+			}
+			if victim == nil || tier > vTier || (tier == vTier && (len(cs) > vCount ||
+				(len(cs) == vCount && c.accepted.Before(victim.accepted)))) {
+				victim, vTier, vCount = c, tier, len(cs)
+			}
+		}
+	}
+	return victim
+}
+
+// ownHost reports whether src is the collector's own host as clients on
+// it dial it: 127.0.0.1 or ::1. The cap per address does not apply
+// there: the collector's own client, a local bridge and the benchmarks'
+// simulated fleets come from there (the cap of the whole gate and the
+// places taken when it is full do).
+func ownHost(src netip.Prefix) bool {
+	a := src.Addr()
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || (a.Is6() && src.Contains(netip.IPv6Loopback()))
+}
+
+// leaveLocked takes c out of the gate, once.
+func (g *loginGate) leaveLocked(c *gatedConn) {
+	if c.left {
+		return
+	}
+	c.left = true
+	cs := g.pending[c.src]
+	if i := slices.Index(cs, c); i >= 0 {
+		cs = slices.Delete(cs, i, i+1)
+	}
+	if len(cs) == 0 {
+		delete(g.pending, c.src)
+	} else {
+		g.pending[c.src] = cs
+	}
+	g.n--
 }
 
 // gatedConn is a connection in the gate until it logs in.
 type gatedConn struct {
+	net.Conn             // raw, or TLS over it
+	raw         net.Conn // the TCP connection
+	gate        *loginGate
+	src         netip.Prefix
+	accepted    time.Time
+	in          atomic.Bool // logged in: out of the gate
+	sentConnect atomic.Bool // its whole CONNECT has come
+	readSome    atomic.Bool // a byte of it has been read
+	silent      atomic.Bool // closed for sending nothing
+	left        bool        // out of the gate; under gate.mu
+	hdr         connectHeader
+}
+
+// firstByte gives a connection its time for the login once its first
+// byte comes, TLS handshake included.
+type firstByte struct {
 	net.Conn
-	gate *loginGate
-	in   atomic.Bool // logged in: out of the gate
-	once sync.Once   // gives the gate's place back
-	hdr  connectHeader
+	gc   *gatedConn
+	sent bool
+}
+
+func (f *firstByte) Read(p []byte) (int, error) {
+	n, err := f.Conn.Read(p)
+	if n > 0 && !f.sent {
+		f.sent = true
+		f.gc.readSome.Store(true)
+		if !f.gc.in.Load() {
+			f.Conn.SetDeadline(f.gc.accepted.Add(f.gc.gate.lim.loginWait))
+		}
+	}
+	var ne net.Error
+	if !f.sent && !f.gc.in.Load() && errors.As(err, &ne) && ne.Timeout() {
+		f.gc.gate.refused.note("", "", f.RemoteAddr().String(), fmt.Sprintf("connection closed: nothing sent within %s", f.gc.gate.lim.silent))
+		f.gc.silent.Store(true)
+	}
+	return n, err
 }
 
 // Read checks, until the login, the size the CONNECT announces, and
@@ -111,8 +261,11 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 		c.gate.refused.note("", "", c.RemoteAddr().String(), herr.Error())
 		return 0, herr
 	}
+	if c.hdr.complete() {
+		c.sentConnect.Store(true)
+	}
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if errors.As(err, &ne) && ne.Timeout() && !c.silent.Load() {
 		c.gate.refused.note("", "", c.RemoteAddr().String(), fmt.Sprintf("connection closed: no login within %s", c.gate.lim.loginWait))
 	}
 	return n, err
@@ -125,7 +278,9 @@ func (c *gatedConn) Close() error {
 }
 
 func (c *gatedConn) leave() {
-	c.once.Do(func() { <-c.gate.pending })
+	c.gate.mu.Lock()
+	c.gate.leaveLocked(c)
+	c.gate.mu.Unlock()
 }
 
 // loggedIn takes a connection that has logged in out of the gate.
@@ -138,18 +293,24 @@ func loggedIn(c net.Conn) {
 
 // connectHeader follows the fixed header of a connection's first packet
 // as its bytes arrive: a type byte, then the remaining length in 1 to 4
-// bytes of 7 bits, least significant first.
+// bytes of 7 bits, least significant first; then counts the packet's
+// bytes.
 type connectHeader struct {
 	n    int // header bytes seen
 	size int // remaining length so far
 	done bool
+	body int // bytes of the packet after the header seen
 }
+
+// complete reports whether the whole first packet has come.
+func (h *connectHeader) complete() bool { return h.done && h.body >= h.size }
 
 var errConnectTooLarge = fmt.Errorf("connection closed: CONNECT larger than %d bytes", maxConnect)
 
 func (h *connectHeader) feed(b []byte) error {
-	for _, x := range b {
+	for i, x := range b {
 		if h.done {
+			h.body += len(b) - i
 			return nil
 		}
 		h.n++

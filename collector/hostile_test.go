@@ -223,12 +223,13 @@ func FuzzResultViews(f *testing.F) {
 
 // TestLoginGate: past the cap of connections waiting for their login the
 // next ones are closed at once; one that sends nothing is closed when its
-// time is up; a CONNECT announcing more than 16 KiB is refused; a device
-// that logs in leaves the gate. Each is logged.
+// silent time is up, one that sends a byte when its login time is; a
+// CONNECT announcing more than 16 KiB is refused; a device that logs in
+// leaves the gate. Each is logged.
 func TestLoginGate(t *testing.T) {
 	listen := testenv.FreeAddr(t)
 	_, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "g.db"), Listen: listen, Accounts: testAccounts(),
-		Web: "-", limits: brokerLimits{pending: 3, loginWait: 2 * time.Second}})
+		Web: "-", limits: brokerLimits{pending: 3, loginWait: 2 * time.Second, silent: time.Second}})
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", listen)
 		if err != nil {
@@ -269,10 +270,20 @@ func TestLoginGate(t *testing.T) {
 	// its header.
 	big := dial()
 	big.Write([]byte{0x10, 0x80, 0xa0, 0x01}) // 20,480 bytes
-	if !closed(big, 1500*time.Millisecond) {
+	if !closed(big, 900*time.Millisecond) {
 		t.Error("a CONNECT announcing 20 KiB was not refused")
 	}
-	for _, want := range []string{"connection closed: 3 others have not logged in yet", "connection closed: no login within 2s",
+	// One byte, then nothing: closed when its login time is up, not at
+	// its silent time.
+	one := dial()
+	start := time.Now()
+	one.Write([]byte{0x10})
+	if !closed(one, 5*time.Second) {
+		t.Error("a connection that sent one byte still open after its time was up")
+	} else if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Errorf("a connection that sent one byte closed after %s, before its login time", d)
+	}
+	for _, want := range []string{"connection closed: 3 others have not logged in yet", "connection closed: nothing sent within 1s", "connection closed: no login within 2s",
 		"connection closed: CONNECT larger than 16384 bytes"} {
 		if logs.FilterField(zap.String("reason", want)).Len() == 0 {
 			t.Errorf("not logged: %s", want)
@@ -280,7 +291,8 @@ func TestLoginGate(t *testing.T) {
 	}
 }
 
-// TestConnectHeader follows the remaining length across reads.
+// TestConnectHeader follows the remaining length across reads, and the
+// packet's bytes up to the end of the CONNECT.
 func TestConnectHeader(t *testing.T) {
 	for _, c := range []struct {
 		in   []byte
@@ -302,6 +314,21 @@ func TestConnectHeader(t *testing.T) {
 				t.Errorf("% x split at %d: %v", c.in, split, err)
 			}
 		}
+	}
+	var h connectHeader
+	for i, b := range []byte{0x10, 0x83, 0x01, 1, 2} { // 131 bytes announced
+		h.feed([]byte{b})
+		if h.complete() {
+			t.Fatalf("complete after %d bytes", i+1)
+		}
+	}
+	h.feed(make([]byte, 128))
+	if h.complete() {
+		t.Fatal("complete one byte short")
+	}
+	h.feed([]byte{0})
+	if !h.complete() {
+		t.Error("not complete after the 131 bytes")
 	}
 }
 

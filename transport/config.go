@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -86,7 +87,7 @@ type Options struct {
 
 func (cfg *ClientConfig) fill() error {
 	u, err := url.Parse(cfg.Broker)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Port() == "" && strings.HasSuffix(u.Host, ":")) {
 		return fmt.Errorf("mqtt client: broker %q: want tcp://host:port, ssl:// or mqtts://", cfg.Broker)
 	}
 	switch u.Scheme {

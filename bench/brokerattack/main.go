@@ -9,6 +9,13 @@
 //	brokerattack -attack idle    -n 1000                      # TCP connections that never send CONNECT
 //	brokerattack -attack publish -size 157286400 -bytes       # a device publishing 150 MiB
 //	brokerattack -attack flood   -n 600 -size 262144          # a device publishing 600 results of 256 KiB
+//	brokerattack -attack logins  -n 40 -count 160 -pid PID    # 160 wrong passwords for pi-1 over 40 sockets, a right login meanwhile
+//	brokerattack -attack timing  -count 20                    # wrong passwords: an account that exists against one that does not
+//	brokerattack -attack crowd   -n 300 -send 1               # 300 sockets sending one byte, reopened when closed; 20 right logins meanwhile
+//	brokerattack -attack crowd   -n 200 -send 2 -sources 40   # a slowloris of half CONNECT headers from 40 addresses
+//
+// -sources K spreads the attacking sockets over K loopback addresses,
+// 127.0.1.1 and up; the right logins come from 127.0.0.1.
 package main
 
 import (
@@ -27,7 +34,7 @@ import (
 )
 
 func main() {
-	attack := flag.String("attack", "claim", "claim, idle, publish or flood")
+	attack := flag.String("attack", "claim", "claim, idle, publish, flood, logins, timing or crowd")
 	addr := flag.String("broker", "127.0.0.1:1883", "the broker's address")
 	n := flag.Int("n", 8, "connections (claim, idle) or messages (flood)")
 	size := flag.Int("size", 256<<20-1, "bytes announced: CONNECT's (claim) or payload's (publish, flood)")
@@ -38,7 +45,23 @@ func main() {
 	pass := flag.String("password", "one", "its password")
 	client := flag.String("client-id", "edgebench-lab-pi-1", "its client id")
 	topic := flag.String("topic", "edgebench/v1/lab/pi-1/result", "where it publishes")
+	count := flag.Int("count", 160, "wrong logins in all (logins), of each kind (timing)")
+	sources := flag.Int("sources", 1, "loopback addresses the attack comes from, 127.0.1.1 and up (logins, crowd)")
+	target := flag.String("target", "pi-1", "the user the wrong passwords are for (logins)")
+	pid := flag.Int("pid", 0, "the collector's pid: its CPU time during the attack is printed (logins)")
+	sendN := flag.Int("send", 1, "bytes each socket sends: 1 (a CONNECT's type) or 2 (and an unfinished length) (crowd)")
 	flag.Parse()
+	switch *attack {
+	case "logins":
+		loginFlood(*addr, *n, *count, *sources, *target, *pid, *client, *user, *pass)
+		return
+	case "timing":
+		loginTiming(*addr, *count, *target)
+		return
+	case "crowd":
+		crowd(*addr, *n, *sources, *sendN, *hold, *client, *user, *pass)
+		return
+	}
 
 	var closed atomic.Int64
 	var wg sync.WaitGroup

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -20,18 +21,76 @@ import (
 )
 
 // dbVar adds --db, the store, to p: by default $EDGEBENCH_DB or else
-// edgebench.db.
-func dbVar(fs *cli.FlagSet, env *cli.Env, p *string) {
-	def := env.Getenv("EDGEBENCH_DB")
-	if def == "" {
-		def = "edgebench.db"
+// edgebench.db; and --db-password-file, the PostgreSQL password, kept out
+// of the command line (where ps shows it).
+func dbVar(fs *cli.FlagSet, env *cli.Env, p *dbFlag) {
+	p.raw = env.Getenv("EDGEBENCH_DB")
+	if p.raw == "" {
+		p.raw = "edgebench.db"
 	}
-	fs.StringVar(p, "db", def, "the store: a SQLite file, or a postgres:// URL (or EDGEBENCH_DB)")
+	p.stderr = env.Stderr
+	fs.Var(p, "db", "the store: a SQLite file, or a postgres:// URL (or EDGEBENCH_DB); its password from --db-password-file, PGPASSWORD or PGPASSFILE, not in the URL")
+	fs.StringVar(&p.passwordFile, "db-password-file", env.Getenv("EDGEBENCH_DB_PASSWORD_FILE"), "file holding the PostgreSQL password (or EDGEBENCH_DB_PASSWORD_FILE)")
+}
+
+// dbFlag is --db with --db-password-file.
+type dbFlag struct {
+	raw          string
+	typed        bool // given on the command line
+	passwordFile string
+	stderr       io.Writer
+}
+
+func (d *dbFlag) Set(s string) error { d.raw, d.typed = s, true; return nil }
+func (d *dbFlag) String() string     { return d.raw }
+func (d *dbFlag) Type() string       { return "string" }
+
+// dsn is the store to open: --db with the password of --db-password-file.
+// A password typed in --db is taken, with a warning: any user can read it
+// in ps.
+func (d *dbFlag) dsn() (string, error) {
+	if !collector.IsPostgres(d.raw) {
+		if d.passwordFile != "" {
+			return "", cli.Usagef("--db-password-file is for a postgres:// --db, not %q", d.raw)
+		}
+		return d.raw, nil
+	}
+	u, err := url.Parse(d.raw)
+	if err != nil {
+		return "", cli.Usagef("--db: %q is not a URL", collector.RedactDB(d.raw))
+	}
+	_, inURL := u.User.Password()
+	q := u.Query()
+	inURL = inURL || q.Has("password")
+	if d.passwordFile == "" {
+		if inURL && d.typed && d.stderr != nil {
+			fmt.Fprintln(d.stderr, "edgebench-collector: warning: --db carries a password, which any user of this machine can read in ps: use --db-password-file, EDGEBENCH_DB or PGPASSFILE")
+		}
+		return d.raw, nil
+	}
+	if inURL {
+		return "", cli.Usagef("--db carries a password and --db-password-file gives one: keep the file")
+	}
+	b, err := os.ReadFile(d.passwordFile)
+	if err != nil {
+		return "", cli.Usagef("--db-password-file: %v", err)
+	}
+	pw := strings.TrimRight(string(b), "\r\n")
+	if pw == "" || strings.ContainsAny(pw, "\r\n") {
+		return "", cli.Usagef("--db-password-file %s: want the password on one line", d.passwordFile)
+	}
+	q.Set("password", pw)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // openDB opens an existing store for the reading commands: a SQLite file
 // must be there already; a PostgreSQL database is migrated if need be.
-func openDB(ctx context.Context, dsn string) (*collector.Store, error) {
+func openDB(ctx context.Context, db dbFlag) (*collector.Store, error) {
+	dsn, err := db.dsn()
+	if err != nil {
+		return nil, err
+	}
 	if !collector.IsPostgres(dsn) {
 		if _, err := os.Stat(dsn); err != nil {
 			return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", dsn, err)
@@ -42,7 +101,7 @@ func openDB(ctx context.Context, dsn string) (*collector.Store, error) {
 
 // filterFlags are the run filters the reading commands share.
 type filterFlags struct {
-	db     string
+	db     dbFlag
 	f      collector.Filter
 	labels cli.Pairs
 	since  time.Duration
@@ -70,7 +129,7 @@ func (ff *filterFlags) filter() collector.Filter {
 
 func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("devices", "edgebench-collector devices [flags]", env.Stderr)
-	var db string
+	var db dbFlag
 	dbVar(fs, env, &db)
 	asJSON := fs.Bool("json", false, "JSON instead of a table")
 	if err := fs.ParseNoArgs(args); err != nil {
@@ -145,7 +204,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 
 func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("show", "edgebench-collector show RUN [flags] (RUN: an id, a unique prefix of one, or last)", env.Stderr)
-	var db string
+	var db dbFlag
 	dbVar(fs, env, &db)
 	format := fs.String("format", "edgebench", "report: edgebench, ab, wrk or json")
 	idx := fs.Int("run", -1, "only this repetition (from 0); default all")

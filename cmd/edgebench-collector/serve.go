@@ -21,6 +21,7 @@ import (
 // serveConfig is what `serve` was asked to do.
 type serveConfig struct {
 	db, listen, accounts       string
+	dbf                        dbFlag
 	broker, username, password string
 	ca, share, web, prefix     string
 	logLevel                   string
@@ -34,7 +35,7 @@ type serveConfig struct {
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	c := &serveConfig{}
 	fs := cli.NewFlagSet("serve", "edgebench-collector serve [flags]", env.Stderr)
-	dbVar(fs, env, &c.db)
+	dbVar(fs, env, &c.dbf)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
 	fs.StringVar(&c.accounts, "accounts", env.Getenv(config.EnvName("accounts")), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
@@ -64,6 +65,10 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.ParseNoArgs(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.db, err = c.dbf.dsn(); err != nil {
 		return nil, err
 	}
 	if c.broker == "" && c.accounts == "" {
