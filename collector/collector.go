@@ -162,6 +162,8 @@ type Collector struct {
 	wg     sync.WaitGroup
 
 	stored, duplicates, failed atomic.Int64
+	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
+	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
 	panics                     atomic.Int64 // results the store panicked on
 
 	downMu    sync.Mutex
@@ -182,7 +184,8 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers)}
+	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
+		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(); err != nil {
 		c.Close()
@@ -298,6 +301,10 @@ type Stats struct {
 	Stored     int64 // new results committed
 	Duplicates int64 // results already stored (resent by their device)
 	Failed     int64 // results the store did not take; not acked, so resent
+	// Refused counts the results the collector refused for good (acked as
+	// rejected): naming a command not sent to their device, or an id
+	// another device's result has.
+	Refused int64
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
@@ -306,7 +313,7 @@ type Stats struct {
 
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
-	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(),
+	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
 		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
 }
 

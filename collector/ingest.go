@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -30,7 +31,15 @@ type ingestReq struct {
 
 // onResult hands a result, with the payload it came in, to the batcher
 // and waits for its commit: the Subscriber acks it when this returns nil.
-func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, raw []byte) error {
+func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) error {
+	if why, err := c.refuse(ctx, from, r); err != nil {
+		return err
+	} else if why != "" {
+		c.refused.Add(1)
+		c.drops.note("result refused", zap.String("reason", why), zap.String("result_id", r.ID),
+			zap.String("fleet", from.Fleet), zap.String("device", from.Device))
+		return fmt.Errorf("%s: %w", why, transport.ErrRejected)
+	}
 	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
 	req.in.prepare()
 	select {
@@ -47,6 +56,29 @@ func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, r
 		return ctx.Err()
 	}
 }
+
+// refuse says why the collector refuses the result r of the device from
+// for good, "" when it takes it: it names a command that was not sent to
+// that device. An error is the store's, to try again.
+func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result) (string, error) {
+	if r.CommandID != "" {
+		var ok bool
+		err := c.whileUnavailable(ctx, func() (err error) {
+			ok, err = c.store.CommandSentTo(ctx, r.CommandID, from.Fleet, from.Device)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return fmt.Sprintf("command %s was not sent to %s/%s", wire.Clip(r.CommandID), from.Fleet, from.Device), nil
+		}
+	}
+	return "", nil
+}
+
+// errTaken refuses a result whose id is another device's result.
+var errTaken = fmt.Errorf("result id is another device's result: %w", transport.ErrRejected)
 
 // batcher commits results in batches: it takes what is waiting, up to
 // BatchMax, in one transaction, so that many devices' results share one
@@ -87,7 +119,7 @@ func (c *Collector) batcher() {
 // on fails: that one is logged, counted and not acked, and the ingest goes
 // on.
 func (c *Collector) commit(batch []ingestReq, in []Incoming) {
-	var fresh []bool
+	var fresh []ingestState
 	err := c.whileUnavailable(c.ctx, func() (err error) {
 		fresh, err = c.ingestRecover(in)
 		return err
@@ -107,11 +139,17 @@ func (c *Collector) commit(batch []ingestReq, in []Incoming) {
 		}
 	}
 	for i, r := range batch {
+		err := err
 		switch {
 		case err != nil:
 			c.failed.Add(1)
-		case fresh[i]:
+		case fresh[i] == ingestNew:
 			c.stored.Add(1)
+		case fresh[i] == ingestTaken:
+			c.refused.Add(1)
+			c.drops.note("result refused", zap.String("reason", "result id is another device's result"),
+				zap.String("result_id", in[i].Result.ID), zap.String("fleet", in[i].Result.Fleet), zap.String("device", in[i].Result.Device))
+			err = errTaken
 		default:
 			c.duplicates.Add(1)
 		}
@@ -166,19 +204,19 @@ type panicError struct {
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // ingestRecover is Store.Ingest with a panic turned into a *panicError.
-func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
+func (c *Collector) ingestRecover(in []Incoming) (fresh []ingestState, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
 		}
 	}()
-	return c.store.Ingest(c.ctx, in)
+	return c.store.ingest(c.ctx, in)
 }
 
 func (c *Collector) addr(topic string) (wire.Addr, bool) {
 	a, err := wire.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
 	if err != nil {
-		c.log.Warn("message on a bad topic dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("message on a bad topic dropped", zap.String("topic", wire.Clip(topic)), zap.Error(err))
 		return a, false
 	}
 	return a, true
@@ -194,7 +232,7 @@ func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
 	}
 	st, err := wire.DecodeStatus(b)
 	if err != nil {
-		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("status dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
 	if err := c.whileUnavailable(ctx, func() error {
@@ -212,7 +250,7 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 	}
 	ev, err := wire.DecodeEvent(b)
 	if err != nil {
-		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
 	if err := c.whileUnavailable(ctx, func() error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) }); err != nil {
@@ -227,7 +265,7 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 	}
 	hb, err := wire.DecodeHeartbeat(b)
 	if err != nil {
-		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
 	// Handlers run on many workers, so heartbeats can come out of
@@ -257,6 +295,7 @@ func (c *Collector) heartbeats() {
 		case <-t.C:
 		case <-c.ctx.Done():
 		}
+		c.drops.flush(c.ctx.Err() != nil)
 		c.hbMu.Lock()
 		hbs := c.heartbeat
 		c.heartbeat = nil

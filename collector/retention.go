@@ -67,6 +67,9 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 		}
 		*t.n, _ = res.RowsAffected()
 	}
+	if _, err := s.exec(ctx, s.w, "DELETE FROM command_targets WHERE command_id NOT IN (SELECT id FROM commands)"); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
 	return p, nil
 }
 

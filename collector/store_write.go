@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -73,7 +74,30 @@ func (d dialect) labelsJSON(m map[string]string) (string, error) {
 // took it). When Ingest returns nil the batch is durable and may be
 // acknowledged.
 func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
+	st, err := s.ingest(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
 	fresh := make([]bool, len(batch))
+	for i, v := range st {
+		fresh[i] = v == ingestNew
+	}
+	return fresh, nil
+}
+
+// ingestState is what Store.ingest did with one result of a batch.
+type ingestState int
+
+const (
+	ingestDuplicate ingestState = iota // its id was stored already, by its own device
+	ingestNew                          // stored
+	ingestTaken                        // its id is another device's result: not stored, to be refused
+)
+
+// ingest is Ingest, telling a result stored before by its own device (a
+// resend) from one whose id another device's result has.
+func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, error) {
+	fresh := make([]ingestState, len(batch))
 	if len(batch) == 0 {
 		return fresh, nil
 	}
@@ -142,6 +166,45 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: results: %w", err)
 	}
+	// Whose each id is: the result inserted now, or the one stored before
+	// (a resend by its own device, or another device's result).
+	owner := make(map[string]wire.Addr, len(order))
+	for id := range inserted {
+		r := batch[first[id]].Result
+		owner[id] = wire.Addr{Fleet: r.Fleet, Device: r.Device}
+	}
+	if len(inserted) < len(order) {
+		var ids []string
+		for _, i := range order {
+			if id := batch[i].Result.ID; !inserted[id] {
+				ids = append(ids, id)
+			}
+		}
+		list, _ := json.Marshal(ids) // strings: cannot fail
+		rs, err := s.query(ctx, tx, "SELECT id, fleet, device FROM results WHERE "+s.d.inJSON("id"), string(list))
+		if err != nil {
+			return nil, fmt.Errorf("ingest: owners: %w", err)
+		}
+		for rs.Next() {
+			var id string
+			var a wire.Addr
+			if err := rs.Scan(&id, &a.Fleet, &a.Device); err != nil {
+				rs.Close()
+				return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+			}
+			owner[id] = a
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+		}
+	}
+	for i, in := range batch {
+		r := in.Result
+		if a, ok := owner[r.ID]; ok && (a.Fleet != r.Fleet || a.Device != r.Device) {
+			fresh[i] = ingestTaken
+		}
+	}
 	if len(inserted) > 0 {
 		var specs, runs [][]any
 		type last struct {
@@ -154,7 +217,7 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 			if !inserted[r.ID] {
 				continue
 			}
-			fresh[i] = true
+			fresh[i] = ingestNew
 			p := prep[r.ID]
 			specs = append(specs, []any{r.ID, SpecOf(r.Spec).key()})
 			for j, f := range p.figs {
@@ -306,13 +369,42 @@ func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *wire.Co
 	if err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
-	_, err = s.exec(ctx, s.w, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
-		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
-		c.ID, fleet, target, string(c.Kind), c.IssuedAt.UnixNano(), c.ExpiresAt.UnixNano(), string(spec), raw)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("command %s: begin: %w", c.ID, s.wrap(err))
+	}
+	defer tx.Rollback()
+	// commands keeps the first target of an id sent to several;
+	// command_targets each of them.
+	if _, err = s.exec(ctx, tx, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		c.ID, fleet, target, string(c.Kind), c.IssuedAt.UnixNano(), c.ExpiresAt.UnixNano(), string(spec), raw); err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
+	if _, err = s.exec(ctx, tx, `INSERT INTO command_targets (command_id, fleet, target) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
+		c.ID, fleet, target); err != nil {
+		return fmt.Errorf("command %s: target: %w", c.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("command %s: commit: %w", c.ID, s.wrap(err))
+	}
 	return nil
+}
+
+// CommandSentTo reports whether command id was sent to the device
+// fleet/device: to it by name, or to its whole fleet. A result may name
+// only such a command.
+func (s *Store) CommandSentTo(ctx context.Context, id, fleet, device string) (bool, error) {
+	var one int
+	err := s.queryRow(ctx, s.r, `SELECT 1 FROM command_targets WHERE command_id = ? AND fleet = ? AND target IN (?, ?) LIMIT 1`,
+		id, fleet, device, wire.AllDevices).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.wrap(err))
+	}
+	return true, nil
 }
 
 // AddEvent records a command event; a repeated one (same command, device

@@ -108,7 +108,9 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 	}
 	if err := s.cfg.Handler(ctx, from, r, b); err != nil {
 		if errors.Is(err, ErrRejected) {
-			log.Warn("result rejected", zap.String("result_id", r.ID), zap.Error(err))
+			// The handler logs its refusals (the collector sums them: a
+			// device may send thousands).
+			log.Debug("result rejected", zap.String("result_id", r.ID), zap.Error(err))
 			s.ack(ctx, from, r.ID, strings.TrimSuffix(err.Error(), ": "+ErrRejected.Error()))
 			return
 		}
