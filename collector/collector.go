@@ -164,6 +164,7 @@ type Collector struct {
 	stored, duplicates, failed atomic.Int64
 	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
 	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
+	quotas                     *quotas
 	panics                     atomic.Int64 // results the store panicked on
 
 	downMu    sync.Mutex
@@ -186,6 +187,11 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
 		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
+	accounts := cfg.Accounts
+	if cfg.Broker != "" {
+		accounts = nil // an external broker's devices: DefaultQuota
+	}
+	c.quotas = &quotas{of: quotaOf(accounts), since: st.StoredBytesSince, use: map[wire.Addr]*usage{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(); err != nil {
 		c.Close()

@@ -32,7 +32,7 @@ type ingestReq struct {
 // onResult hands a result, with the payload it came in, to the batcher
 // and waits for its commit: the Subscriber acks it when this returns nil.
 func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) error {
-	if why, err := c.refuse(ctx, from, r); err != nil {
+	if why, err := c.refuse(ctx, from, r, raw); err != nil {
 		return err
 	} else if why != "" {
 		c.refused.Add(1)
@@ -40,7 +40,7 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 			zap.String("fleet", from.Fleet), zap.String("device", from.Device))
 		return fmt.Errorf("%s: %w", why, transport.ErrRejected)
 	}
-	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
+	req := ingestReq{in: Incoming{Result: r, Raw: raw, Received: time.Now()}, done: make(chan error, 1)}
 	req.in.prepare()
 	select {
 	case c.ingest <- req:
@@ -58,9 +58,22 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 }
 
 // refuse says why the collector refuses the result r of the device from
-// for good, "" when it takes it: it names a command that was not sent to
-// that device. An error is the store's, to try again.
-func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result) (string, error) {
+// for good, "" when it takes it: a device time that is absurd, a quota
+// it is over (quota.go), or a command named that was not sent to that
+// device. An error is the store's, to try again.
+func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (string, error) {
+	from = wire.Addr{Fleet: from.Fleet, Device: from.Device} // the device, whatever the topic
+	now := time.Now()
+	if why := absurdTime(r, now); why != "" {
+		return why, nil
+	}
+	if why := c.quotas.of(from).shape(r); why != "" {
+		return why, nil
+	}
+	why, err := c.quotas.take(ctx, from, int64(len(raw)), now)
+	if why != "" || err != nil {
+		return why, err
+	}
 	if r.CommandID != "" {
 		var ok bool
 		err := c.whileUnavailable(ctx, func() (err error) {
@@ -75,6 +88,40 @@ func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result) 
 		}
 	}
 	return "", nil
+}
+
+// Device times the collector takes: none before 2020, none more than
+// maxAhead after its own clock. Past them a device's clock is wrong (or
+// lying), and the time would not fit the store (ns since 1970 in 64 bits
+// hold 1678 to 2262).
+var earliestTime = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const maxAhead = 24 * time.Hour
+
+// absurdTime says which of r's times is absurd at the collector's time
+// now, "" when none: its creation, or a run's start.
+func absurdTime(r *wire.Result, now time.Time) string {
+	check := func(what string, t time.Time) string {
+		switch {
+		case t.Before(earliestTime):
+			return fmt.Sprintf("%s %s is before %d: the device's clock is wrong", what, t.UTC().Format(time.RFC3339), earliestTime.Year())
+		case t.After(now.Add(maxAhead)):
+			return fmt.Sprintf("%s %s is more than %v ahead of the collector's clock (%s)", what, t.UTC().Format(time.RFC3339),
+				maxAhead, now.UTC().Format(time.RFC3339))
+		}
+		return ""
+	}
+	if why := check("created_at", r.CreatedAt); why != "" {
+		return why
+	}
+	for i := range r.Runs {
+		if t := r.Runs[i].StartedAt; !t.IsZero() {
+			if why := check(fmt.Sprintf("run %d started_at", i+1), t); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // errTaken refuses a result whose id is another device's result.

@@ -245,3 +245,60 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 		t.Errorf("%d lines for %d dropped events", first+len(lines), n)
 	}
 }
+
+// TestAbsurdDeviceTimesRefused: over the real broker, a result stamped in
+// year 5138, before 1970, in 2019, or two days ahead of the collector (or
+// with such a run) is acked as rejected with the reason and not stored,
+// in SQLite and in PostgreSQL (where 5138 came back as 2216 and 1969 as
+// 1811); one an hour ahead is taken, its time kept as the device said.
+// A result id that is not a ULID and an outcome that is not a known
+// state are rejected too, not left unanswered or stored.
+func TestAbsurdDeviceTimesRefused(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		listen := testenv.FreeAddr(t)
+		broker := "tcp://" + listen
+		col, _ := startObserved(t, Config{DB: e.db(t), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
+		d1 := device(t, broker, "lab", "pi-1", "one")
+		defer d1.Close()
+		rng := rand.New(rand.NewPCG(19, 5))
+		now := time.Now()
+		for _, c := range []struct {
+			name string
+			edit func(r *wire.Result)
+			want string
+		}{
+			{"year 5138", func(r *wire.Result) { r.CreatedAt = time.Date(5138, 3, 1, 0, 0, 0, 0, time.UTC) }, "ahead of the collector"},
+			{"1969", func(r *wire.Result) { r.CreatedAt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }, "before 2020"},
+			{"2019", func(r *wire.Result) { r.CreatedAt = time.Date(2019, 12, 31, 23, 0, 0, 0, time.UTC) }, "before 2020"},
+			{"2 days ahead", func(r *wire.Result) { r.CreatedAt = now.Add(48 * time.Hour) }, "ahead of the collector"},
+			{"a run in 2096", func(r *wire.Result) { r.Runs[0].StartedAt = time.Date(2096, 1, 1, 0, 0, 0, 0, time.UTC) }, "run 1 started_at"},
+			{"outcome pwned", func(r *wire.Result) { r.Outcome = "pwned" }, `outcome "pwned"`},
+			{"id not a ULID", func(r *wire.Result) { r.ID = "not-a-ulid" }, "not a ULID"},
+		} {
+			r := fakeResult(rng, "lab", "pi-1", nil, now, 1000, 800)
+			c.edit(r)
+			if err := d1.PublishResult(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			wantRejected(t, ctx, d1, r.ID, c.want)
+			if _, err := col.Store().Result(ctx, r.ID); err == nil {
+				t.Errorf("%s: stored", c.name)
+			}
+		}
+		ahead := fakeResult(rng, "lab", "pi-1", nil, now.Add(time.Hour), 1000, 800)
+		if err := d1.PublishResult(ctx, ahead); err != nil {
+			t.Fatal(err)
+		}
+		if err := d1.WaitAck(ctx, ahead.ID); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := col.Store().Result(ctx, ahead.ID); err != nil || !r.CreatedAt.Equal(ahead.CreatedAt) {
+			t.Errorf("an hour ahead: %v %v", r, err)
+		}
+		if n, _, _ := col.Store().CountResults(ctx); n != 1 {
+			t.Errorf("%d stored, want 1", n)
+		}
+	})
+}

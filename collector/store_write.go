@@ -25,6 +25,10 @@ import (
 type Incoming struct {
 	Result *wire.Result
 	Raw    []byte
+	// Received is when the collector received it (zero: when Ingest
+	// stores it). Lists, pages and retention go by it, not by the
+	// device's clock, which says what it likes.
+	Received time.Time
 
 	figs []RunFigures // the figures of Result's runs, when computed ahead (prepare)
 }
@@ -114,8 +118,9 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 
 	now := time.Now().UnixNano()
 	type prepared struct {
-		started time.Time
-		figs    []RunFigures
+		started  time.Time
+		figs     []RunFigures
+		received int64
 	}
 	prep := make(map[string]prepared, len(order))
 	results := make([][]any, 0, len(order))
@@ -134,14 +139,18 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 		if len(r.Runs) > 0 && !r.Runs[0].StartedAt.IsZero() {
 			started = r.Runs[0].StartedAt
 		}
-		prep[r.ID] = prepared{started, figs}
+		received := now
+		if !in.Received.IsZero() {
+			received = in.Received.UnixNano()
+		}
+		prep[r.ID] = prepared{started, figs, received}
 		labels, err := s.d.labelsJSON(r.Labels)
 		if err != nil {
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
 		}
 		fp := r.Fingerprint
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
-			r.CreatedAt.UnixNano(), started.UnixNano(), now, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
+			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
 			throttled, in.Raw})
 	}
@@ -227,10 +236,10 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
 					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled})
 			}
-			// A device's last result: the latest started, the later id
-			// of two started at once (ULIDs grow with time).
+			// A device's last result: the latest received (not by the
+			// device's clock), the later id of two received at once.
 			a := wire.Addr{Fleet: r.Fleet, Device: r.Device}
-			at := p.started.UnixNano()
+			at := p.received
 			if l, ok := devs[a]; !ok || at > l.at || at == l.at && r.ID > l.id {
 				devs[a] = last{r.ID, at}
 			}
