@@ -252,7 +252,7 @@ func (c *Collector) start() error {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
-	sub, err := transport.NewSubscriber(cl, transport.SubscriberConfig{Group: cfg.Share, Handler: c.onResult})
+	sub, err := transport.NewSubscriber(cl, transport.SubscriberConfig{Group: cfg.Share, Handler: c.onResult, Dropped: c.drops.note})
 	if err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
