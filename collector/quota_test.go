@@ -152,3 +152,31 @@ func TestQuotaPerDevice(t *testing.T) {
 		t.Errorf("%d stored, want 7", n)
 	}
 }
+
+// TestStoredBytesSince: the bytes of a device's day, as the quota reads
+// them at start, in both engines: its own results received since then.
+func TestStoredBytesSince(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		rng := rand.New(rand.NewPCG(6, 6))
+		now := time.Now()
+		var batch []Incoming
+		var want int64
+		for i, at := range []time.Duration{-48 * time.Hour, -2 * time.Hour, -time.Minute} {
+			in := incoming(t, fakeResult(rng, "lab", "pi-1", nil, now.Add(at), 1000, 800))
+			in.Received = now.Add(at)
+			if i > 0 {
+				want += int64(len(in.Raw))
+			}
+			batch = append(batch, in, incoming(t, fakeResult(rng, "lab", "pi-2", nil, now, 1, 1)))
+		}
+		if _, err := s.Ingest(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.StoredBytesSince(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, now.Add(-24*time.Hour))
+		if err != nil || got != want {
+			t.Errorf("%d bytes (%v), want %d", got, err, want)
+		}
+	})
+}
