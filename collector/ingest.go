@@ -101,16 +101,7 @@ const maxAhead = 24 * time.Hour
 // absurdTime says which of r's times is absurd at the collector's time
 // now, "" when none: its creation, or a run's start.
 func absurdTime(r *wire.Result, now time.Time) string {
-	check := func(what string, t time.Time) string {
-		switch {
-		case t.Before(earliestTime):
-			return fmt.Sprintf("%s %s is before %d: the device's clock is wrong", what, t.UTC().Format(time.RFC3339), earliestTime.Year())
-		case t.After(now.Add(maxAhead)):
-			return fmt.Sprintf("%s %s is more than %v ahead of the collector's clock (%s)", what, t.UTC().Format(time.RFC3339),
-				maxAhead, now.UTC().Format(time.RFC3339))
-		}
-		return ""
-	}
+	check := func(what string, t time.Time) string { return absurdAt(what, t, now) }
 	if why := check("created_at", r.CreatedAt); why != "" {
 		return why
 	}
@@ -120,6 +111,19 @@ func absurdTime(r *wire.Result, now time.Time) string {
 				return why
 			}
 		}
+	}
+	return ""
+}
+
+// absurdAt says why the device time t of what is absurd at the
+// collector's time now, "" when it is not.
+func absurdAt(what string, t, now time.Time) string {
+	switch {
+	case t.Before(earliestTime):
+		return fmt.Sprintf("%s %s is before %d: the device's clock is wrong", what, t.UTC().Format(time.RFC3339), earliestTime.Year())
+	case t.After(now.Add(maxAhead)):
+		return fmt.Sprintf("%s %s is more than %v ahead of the collector's clock (%s)", what, t.UTC().Format(time.RFC3339),
+			maxAhead, now.UTC().Format(time.RFC3339))
 	}
 	return ""
 }
@@ -313,6 +317,12 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 	hb, err := wire.DecodeHeartbeat(b)
 	if err != nil {
 		c.drops.note("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	// Heartbeats are ordered by their own time: one from a clock far ahead
+	// (or out of range of the store's ns) would hold back every later one.
+	if why := absurdAt("at", hb.At, time.Now()); why != "" {
+		c.drops.note("heartbeat dropped", zap.String("topic", topic), zap.String("reason", why))
 		return
 	}
 	// Handlers run on many workers, so heartbeats can come out of

@@ -338,3 +338,46 @@ func TestCommandSentTo(t *testing.T) {
 		}
 	})
 }
+
+// TestHeartbeatFromTheFarFuture: a heartbeat stamped in year 5138 (which
+// the store's ns overflowed to 2216) is dropped, so it does not hold back
+// every later heartbeat of the device.
+func TestHeartbeatFromTheFarFuture(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	listen := testenv.FreeAddr(t)
+	broker := "tcp://" + listen
+	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "hb.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
+	d1 := device(t, broker, "lab", "pi-1", "one")
+	defer d1.Close()
+	beat := func(up int64, at time.Time) {
+		if err := d1.PublishHeartbeat(ctx, &wire.Heartbeat{V: wire.SchemaVersion, At: at.UTC(), UptimeS: up}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uptime := func() int64 {
+		ds, err := col.Store().Devices(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.ID == "pi-1" && d.Heartbeat != nil {
+				return d.Heartbeat.UptimeS
+			}
+		}
+		return 0
+	}
+	// Heartbeats are QoS 0: send until one is through.
+	testenv.Until(t, "a heartbeat stored", func() bool {
+		beat(99, time.Date(5138, 1, 1, 0, 0, 0, 0, time.UTC))
+		beat(10, time.Now())
+		return uptime() != 0
+	})
+	testenv.Until(t, "a heartbeat after the far future's", func() bool {
+		beat(12, time.Now())
+		return uptime() == 12
+	})
+	if logs.FilterMessage("heartbeat dropped").Len() == 0 {
+		t.Error("the far future's heartbeat not logged as dropped")
+	}
+}
