@@ -23,7 +23,10 @@ func Serve(ctx context.Context, cfg *Config, opt Options, getenv func(string) st
 		return err
 	}
 	log := a.log
-	spool, err := spool.Open(cfg.Spool.Dir, spool.Limits{MaxCount: cfg.Spool.MaxCount, MaxBytes: int64(cfg.Spool.MaxBytes)})
+	spool, err := spool.Open(cfg.Spool.Dir, spool.Limits{MaxCount: cfg.Spool.MaxCount, MaxBytes: int64(cfg.Spool.MaxBytes),
+		OnTorn: func(name, reason string) {
+			log.Warn("spool file set aside in torn/, never sent", zap.String("file", name), zap.String("reason", reason))
+		}})
 	if err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}

@@ -45,6 +45,7 @@ import (
 type Accounts struct {
 	Collector Account   `yaml:"collector"`
 	Devices   []Account `yaml:"devices"`
+	Quota     Quota     `yaml:"quota"` // every device's, over DefaultQuota (quota.go)
 }
 
 // Account is one login. Exactly one of Password (plain text, compared in
@@ -56,6 +57,7 @@ type Account struct {
 	Fleet          string `yaml:"fleet"`
 	ID             string `yaml:"id"`
 	ClientID       string `yaml:"client_id"`
+	Quota          *Quota `yaml:"quota"` // a device's own, over Accounts.Quota
 }
 
 // LoadAccounts reads and checks an accounts file.
@@ -89,6 +91,9 @@ func (a *Accounts) check() error {
 	// ids can meet across fleets: edgebench-a-b-c is fleet a-b's device c
 	// and fleet a's device b-c.
 	clientOf := map[string]string{}
+	if err := a.checkQuotas(); err != nil {
+		return err
+	}
 	for i := range a.Devices {
 		d := &a.Devices[i]
 		if err := wire.ValidID(d.Fleet); err != nil {

@@ -166,6 +166,9 @@ type Collector struct {
 	wg     sync.WaitGroup
 
 	stored, duplicates, failed atomic.Int64
+	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
+	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
+	quotas                     *quotas
 	panics                     atomic.Int64 // results the store panicked on
 
 	downMu    sync.Mutex
@@ -186,7 +189,13 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers)}
+	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
+		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
+	accounts := cfg.Accounts
+	if cfg.Broker != "" {
+		accounts = nil // an external broker's devices: DefaultQuota
+	}
+	c.quotas = &quotas{of: quotaOf(accounts), since: st.StoredBytesSince, use: map[wire.Addr]*usage{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(); err != nil {
 		c.Close()
@@ -247,7 +256,7 @@ func (c *Collector) start() error {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
-	sub, err := transport.NewSubscriber(cl, transport.SubscriberConfig{Group: cfg.Share, Handler: c.onResult})
+	sub, err := transport.NewSubscriber(cl, transport.SubscriberConfig{Group: cfg.Share, Handler: c.onResult, Dropped: c.drops.note})
 	if err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
@@ -302,6 +311,10 @@ type Stats struct {
 	Stored     int64 // new results committed
 	Duplicates int64 // results already stored (resent by their device)
 	Failed     int64 // results the store did not take; not acked, so resent
+	// Refused counts the results the collector refused for good (acked as
+	// rejected): naming a command not sent to their device, or an id
+	// another device's result has.
+	Refused int64
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
@@ -310,7 +323,7 @@ type Stats struct {
 
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
-	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(),
+	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
 		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
 }
 

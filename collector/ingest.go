@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -30,8 +31,16 @@ type ingestReq struct {
 
 // onResult hands a result, with the payload it came in, to the batcher
 // and waits for its commit: the Subscriber acks it when this returns nil.
-func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, raw []byte) error {
-	req := ingestReq{in: Incoming{Result: r, Raw: raw}, done: make(chan error, 1)}
+func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) error {
+	if why, err := c.refuse(ctx, from, r, raw); err != nil {
+		return err
+	} else if why != "" {
+		c.refused.Add(1)
+		c.drops.note("result refused", zap.String("reason", why), zap.String("result_id", r.ID),
+			zap.String("fleet", from.Fleet), zap.String("device", from.Device))
+		return fmt.Errorf("%s: %w", why, transport.ErrRejected)
+	}
+	req := ingestReq{in: Incoming{Result: r, Raw: raw, Received: time.Now()}, done: make(chan error, 1)}
 	req.in.prepare()
 	select {
 	case c.ingest <- req:
@@ -47,6 +56,80 @@ func (c *Collector) onResult(ctx context.Context, _ wire.Addr, r *wire.Result, r
 		return ctx.Err()
 	}
 }
+
+// refuse says why the collector refuses the result r of the device from
+// for good, "" when it takes it: a device time that is absurd, a quota
+// it is over (quota.go), or a command named that was not sent to that
+// device. An error is the store's, to try again.
+func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (string, error) {
+	from = wire.Addr{Fleet: from.Fleet, Device: from.Device} // the device, whatever the topic
+	now := time.Now()
+	if why := absurdTime(r, now); why != "" {
+		return why, nil
+	}
+	if why := c.quotas.of(from).shape(r); why != "" {
+		return why, nil
+	}
+	why, err := c.quotas.take(ctx, from, int64(len(raw)), now)
+	if why != "" || err != nil {
+		return why, err
+	}
+	if r.CommandID != "" {
+		var ok bool
+		err := c.whileUnavailable(ctx, func() (err error) {
+			ok, err = c.store.CommandSentTo(ctx, r.CommandID, from.Fleet, from.Device)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return fmt.Sprintf("command %s was not sent to %s/%s", wire.Clip(r.CommandID), from.Fleet, from.Device), nil
+		}
+	}
+	return "", nil
+}
+
+// Device times the collector takes: none before 2020, none more than
+// maxAhead after its own clock. Past them a device's clock is wrong (or
+// lying), and the time would not fit the store (ns since 1970 in 64 bits
+// hold 1678 to 2262).
+var earliestTime = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const maxAhead = 24 * time.Hour
+
+// absurdTime says which of r's times is absurd at the collector's time
+// now, "" when none: its creation, or a run's start.
+func absurdTime(r *wire.Result, now time.Time) string {
+	check := func(what string, t time.Time) string { return absurdAt(what, t, now) }
+	if why := check("created_at", r.CreatedAt); why != "" {
+		return why
+	}
+	for i := range r.Runs {
+		if t := r.Runs[i].StartedAt; !t.IsZero() {
+			if why := check(fmt.Sprintf("run %d started_at", i+1), t); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// absurdAt says why the device time t of what is absurd at the
+// collector's time now, "" when it is not.
+func absurdAt(what string, t, now time.Time) string {
+	switch {
+	case t.Before(earliestTime):
+		return fmt.Sprintf("%s %s is before %d: the device's clock is wrong", what, t.UTC().Format(time.RFC3339), earliestTime.Year())
+	case t.After(now.Add(maxAhead)):
+		return fmt.Sprintf("%s %s is more than %v ahead of the collector's clock (%s)", what, t.UTC().Format(time.RFC3339),
+			maxAhead, now.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// errTaken refuses a result whose id is another device's result.
+var errTaken = fmt.Errorf("result id is another device's result: %w", transport.ErrRejected)
 
 // batcher commits results in batches: it takes what is waiting, up to
 // BatchMax, in one transaction, so that many devices' results share one
@@ -87,7 +170,7 @@ func (c *Collector) batcher() {
 // on fails: that one is logged, counted and not acked, and the ingest goes
 // on.
 func (c *Collector) commit(batch []ingestReq, in []Incoming) {
-	var fresh []bool
+	var fresh []ingestState
 	err := c.whileUnavailable(c.ctx, func() (err error) {
 		fresh, err = c.ingestRecover(in)
 		return err
@@ -107,11 +190,17 @@ func (c *Collector) commit(batch []ingestReq, in []Incoming) {
 		}
 	}
 	for i, r := range batch {
+		err := err
 		switch {
 		case err != nil:
 			c.failed.Add(1)
-		case fresh[i]:
+		case fresh[i] == ingestNew:
 			c.stored.Add(1)
+		case fresh[i] == ingestTaken:
+			c.refused.Add(1)
+			c.drops.note("result refused", zap.String("reason", "result id is another device's result"),
+				zap.String("result_id", in[i].Result.ID), zap.String("fleet", in[i].Result.Fleet), zap.String("device", in[i].Result.Device))
+			err = errTaken
 		default:
 			c.duplicates.Add(1)
 		}
@@ -166,14 +255,14 @@ type panicError struct {
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // ingestRecover is Store.Ingest with a panic turned into a *panicError.
-func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
+func (c *Collector) ingestRecover(in []Incoming) (fresh []ingestState, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
 		}
 	}()
 	err = storeCall(c.ctx, c.cfg.storeTimeout, func(ctx context.Context) error {
-		fresh, err = c.store.Ingest(ctx, in)
+		fresh, err = c.store.ingest(ctx, in)
 		return err
 	})
 	return fresh, err
@@ -182,7 +271,7 @@ func (c *Collector) ingestRecover(in []Incoming) (fresh []bool, err error) {
 func (c *Collector) addr(topic string) (wire.Addr, bool) {
 	a, err := wire.Topics{Prefix: c.cfg.Prefix}.Parse(topic)
 	if err != nil {
-		c.log.Warn("message on a bad topic dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("message on a bad topic dropped", zap.String("topic", wire.Clip(topic)), zap.Error(err))
 		return a, false
 	}
 	return a, true
@@ -198,7 +287,7 @@ func (c *Collector) onStatus(ctx context.Context, topic string, b []byte) {
 	}
 	st, err := wire.DecodeStatus(b)
 	if err != nil {
-		c.log.Warn("status dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("status dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
 	if err := c.whileUnavailable(ctx, func() error {
@@ -218,7 +307,7 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 	}
 	ev, err := wire.DecodeEvent(b)
 	if err != nil {
-		c.log.Warn("event dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
 	if err := c.whileUnavailable(ctx, func() error {
@@ -235,7 +324,13 @@ func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {
 	}
 	hb, err := wire.DecodeHeartbeat(b)
 	if err != nil {
-		c.log.Warn("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		c.drops.note("heartbeat dropped", zap.String("topic", topic), zap.Error(err))
+		return
+	}
+	// Heartbeats are ordered by their own time: one from a clock far ahead
+	// (or out of range of the store's ns) would hold back every later one.
+	if why := absurdAt("at", hb.At, time.Now()); why != "" {
+		c.drops.note("heartbeat dropped", zap.String("topic", topic), zap.String("reason", why))
 		return
 	}
 	// Handlers run on many workers, so heartbeats can come out of
@@ -265,6 +360,7 @@ func (c *Collector) heartbeats() {
 		case <-t.C:
 		case <-c.ctx.Done():
 		}
+		c.drops.flush(c.ctx.Err() != nil)
 		c.hbMu.Lock()
 		hbs := c.heartbeat
 		c.heartbeat = nil

@@ -18,14 +18,16 @@ type Pruned struct {
 	Results, Commands, Events int64
 }
 
-// Prune deletes the results that started before cutoff, with their runs
-// (the samples are in their payloads), and the commands issued and events
-// sent before it, in transactions of at most pruneChunk results.
+// Prune deletes the results the collector received before cutoff, with
+// their runs (the samples are in their payloads), and the commands issued
+// and events received before it, in transactions of at most pruneChunk
+// results. The collector's receive time decides, not the device's clock: a
+// result stamped in 2096 goes when its time comes.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 	var p Pruned
 	before := cutoff.UnixNano()
 	for {
-		rows, err := s.query(ctx, s.w, "SELECT id FROM results WHERE started < ? ORDER BY started, id LIMIT ?", before, pruneChunk)
+		rows, err := s.query(ctx, s.w, "SELECT id FROM results WHERE received < ? ORDER BY received, id LIMIT ?", before, pruneChunk)
 		if err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
@@ -58,7 +60,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 		n     *int64
 		query string
 	}{
-		{&p.Events, "DELETE FROM events WHERE at < ?"},
+		{&p.Events, "DELETE FROM events WHERE received < ?"},
 		{&p.Commands, "DELETE FROM commands WHERE issued_at < ?"},
 	} {
 		res, err := s.exec(ctx, s.w, t.query, before)
@@ -66,6 +68,9 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 			return p, fmt.Errorf("prune: %w", err)
 		}
 		*t.n, _ = res.RowsAffected()
+	}
+	if _, err := s.exec(ctx, s.w, "DELETE FROM command_targets WHERE command_id NOT IN (SELECT id FROM commands)"); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
 	}
 	return p, nil
 }

@@ -116,9 +116,9 @@ type Filter struct {
 	Command          string
 	IDs              []string          // only these results; nil: any, empty: none
 	Labels           map[string]string // every one must match
-	Since            time.Time
+	Since            time.Time         // received by the collector since (not the device's time)
 	ExcludeThrottled bool
-	Limit            int // results, newest first; 0: no limit
+	Limit            int // results, the last received first; 0: no limit
 }
 
 // where builds the SQL condition of f over the results table r.
@@ -149,7 +149,7 @@ func (d dialect) where(f Filter) (string, []any) {
 		add(expr+" = ?", arg, f.Labels[k])
 	}
 	if !f.Since.IsZero() {
-		add("r.started >= ?", f.Since.UnixNano())
+		add("r.received >= ?", f.Since.UnixNano())
 	}
 	if f.ExcludeThrottled {
 		add("NOT r.throttled")
@@ -186,7 +186,8 @@ type RunRow struct {
 	MemKB     float64           `json:"mem_kb"`
 }
 
-// Runs lists results matching f, newest first.
+// Runs lists results matching f, the last received by the collector
+// first: a device's clock does not decide what a page shows.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	where, args := s.d.where(f)
 	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.labels, coalesce(sp.spec, ''), r.url,
@@ -194,7 +195,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 		coalesce(avg(u.rps), 0), avg(u.mean_us), avg(u.p50_us), avg(u.p99_us), max(u.max_us),
 		CAST(coalesce(sum(u.timeouts), 0) AS BIGINT), CAST(coalesce(sum(u.errors), 0) AS BIGINT), avg(u.cpu_pct), avg(u.io_kbs), avg(u.mem_kb)
 		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
-		WHERE ` + where + ` GROUP BY r.id, sp.spec ORDER BY r.started DESC, r.id DESC`
+		WHERE ` + where + ` GROUP BY r.id, sp.spec ORDER BY r.received DESC, r.id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -256,7 +257,7 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 	// followed by the highest code point.
 	q, arg := "SELECT id FROM results WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", []any{prefix, prefix + "\U0010FFFF"}
 	if prefix == "last" {
-		q, arg = "SELECT id FROM results ORDER BY started DESC, id DESC LIMIT 1", nil
+		q, arg = "SELECT id FROM results ORDER BY received DESC, id DESC LIMIT 1", nil
 	}
 	rows, err := s.query(ctx, s.r, q, arg...)
 	if err != nil {

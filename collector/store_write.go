@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -24,6 +25,10 @@ import (
 type Incoming struct {
 	Result *wire.Result
 	Raw    []byte
+	// Received is when the collector received it (zero: when Ingest
+	// stores it). Lists, pages and retention go by it, not by the
+	// device's clock, which says what it likes.
+	Received time.Time
 
 	figs []RunFigures // the figures of Result's runs, when computed ahead (prepare)
 }
@@ -73,7 +78,30 @@ func (d dialect) labelsJSON(m map[string]string) (string, error) {
 // took it). When Ingest returns nil the batch is durable and may be
 // acknowledged.
 func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
+	st, err := s.ingest(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
 	fresh := make([]bool, len(batch))
+	for i, v := range st {
+		fresh[i] = v == ingestNew
+	}
+	return fresh, nil
+}
+
+// ingestState is what Store.ingest did with one result of a batch.
+type ingestState int
+
+const (
+	ingestDuplicate ingestState = iota // its id was stored already, by its own device
+	ingestNew                          // stored
+	ingestTaken                        // its id is another device's result: not stored, to be refused
+)
+
+// ingest is Ingest, telling a result stored before by its own device (a
+// resend) from one whose id another device's result has.
+func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, error) {
+	fresh := make([]ingestState, len(batch))
 	if len(batch) == 0 {
 		return fresh, nil
 	}
@@ -90,8 +118,9 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 
 	now := time.Now().UnixNano()
 	type prepared struct {
-		started time.Time
-		figs    []RunFigures
+		started  time.Time
+		figs     []RunFigures
+		received int64
 	}
 	prep := make(map[string]prepared, len(order))
 	results := make([][]any, 0, len(order))
@@ -110,14 +139,18 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 		if len(r.Runs) > 0 && !r.Runs[0].StartedAt.IsZero() {
 			started = r.Runs[0].StartedAt
 		}
-		prep[r.ID] = prepared{started, figs}
+		received := now
+		if !in.Received.IsZero() {
+			received = in.Received.UnixNano()
+		}
+		prep[r.ID] = prepared{started, figs, received}
 		labels, err := s.d.labelsJSON(r.Labels)
 		if err != nil {
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
 		}
 		fp := r.Fingerprint
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
-			r.CreatedAt.UnixNano(), started.UnixNano(), now, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
+			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
 			throttled, in.Raw})
 	}
@@ -142,6 +175,45 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: results: %w", err)
 	}
+	// Whose each id is: the result inserted now, or the one stored before
+	// (a resend by its own device, or another device's result).
+	owner := make(map[string]wire.Addr, len(order))
+	for id := range inserted {
+		r := batch[first[id]].Result
+		owner[id] = wire.Addr{Fleet: r.Fleet, Device: r.Device}
+	}
+	if len(inserted) < len(order) {
+		var ids []string
+		for _, i := range order {
+			if id := batch[i].Result.ID; !inserted[id] {
+				ids = append(ids, id)
+			}
+		}
+		list, _ := json.Marshal(ids) // strings: cannot fail
+		rs, err := s.query(ctx, tx, "SELECT id, fleet, device FROM results WHERE "+s.d.inJSON("id"), string(list))
+		if err != nil {
+			return nil, fmt.Errorf("ingest: owners: %w", err)
+		}
+		for rs.Next() {
+			var id string
+			var a wire.Addr
+			if err := rs.Scan(&id, &a.Fleet, &a.Device); err != nil {
+				rs.Close()
+				return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+			}
+			owner[id] = a
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+		}
+	}
+	for i, in := range batch {
+		r := in.Result
+		if a, ok := owner[r.ID]; ok && (a.Fleet != r.Fleet || a.Device != r.Device) {
+			fresh[i] = ingestTaken
+		}
+	}
 	if len(inserted) > 0 {
 		var specs, runs [][]any
 		type last struct {
@@ -154,7 +226,7 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 			if !inserted[r.ID] {
 				continue
 			}
-			fresh[i] = true
+			fresh[i] = ingestNew
 			p := prep[r.ID]
 			specs = append(specs, []any{r.ID, SpecOf(r.Spec).key()})
 			for j, f := range p.figs {
@@ -164,10 +236,10 @@ func (s *Store) Ingest(ctx context.Context, batch []Incoming) ([]bool, error) {
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
 					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled})
 			}
-			// A device's last result: the latest started, the later id
-			// of two started at once (ULIDs grow with time).
+			// A device's last result: the latest received (not by the
+			// device's clock), the later id of two received at once.
 			a := wire.Addr{Fleet: r.Fleet, Device: r.Device}
-			at := p.started.UnixNano()
+			at := p.received
 			if l, ok := devs[a]; !ok || at > l.at || at == l.at && r.ID > l.id {
 				devs[a] = last{r.ID, at}
 			}
@@ -306,13 +378,42 @@ func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *wire.Co
 	if err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
-	_, err = s.exec(ctx, s.w, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
-		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
-		c.ID, fleet, target, string(c.Kind), c.IssuedAt.UnixNano(), c.ExpiresAt.UnixNano(), string(spec), raw)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("command %s: begin: %w", c.ID, s.wrap(err))
+	}
+	defer tx.Rollback()
+	// commands keeps the first target of an id sent to several;
+	// command_targets each of them.
+	if _, err = s.exec(ctx, tx, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		c.ID, fleet, target, string(c.Kind), c.IssuedAt.UnixNano(), c.ExpiresAt.UnixNano(), string(spec), raw); err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
+	if _, err = s.exec(ctx, tx, `INSERT INTO command_targets (command_id, fleet, target) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
+		c.ID, fleet, target); err != nil {
+		return fmt.Errorf("command %s: target: %w", c.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("command %s: commit: %w", c.ID, s.wrap(err))
+	}
 	return nil
+}
+
+// CommandSentTo reports whether command id was sent to the device
+// fleet/device: to it by name, or to its whole fleet. A result may name
+// only such a command.
+func (s *Store) CommandSentTo(ctx context.Context, id, fleet, device string) (bool, error) {
+	var one int
+	err := s.queryRow(ctx, s.r, `SELECT 1 FROM command_targets WHERE command_id = ? AND fleet = ? AND target IN (?, ?) LIMIT 1`,
+		id, fleet, device, wire.AllDevices).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.wrap(err))
+	}
+	return true, nil
 }
 
 // AddEvent records a command event; a repeated one (same command, device

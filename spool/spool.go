@@ -36,6 +36,11 @@ var ErrNotSpooled = errors.New("not in the spool")
 type Limits struct {
 	MaxCount int   // entries
 	MaxBytes int64 // payload bytes
+
+	// OnTorn, when set, is told of each file moved to torn/ (by Open as
+	// well as later), with why: the owner logs it. It must not call the
+	// spool.
+	OnTorn func(name, reason string)
 }
 
 // Stats describe a spool at one instant.
@@ -106,7 +111,7 @@ func Open(dir string, lim Limits) (*Spool, error) {
 		}
 		if strings.HasPrefix(name, spoolTmp) {
 			if !writerAlive(name) {
-				if err := s.setAside(name); err != nil {
+				if err := s.setAside(name, "the temporary file of a writer that is gone"); err != nil {
 					return nil, err
 				}
 			}
@@ -120,8 +125,12 @@ func Open(dir string, lim Limits) (*Spool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("spool %s: %w", dir, err)
 		}
-		if _, err := unframe(b); err != nil {
-			if err := s.setAside(name); err != nil {
+		p, err := unframe(b)
+		if err == nil {
+			err = sameID(id, p)
+		}
+		if err != nil {
+			if err := s.setAside(name, err.Error()); err != nil {
 				return nil, err
 			}
 			continue
@@ -225,9 +234,12 @@ func (s *Spool) Get(id string) ([]byte, error) {
 		return nil, fmt.Errorf("spool get %s: %w", id, err)
 	}
 	p, err := unframe(b)
+	if err == nil {
+		err = sameID(id, p)
+	}
 	if err != nil {
 		s.forget(id)
-		if aerr := s.setAside(name); aerr != nil {
+		if aerr := s.setAside(name, err.Error()); aerr != nil {
 			return nil, aerr
 		}
 		return nil, fmt.Errorf("spool get %s: %v: %w", id, err, ErrNotSpooled)
@@ -313,15 +325,29 @@ func (s *Spool) forget(id string) {
 	s.mu.Unlock()
 }
 
-// setAside moves a damaged file into torn/.
-func (s *Spool) setAside(name string) error {
+// setAside moves a damaged file into torn/, and tells Limits.OnTorn why.
+func (s *Spool) setAside(name, reason string) error {
 	moved, err := s.moveAside("torn", name)
 	if moved {
 		s.mu.Lock()
 		s.torn++
 		s.mu.Unlock()
+		if s.lim.OnTorn != nil {
+			s.lim.OnTorn(name, reason)
+		}
 	}
 	return err
+}
+
+// sameID checks that the payload of the entry id is the result its name
+// says: one that is another's would be acked under the other id and
+// stay in the spool for ever. A payload whose id cannot be read is left
+// to the sender, who sets it aside as unsendable.
+func sameID(id string, payload []byte) error {
+	if got := wire.PeekID(payload); got != "" && got != id {
+		return fmt.Errorf("holds result %s, not %s as its name says", got, id)
+	}
+	return nil
 }
 
 // moveAside moves file name of the spool into the folder sub, keeping the

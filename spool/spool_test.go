@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -238,5 +239,59 @@ func spoolChild(dir string) {
 		if err := s.Put(id, childPayload(id)); err != nil {
 			os.Exit(4)
 		}
+	}
+}
+
+// TestSpoolNameNotItsPayload: an entry whose file name is not the id of
+// the result it holds would be acked under the other id and stay for
+// ever: Open, and Get after it, move it to torn/ and say why (OnTorn, which
+// the agent logs); a payload whose id cannot be read is left to the sender.
+func TestSpoolNameNotItsPayload(t *testing.T) {
+	dir := t.TempDir()
+	type aside struct{ name, reason string }
+	var told []aside
+	lim := Limits{OnTorn: func(name, reason string) { told = append(told, aside{name, reason}) }}
+	s, err := Open(dir, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := wire.NewID(), wire.NewID(), wire.NewID()
+	payload := func(id string) []byte {
+		p, err := (&wire.Result{V: wire.SchemaVersion, ID: id, Fleet: "lab", Device: "pi-1"}).MarshalMsg(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, e := range []struct{ name, holds string }{{a, a}, {b, a}} {
+		if err := s.Put(e.name, payload(e.holds)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put("opaque", []byte("not a result")); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(s2.List()), fmt.Sprint([]string{a, "opaque"}); got != want {
+		t.Errorf("list %v, want %v", got, want)
+	}
+	if len(told) != 1 || told[0].name != b+".msg" || !strings.Contains(told[0].reason, "holds result "+a) {
+		t.Errorf("told %+v", told)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "torn", b+".msg")); err != nil {
+		t.Error(err)
+	}
+	// Put while open, found at read time.
+	if err := s2.Put(c, payload(a)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Get(c); !errors.Is(err, ErrNotSpooled) {
+		t.Errorf("get of %s holding %s: %v", c, a, err)
+	}
+	if s2.Has(c) || len(told) != 2 || s2.Stats().Torn != 2 {
+		t.Errorf("after get: has %v, told %+v, stats %+v", s2.Has(c), told, s2.Stats())
 	}
 }

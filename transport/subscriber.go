@@ -28,6 +28,10 @@ type SubscriberConfig struct {
 	Fleet   string // one fleet, or "+" (the default) for all
 	Group   string // shared subscription group ($share/<group>/...), to split ingest among collectors
 	Handler ResultHandler
+	// Dropped, when set, is told of each result dropped as malformed
+	// instead of a warning line each (the collector sums them: a device
+	// may send thousands).
+	Dropped func(msg string, fields ...zap.Field)
 }
 
 // ErrRejected, wrapped in a ResultHandler's error, refuses a result for
@@ -86,13 +90,13 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 	from, err := s.c.topics.Parse(topic)
 	if err != nil || from.Kind != wire.TopicResult {
 		s.malformed.Add(1)
-		log.Warn("result dropped: bad topic", zap.Error(err))
+		s.warn("result dropped: bad topic", zap.String("topic", wire.Clip(topic)), zap.Error(err))
 		return
 	}
 	r, err := wire.DecodeResultMax(b, s.c.cfg.MaxPayload)
 	if err != nil {
 		s.malformed.Add(1)
-		log.Warn("result dropped", zap.Int("bytes", len(b)), zap.Error(err))
+		s.warn("result dropped", zap.String("topic", topic), zap.Int("bytes", len(b)), zap.Error(err))
 		// A newer schema may be stored by a newer collector: not refused.
 		if id := wire.PeekID(b); id != "" && !errors.Is(err, wire.ErrVersion) {
 			s.ack(ctx, from, id, err.Error())
@@ -101,14 +105,16 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 	}
 	if r.Fleet != from.Fleet || r.Device != from.Device {
 		s.malformed.Add(1)
-		log.Warn("result dropped: sender is not the result's device",
+		s.warn("result dropped: sender is not the result's device", zap.String("topic", topic),
 			zap.String("result_id", r.ID), zap.String("fleet", r.Fleet), zap.String("device", r.Device))
 		s.ack(ctx, from, r.ID, fmt.Sprintf("result of %s/%s sent by %s/%s", r.Fleet, r.Device, from.Fleet, from.Device))
 		return
 	}
 	if err := s.cfg.Handler(ctx, from, r, b); err != nil {
 		if errors.Is(err, ErrRejected) {
-			log.Warn("result rejected", zap.String("result_id", r.ID), zap.Error(err))
+			// The handler logs its refusals (the collector sums them: a
+			// device may send thousands).
+			log.Debug("result rejected", zap.String("result_id", r.ID), zap.Error(err))
 			s.ack(ctx, from, r.ID, strings.TrimSuffix(err.Error(), ": "+ErrRejected.Error()))
 			return
 		}
@@ -117,6 +123,14 @@ func (s *Subscriber) handle(ctx context.Context, topic string, b []byte) {
 		return
 	}
 	s.ack(ctx, from, r.ID, "")
+}
+
+func (s *Subscriber) warn(msg string, fields ...zap.Field) {
+	if s.cfg.Dropped != nil {
+		s.cfg.Dropped(msg, fields...)
+		return
+	}
+	s.c.log.Warn(msg, fields...)
 }
 
 // ack acknowledges result id to the device that sent it: as stored, or as

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // check is the validation DecodeResult applies after the shape: every
@@ -15,6 +17,14 @@ import (
 // indexed, summed and encoded as JSON by its consumers without a check of
 // their own.
 func (r *Result) check() error {
+	// The id of a result is a ULID (NewID): the store orders by it, a
+	// device's spool lists by it.
+	if _, err := ulid.ParseStrict(r.ID); err != nil {
+		return fmt.Errorf("id %q is not a ULID (%v): %w", Clip(r.ID), err, ErrMalformed)
+	}
+	if !r.Outcome.Terminal() {
+		return fmt.Errorf("outcome %q: want succeeded, failed, cancelled, timed_out or rejected: %w", Clip(string(r.Outcome)), ErrMalformed)
+	}
 	if err := r.Spec.check(); err != nil {
 		return fmt.Errorf("spec: %w", err)
 	}

@@ -114,7 +114,7 @@ func addFilterFlags(fs *cli.FlagSet, env *cli.Env, ff *filterFlags) {
 	fs.StringVar(&ff.f.Device, "device", "", "only this device")
 	fs.StringVar(&ff.f.Command, "cmd", "", "only the results of this command")
 	fs.Var(ff.labels, "label", "only runs with label k=v (repeatable)")
-	fs.DurationVar(&ff.since, "since", 0, "only runs started within this long ago")
+	fs.DurationVar(&ff.since, "since", 0, "only runs the collector received within this long ago")
 	fs.BoolVar(&ff.f.ExcludeThrottled, "exclude-throttled", false, "leave out runs during which the device throttled")
 }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/quota-flood.sh: issue 19's quota attack. Starts a fresh
+# `edgebench-collector serve` (SQLite) on loopback, reads its RSS once idle,
+# runs bench/quotaflood against it (device lab/pi-1 publishes N results of
+# 195 KB while lab/pi-2 is triggered every 0.5 s) sampling VmRSS every 0.1 s,
+# and prints the idle RSS, the highest sample, VmHWM, the RSS after, the
+# store's size, and quotaflood's figures: the flood's acks and rejections
+# and pi-2's trigger latency, idle and during the flood.
+#
+#   bench/quota-flood.sh                                       # this tree's collector
+#   COLLECTOR=/path/to/edgebench-collector bench/quota-flood.sh  # another build (an older one)
+#   N=3000 PAD=200000 bench/quota-flood.sh
+set -euo pipefail
+BROKER_PORT=${BROKER_PORT:-18841}
+WEB_PORT=${WEB_PORT:-18092}
+N=${N:-3000}
+PAD=${PAD:-200000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+col=
+trap '[ -n "$col" ] && kill "$col" 2>/dev/null; rm -rf "$work"' EXIT
+
+(cd "$root" && go build -o "$work/quotaflood" ./bench/quotaflood)
+if [ -z "${COLLECTOR:-}" ]; then
+	(cd "$root" && go build -o "$work/edgebench-collector" ./cmd/edgebench-collector)
+	COLLECTOR=$work/edgebench-collector
+fi
+cat >"$work/accounts.yaml" <<'YAML'
+collector: {username: collector, password: c0llect}
+devices:
+  - {fleet: lab, id: pi-1, password: one}
+  - {fleet: lab, id: pi-2, password: two}
+YAML
+
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+"$COLLECTOR" serve --db "$work/c.db" --listen "127.0.0.1:$BROKER_PORT" --web "127.0.0.1:$WEB_PORT" \
+	--accounts "$work/accounts.yaml" --log-level error >"$work/serve.log" 2>&1 &
+col=$!
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && break; sleep 0.1; done
+sleep 2
+idle=$(rss "$col")
+max=0
+"$work/quotaflood" -broker "127.0.0.1:$BROKER_PORT" -web "127.0.0.1:$WEB_PORT" -n "$N" -pad "$PAD" >"$work/flood.out" 2>&1 &
+atk=$!
+while kill -0 "$atk" 2>/dev/null; do
+	r=$(rss "$col")
+	[ "$r" -gt "$max" ] && max=$r
+	sleep 0.1
+done
+wait "$atk" || true
+sleep 1
+after=$(rss "$col")
+peak=$(hwm "$col")
+db=$(du -cm "$work"/c.db* | tail -1 | cut -f1)
+printf 'collector RSS MB: idle %.1f, max sampled %.1f, VmHWM %.1f, after %.1f; store %s MB\n' "$(bc -l <<<"$idle/1024")" \
+	"$(bc -l <<<"$max/1024")" "$(bc -l <<<"$peak/1024")" "$(bc -l <<<"$after/1024")" "$db"
+cat "$work/flood.out"
