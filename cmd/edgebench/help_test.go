@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/edgebench/edgebench/internal/cli"
 )
 
 // TestHelpGoesToStdout: help asked for is the output of the command, so
@@ -28,5 +31,26 @@ func TestHelpGoesToStdout(t *testing.T) {
 	// Not asked for: the usage is the complaint, on stderr, exit 2.
 	if r := runBinary(t); r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "usage: edgebench COMMAND") {
 		t.Errorf("edgebench alone: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestNoProbeNoSystem: --no-probe (run) and --no-system (ab, wrk) are one
+// switch; each command takes both names.
+func TestNoProbeNoSystem(t *testing.T) {
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	const u = "http://127.0.0.1:8080/"
+	for _, name := range []string{"--no-probe", "--no-system"} {
+		rf, err := parseRunFlags([]string{name, u}, io.Discard, env.Getenv)
+		if err != nil || !rf.noProbe {
+			t.Errorf("run %s: %v", name, err)
+		}
+		rf, _, err = parseABFlags([]string{name, "-n", "10", u}, env)
+		if err != nil || !rf.noProbe {
+			t.Errorf("ab %s: %v", name, err)
+		}
+		rf, err = parseWrkFlags([]string{name, u}, env)
+		if err != nil || !rf.noProbe {
+			t.Errorf("wrk %s: %v", name, err)
+		}
 	}
 }

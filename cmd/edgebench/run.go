@@ -91,6 +91,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		return err
 	})
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
+	fs.BoolVar(&rf.noProbe, "no-system", false, "the same as --no-probe (its name in ab and wrk modes)")
 	watchFlag(fs, &rf.watches, "process `NAME|PID` to report, a NAME meaning all of that name (repeatable; default: the server on the target's port with its workers, and this run)")
 	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
