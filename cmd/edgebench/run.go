@@ -47,6 +47,7 @@ type tool struct {
 	progress func(stderr io.Writer) func(loadgen.Progress)              // during each run
 	report   func(stdout, stderr io.Writer, r *report.LoadResult) error // after each run
 	files    func(r *report.LoadResult) error                           // after each run, whatever the format
+	failed   func(stdout io.Writer)                                     // when a run fails before its report
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
@@ -219,6 +220,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		}{rf.url, de.Error()})
 	}
 	if err != nil {
+		if tl.failed != nil {
+			tl.failed(env.Stdout)
+		}
 		return err
 	}
 	if err := writeSummary(env.Stdout, rf, runs); err != nil {
