@@ -192,6 +192,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 				fmt.Fprint(env.Stderr, "\r\033[K")
 				lineShown = false
 			}
+			if w := redirectWarning(r.Load); w != "" {
+				fmt.Fprintln(env.Stderr, w)
+			}
 			if text {
 				if err := writeRun(env, rf, r); err != nil {
 					return err
