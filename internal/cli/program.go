@@ -136,6 +136,10 @@ func (p *Program) commands() []Subcommand {
 	if p.Version != "" {
 		cmds = append(cmds[:len(cmds):len(cmds)], Subcommand{Name: "version", Summary: "print the version",
 			Run: func(_ context.Context, env *Env, args []string) error {
+				if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+					_, err := fmt.Fprintf(env.Stdout, "usage: %s version\n\nprints the version\n", p.Name)
+					return err
+				}
 				if len(args) > 0 {
 					return Usagef("unexpected argument %q", args[0])
 				}

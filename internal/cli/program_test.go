@@ -59,6 +59,8 @@ func TestProgramExitStatuses(t *testing.T) {
 		{[]string{"version"}, 0, "tool 1.2.3\n", ""},
 		{[]string{"--version"}, 0, "tool 1.2.3\n", ""},
 		{[]string{"version", "x"}, 2, "", "tool version: unexpected argument \"x\"\n"},
+		{[]string{"version", "-h"}, 0, "usage: tool version\n\nprints the version\n", ""},
+		{[]string{"version", "--help"}, 0, "usage: tool version\n\nprints the version\n", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := testProgram().Run(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}, tc.args)
