@@ -18,7 +18,7 @@ export GOTOOLCHAIN
 VULNDB     := golang.org/x/vulndb@v0.0.0-20261105234957-e22db6528018
 VULNDB_SUM := h1:mfngRv0Yoh0VApsXKEN82CjD99kl7mtparN3bs3JnqI=
 
-.PHONY: all build cross test lint vulncheck generate check-generated mutate bench demo deb clean
+.PHONY: all build cross test lint vulncheck generate check-generated docs mutate bench demo deb clean
 
 all: build
 
@@ -67,6 +67,14 @@ generate:
 check-generated: generate
 	@git diff --exit-code -- '*_gen.go' '*_gen_test.go' || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
 	@new=$$(git status --porcelain --untracked-files=all -- '*_gen.go' '*_gen_test.go'); if [ -n "$$new" ]; then echo "generated files not committed:"; echo "$$new"; exit 1; fi
+
+# The manual pages (docs/man) and shell completions (docs/completion: bash,
+# zsh, fish) of both binaries, made from the commands' own flag
+# definitions (internal/cli/docs.go). The output is committed, the .debs
+# install it, and TestDocsAreCurrent (part of make test) fails when it
+# is not what the flags make now.
+docs:
+	$(GO) test ./cmd/edgebench ./cmd/edgebench-collector -run '^TestDocsAreCurrent$$' -count=1 -args -update-docs
 
 # The hand-made mutants of internal/mutate/mutants.txt: each is applied,
 # the tests that guard it run, and the survivors are listed (TESTING.md).

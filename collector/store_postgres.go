@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{w: db, r: db, d: dialect{pg: true, unavailable: pgUnavailable}}
 	if err := s.migratePostgres(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, s.wrap(err))
+		return nil, fmt.Errorf("open store %s: %w", name, s.wrap(oneLineError{err}))
 	}
 	if err := s.backfillSpecs(ctx); err != nil {
 		db.Close()
@@ -50,6 +51,25 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// oneLineError is an error of pgx told in one line: pgx lists each
+// attempt to connect on a line of its own, and with sslmode=prefer (the
+// default) it tries twice, with TLS and without, so that a refused
+// connection read as the same dial line twice. The lines are joined with
+// "; ", each said once.
+type oneLineError struct{ err error }
+
+func (e oneLineError) Error() string {
+	var out []string
+	for l := range strings.SplitSeq(e.err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return strings.ReplaceAll(strings.Join(out, "; "), ":; ", ": ")
+}
+
+func (e oneLineError) Unwrap() error { return e.err }
 
 // RedactDB is a --db value fit for a log line: a URL's password is
 // replaced by xxxxx.

@@ -90,10 +90,12 @@ func clientTLS(c Config, t report.Target) (*tls.Config, error) {
 		}
 	}
 	if c.HTTP2 {
-		// Offered alone: a server without HTTP/2 then says so in the
-		// handshake rather than answering in HTTP/1.1. ab and wrk send
-		// no ALPN, and neither does HTTP/1.1 here.
-		tc.NextProtos = []string{"h2"}
+		// h2, then http/1.1 as browsers and curl offer them: a server
+		// without HTTP/2 then chooses http/1.1, which noH2 reports in one
+		// line, where with h2 alone nginx ends the handshake with a bare
+		// "no application protocol". ab and wrk send no ALPN, and neither
+		// does HTTP/1.1 here.
+		tc.NextProtos = []string{"h2", "http/1.1"}
 	}
 	if !c.TLS.NoResume {
 		// Keyed by server name (the address without one): one entry
@@ -157,6 +159,15 @@ var (
 	ErrNoH2 = errors.New("speaks no HTTP/2")
 )
 
+// noH2 is the error of a TLS handshake of --h2 that ended on the
+// protocol negotiated (ALPN), not h2.
+func noH2(negotiated string) error {
+	if negotiated == "" {
+		return fmt.Errorf("%w: it took no h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2)
+	}
+	return fmt.Errorf("%w: it chose %s over h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2, negotiated)
+}
+
 // handshakeErr says what a failed handshake means, and whether it will
 // fail again whatever the load (a refused certificate, a server that
 // speaks no TLS or no h2), so that a run with no handshake yet can stop.
@@ -176,7 +187,7 @@ func handshakeErr(err error, h2 bool) (_ error, lasting bool) {
 		// The server's alert: 120 is no_application_protocol, the
 		// answer of a server without HTTP/2 to an ALPN of h2 alone.
 		if h2 && alert == 120 {
-			return fmt.Errorf("%w: it took no h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2), true
+			return noH2(""), true
 		}
 		return fmt.Errorf("TLS handshake failed: %w", err), true
 	}

@@ -4,7 +4,6 @@ package loadgen
 
 import (
 	"crypto/tls"
-	"fmt"
 	"io"
 	"iter"
 	"net"
@@ -342,7 +341,7 @@ func (w *worker) handshakeStep(c *conn, now int64, done bool) {
 	}
 	if w.sh.h2 {
 		if st.NegotiatedProtocol != "h2" {
-			w.setupFailed(c, fmt.Errorf("%w: it took no h2 in the TLS handshake (ALPN) (leave out --h2 for HTTP/1.1)", ErrNoH2), now)
+			w.setupFailed(c, noH2(st.NegotiatedProtocol), now)
 			return
 		}
 		w.prog.ready.Add(1)

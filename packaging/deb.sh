@@ -39,6 +39,32 @@ if ! printf '%s\n' "$VERSION" | grep -Eq '^[0-9]+\.'; then
 	VERSION="0.0.0+git.$VERSION"
 fi
 
+# What nfpm packs besides the repository's files, in STAGE: per package a
+# Debian changelog (one entry: this version, dated as the commit it is
+# built from) and the manual pages of docs/man, gzipped as Debian wants
+# them (gzip -9n: no name, no time stamp, the same bytes every build).
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+date=$(git log -1 --format=%cD 2>/dev/null) || date=
+[ -n "$date" ] || date=$(LC_ALL=C date -R)
+for p in edgebench edgebench-collector; do
+	mkdir -p "$STAGE/$p/man"
+	{
+		printf '%s (%s) unstable; urgency=medium\n\n' "$p" "$VERSION"
+		printf '  * Built from the edgebench repository at this version; its git\n'
+		printf '    history is the detailed change log:\n'
+		printf '    https://github.com/edgebench/edgebench/commits\n\n'
+		printf ' -- edgebench developers <edgebench@users.noreply.github.com>  %s\n' "$date"
+	} | gzip -9n >"$STAGE/$p/changelog.gz"
+done
+for f in docs/man/*.1; do
+	case "$(basename "$f")" in
+	edgebench-collector*) p=edgebench-collector ;;
+	*) p=edgebench ;;
+	esac
+	gzip -9n <"$f" >"$STAGE/$p/man/$(basename "$f").gz"
+done
+
 archs=${*:-armhf arm64 amd64}
 for arch in $archs; do
 	case "$arch" in
@@ -55,8 +81,8 @@ for arch in $archs; do
 			exit 1
 		fi
 	done
-	ARCH=$arch BIN_ARCH=$bin VERSION=$VERSION DIST=$DIST \
+	ARCH=$arch BIN_ARCH=$bin VERSION=$VERSION DIST=$DIST STAGE=$STAGE \
 		go tool nfpm package --config packaging/nfpm.yaml --packager deb --target "$DIST/"
-	ARCH=$arch BIN_ARCH=$colbin VERSION=$VERSION DIST=$DIST \
+	ARCH=$arch BIN_ARCH=$colbin VERSION=$VERSION DIST=$DIST STAGE=$STAGE \
 		go tool nfpm package --config packaging/nfpm-collector.yaml --packager deb --target "$DIST/"
 done

@@ -104,28 +104,47 @@ type pkg struct {
 var packages = []pkg{
 	{name: "edgebench", config: "packaging/nfpm.yaml", conffile: "/etc/edgebench/agent.yaml", unit: "edgebench.service",
 		files: map[string]string{"./usr/bin/edgebench": "-rwxr-xr-x", "./lib/systemd/system/edgebench.service": "-rw-r--r--",
-			"./etc/edgebench/agent.yaml": "-rw-r-----"},
-		sources: map[string]string{"etc/edgebench/agent.yaml": "agent.yaml", "lib/systemd/system/edgebench.service": "edgebench.service"},
-		user:    "edgebench"},
+			"./etc/edgebench/agent.yaml": "-rw-r--r--", "./usr/share/man/man1/edgebench-run.1.gz": "-rw-r--r--",
+			"./usr/share/bash-completion/completions/edgebench": "-rw-r--r--", "./usr/share/zsh/vendor-completions/_edgebench": "-rw-r--r--",
+			"./usr/share/fish/vendor_completions.d/edgebench.fish": "-rw-r--r--", "./usr/share/doc/edgebench/copyright": "-rw-r--r--"},
+		sources: map[string]string{"etc/edgebench/agent.yaml": "agent.yaml", "lib/systemd/system/edgebench.service": "edgebench.service",
+			"usr/share/bash-completion/completions/edgebench": "../docs/completion/edgebench.bash"},
+		user: "edgebench"},
 	{name: "edgebench-collector", config: "packaging/nfpm-collector.yaml", conffile: "/etc/edgebench/collector.env", unit: "edgebench-collector.service",
 		files: map[string]string{"./usr/bin/edgebench-collector": "-rwxr-xr-x", "./lib/systemd/system/edgebench-collector.service": "-rw-r--r--",
-			"./etc/edgebench/collector.env": "-rw-r-----"},
+			"./etc/edgebench/collector.env": "-rw-r--r--", "./usr/share/man/man1/edgebench-collector-compare.1.gz": "-rw-r--r--",
+			"./usr/share/bash-completion/completions/edgebench-collector": "-rw-r--r--",
+			"./usr/share/doc/edgebench-collector/changelog.gz":            "-rw-r--r--"},
 		sources: map[string]string{"etc/edgebench/collector.env": "collector.env",
 			"lib/systemd/system/edgebench-collector.service": "edgebench-collector.service"},
 		user: "edgebench-collector"},
 }
 
-// buildDeb builds p's .deb of the binaries builtBinary made into a new
-// folder and returns its path.
+var (
+	debOnce sync.Once
+	debErr  string
+)
+
+// buildDeb builds the .deb files of the binaries builtBinary made, as
+// `make deb` does (packaging/deb.sh amd64: the changelog and manual pages
+// it stages included), once, and returns p's.
 func buildDeb(t *testing.T, p pkg) string {
 	t.Helper()
 	dist := builtBinary(t)
-	out := t.TempDir()
-	run(t, root, []string{"ARCH=amd64", "BIN_ARCH=amd64", "VERSION=0.0.0-test", "DIST=" + dist},
-		"go", "tool", "nfpm", "package", "--config", p.config, "--packager", "deb", "--target", out+"/")
-	deb := filepath.Join(out, p.name+"_0.0.0~test_amd64.deb")
+	debOnce.Do(func() {
+		cmd := exec.Command("sh", "packaging/deb.sh", "amd64")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "VERSION=0.0.0-test", "DIST="+dist)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			debErr = "packaging/deb.sh amd64: " + err.Error() + "\n" + string(out)
+		}
+	})
+	if debErr != "" {
+		t.Fatal(debErr)
+	}
+	deb := filepath.Join(dist, p.name+"_0.0.0~test_amd64.deb")
 	if _, err := os.Stat(deb); err != nil {
-		ents, _ := os.ReadDir(out)
+		ents, _ := os.ReadDir(dist)
 		t.Fatalf("%v; built: %v", err, ents)
 	}
 	return deb
@@ -140,7 +159,7 @@ func TestDeb(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			deb := buildDeb(t, p)
 			info := run(t, "", nil, "dpkg-deb", "--info", deb)
-			for _, want := range []string{"Package: " + p.name, "Architecture: amd64", "Version: 0.0.0~test", "conffiles", "postinst", "prerm"} {
+			for _, want := range []string{"Package: " + p.name, "Architecture: amd64", "Version: 0.0.0~test", "conffiles", "postinst", "prerm", "postrm", "Depends: adduser"} {
 				if !strings.Contains(info, want) {
 					t.Errorf("dpkg-deb --info lacks %q:\n%s", want, info)
 				}
@@ -149,19 +168,25 @@ func TestDeb(t *testing.T) {
 				t.Errorf("conffiles = %q, want %s", cf, p.conffile)
 			}
 			postinst := run(t, "", nil, "dpkg-deb", "--info", deb, "postinst")
-			for _, want := range []string{"adduser --system --group --no-create-home", "useradd --system", "systemctl daemon-reload",
-				"systemctl enable " + p.unit, " " + p.user + " "} {
+			for _, want := range []string{"adduser --system --group --home /var/lib/" + p.user, "systemctl --system daemon-reload",
+				"deb-systemd-helper enable " + p.unit, "deb-systemd-invoke try-restart " + p.unit, " " + p.user + " "} {
 				if !strings.Contains(postinst, want) {
 					t.Errorf("postinst lacks %q", want)
 				}
 			}
-			if strings.Contains(postinst, "systemctl start") {
-				t.Error("postinst starts the service; it should only enable it")
+			if strings.Contains(postinst, "systemctl start") || strings.Contains(postinst, "invoke start") || strings.Contains(postinst, "--no-create-home") {
+				t.Error("postinst starts the service (it should only enable it), or makes a user whose home is missing (adduser warns)")
 			}
 			prerm := run(t, "", nil, "dpkg-deb", "--info", deb, "prerm")
-			for _, want := range []string{"systemctl stop " + p.unit, "systemctl disable " + p.unit} {
+			for _, want := range []string{"deb-systemd-invoke stop " + p.unit} {
 				if !strings.Contains(prerm, want) {
 					t.Errorf("prerm lacks %q", want)
+				}
+			}
+			postrm := run(t, "", nil, "dpkg-deb", "--info", deb, "postrm")
+			for _, want := range []string{"deb-systemd-helper purge " + p.unit, "deluser --quiet --system " + p.user, "delgroup --quiet --system " + p.user} {
+				if !strings.Contains(postrm, want) {
+					t.Errorf("postrm lacks %q", want)
 				}
 			}
 			contents := run(t, "", nil, "dpkg-deb", "--contents", deb)
@@ -409,8 +434,8 @@ func verify(t *testing.T, sa, path string) {
 }
 
 func TestScriptsParse(t *testing.T) {
-	for _, s := range []string{"scripts/postinstall.sh", "scripts/preremove.sh", "scripts/collector-postinstall.sh",
-		"scripts/collector-preremove.sh", "deb.sh"} {
+	for _, s := range []string{"scripts/postinstall.sh", "scripts/preremove.sh", "scripts/postremove.sh", "scripts/collector-postinstall.sh",
+		"scripts/collector-preremove.sh", "scripts/collector-postremove.sh", "deb.sh"} {
 		run(t, "", nil, "sh", "-n", s)
 		st, err := os.Stat(s)
 		if err != nil || st.Mode()&0o111 == 0 {
@@ -446,12 +471,14 @@ func TestDebInstall(t *testing.T) {
 		names = append(names, p.name)
 	}
 	t.Cleanup(func() { exec.Command("dpkg", append([]string{"--purge"}, names...)...).Run() })
-	for _, p := range packages { // the users the packages keep go with the test
+	for _, p := range packages { // should purge leave them, the users go with the test
 		if exec.Command("getent", "passwd", p.user).Run() != nil {
 			t.Cleanup(func() { exec.Command("userdel", p.user).Run(); exec.Command("groupdel", p.user).Run() })
 		}
 	}
-	run(t, "", nil, "dpkg", append([]string{"-i"}, debs...)...)
+	if out := run(t, "", nil, "dpkg", append([]string{"-i"}, debs...)...); strings.Contains(out, "Warning") || strings.Contains(out, "can't be accessed") {
+		t.Errorf("dpkg -i warns:\n%s", out)
+	}
 	status := func(name string) string {
 		out, _ := exec.Command("dpkg-query", "-W", "-f=${Status}", name).CombinedOutput()
 		return strings.TrimSpace(string(out))
@@ -501,5 +528,57 @@ func TestDebInstall(t *testing.T) {
 		if _, err := os.Stat(p.conffile); err == nil {
 			t.Errorf("%s left after dpkg --purge", p.conffile)
 		}
+		for _, db := range []string{"passwd", "group"} {
+			if exec.Command("getent", db, p.user).Run() == nil {
+				t.Errorf("the system %s %s is left after dpkg --purge", db, p.user)
+			}
+		}
+	}
+}
+
+// TestLintian runs Debian's lintian on the amd64 .deb files: no error and
+// no warning, and each override in packaging/lintian justified by a
+// comment above it. Without lintian it skips loudly; in CI it fails.
+func TestLintian(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the .deb files")
+	}
+	lintian := need(t, "lintian", true)
+	for _, p := range packages {
+		t.Run(p.name, func(t *testing.T) {
+			deb := buildDeb(t, p)
+			out, err := exec.Command(lintian, "--fail-on", "error,warning", deb).CombinedOutput()
+			var tags []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(l, "E: ") || strings.HasPrefix(l, "W: ") {
+					tags = append(tags, l)
+				}
+			}
+			if err != nil || len(tags) > 0 {
+				t.Errorf("lintian %s: %v\n%s", filepath.Base(deb), err, out)
+			}
+			// --show-overrides lists the overridden tags as O: (and exits 2).
+			shown, _ := exec.Command(lintian, "--show-overrides", deb).CombinedOutput()
+			overrides, err := os.ReadFile(filepath.Join("lintian", p.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			commented := false
+			for _, l := range strings.Split(strings.TrimSpace(string(overrides)), "\n") {
+				switch {
+				case strings.HasPrefix(l, "#"):
+					commented = true
+				case strings.TrimSpace(l) == "":
+					commented = false
+				default:
+					if !commented {
+						t.Errorf("lintian/%s: override %q has no comment saying why", p.name, l)
+					}
+					if tag := strings.Fields(l)[1]; !strings.Contains(string(shown), "O: "+p.name+": "+tag) {
+						t.Errorf("lintian/%s: override %q is not used (lintian no longer finds it): remove it", p.name, l)
+					}
+				}
+			}
+		})
 	}
 }

@@ -5,7 +5,9 @@
 //	/bytes/N     N bytes of body (Content-Length set), streamed from a fixed buffer
 //	/delay/MS    waits MS milliseconds (at most a minute), then answers "ok"
 //	/status/N    answers with status N
-//	anything else: a file below the served folder, or 404 without one
+//	anything else: a file below the served folder, or 404 without one;
+//	            a folder serves its index.html, and /index.html is the
+//	            file itself (200, as nginx serves it, not a redirect)
 //
 // Files are read through an os.Root: a request, or a symlink in the
 // folder, that leads out of it is refused.
@@ -15,10 +17,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +55,7 @@ func Handler(serverName string, files fs.FS) http.Handler {
 				return
 			}
 			w.WriteHeader(code)
+		case static != nil && path.Base(r.URL.Path) == "index.html" && serveIndex(w, r, files):
 		case static != nil:
 			static.ServeHTTP(w, r)
 		case r.URL.Path == "/":
@@ -60,6 +65,36 @@ func Handler(serverName string, files fs.FS) http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// serveIndex serves a file named index.html as the file it is, and
+// reports whether there was one. Go's file server answers /index.html
+// with a 301 to ./ (nginx and Apache serve the file), so a load test of
+// the URL people type measured nothing but redirects.
+func serveIndex(w http.ResponseWriter, r *http.Request, files fs.FS) bool {
+	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
+	if !fs.ValidPath(name) {
+		return false
+	}
+	f, err := files.Open(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		http.NotFound(w, r)
+		return true
+	case errors.Is(err, fs.ErrPermission):
+		http.Error(w, "403 Forbidden", http.StatusForbidden)
+		return true
+	case err != nil:
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	rs, seeks := f.(io.ReadSeeker)
+	if err != nil || !st.Mode().IsRegular() || !seeks {
+		return false
+	}
+	http.ServeContent(w, r, name, st.ModTime(), rs)
+	return true
 }
 
 // chunk is the body pattern /bytes/N repeats.

@@ -120,3 +120,47 @@ func TestTargetFilesStayInTheirFolder(t *testing.T) {
 		t.Errorf("a symlink inside the folder: %d %q", code, body)
 	}
 }
+
+// TestIndexHTMLIsServed: /index.html (and sub/index.html) is the file, 200,
+// as nginx serves it, not Go's file server's 301 to ./, which a load test
+// would measure as nothing but redirects. / and sub/ still serve it.
+func TestIndexHTMLIsServed(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte(strings.Repeat("x", 612)), 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "index.html"), []byte("sub"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "dir", "index.html"), 0o755) // a folder of that name
+	files, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start("127.0.0.1:0", "edgebench/test", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct {
+		method, path string
+		code, size   int
+	}{
+		{"GET", "/index.html", 200, 612},
+		{"HEAD", "/index.html", 200, 0},
+		{"GET", "/", 200, 612},
+		{"GET", "/sub/index.html", 200, 3},
+		{"GET", "/sub/", 200, 3},
+		{"GET", "/nothere/index.html", 404, -1},
+		{"GET", "/../index.html", 200, 612},
+	} {
+		req, _ := http.NewRequest(c.method, "http://"+srv.Addr()+c.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || (c.size >= 0 && len(body) != c.size) {
+			t.Errorf("%s %s: %d, %d bytes (Location %q); want %d, %d bytes", c.method, c.path, resp.StatusCode, len(body), resp.Header.Get("Location"), c.code, c.size)
+		}
+	}
+}

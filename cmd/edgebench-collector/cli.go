@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -131,8 +133,12 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("devices", "edgebench-collector devices [flags]", env.Stderr)
 	var db dbFlag
 	dbVar(fs, env, &db)
-	asJSON := fs.Bool("json", false, "JSON instead of a table")
+	format := formatFlag(fs)
+	asJSON := fs.Bool("json", false, "the same as --format json")
 	if err := fs.ParseNoArgs(args); err != nil {
+		return err
+	}
+	if err := checkFormat(*format); err != nil {
 		return err
 	}
 	s, err := openDB(ctx, db)
@@ -144,10 +150,8 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(devs)
+	if *asJSON || *format == "json" {
+		return writeJSON(env.Stdout, devs)
 	}
 	collector.MakePrintable(devs)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
@@ -168,7 +172,11 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	var ff filterFlags
 	addFilterFlags(fs, env, &ff)
 	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
+	format := formatFlag(fs)
 	if err := fs.ParseNoArgs(args); err != nil {
+		return err
+	}
+	if err := checkFormat(*format); err != nil {
 		return err
 	}
 	s, err := openDB(ctx, ff.db)
@@ -179,6 +187,15 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	rows, err := s.Runs(ctx, ff.filter())
 	if err != nil {
 		return err
+	}
+	if *format == "json" {
+		list := make([]json.RawMessage, len(rows))
+		for i := range rows {
+			if list[i], err = nullJSON(rows[i]); err != nil {
+				return err
+			}
+		}
+		return writeJSON(env.Stdout, list)
 	}
 	collector.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
@@ -200,6 +217,66 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 			outcome, r.Spec, orDash(collector.LabelString(r.Labels)), r.Runs, figures, flags)
 	}
 	return tw.Flush()
+}
+
+// formatFlag adds --format text|json, of the listing commands.
+func formatFlag(fs *cli.FlagSet) *string {
+	return fs.String("format", "text", "text (a table) or json")
+}
+
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return cli.Usagef("--format %q: want text or json", format)
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// nullJSON is the JSON of the struct v as encoding/json writes it, except
+// that a figure that was not measured (NaN, infinite) is null rather than
+// an error.
+func nullJSON(v any) (json.RawMessage, error) {
+	rv := reflect.ValueOf(v)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fv := rv.Field(i)
+		if (opts == "omitempty" || opts == "omitzero") && fv.IsZero() {
+			continue
+		}
+		var val []byte
+		if fv.Kind() == reflect.Float64 && (math.IsNaN(fv.Float()) || math.IsInf(fv.Float(), 0)) {
+			val = []byte("null")
+		} else {
+			var err error
+			if val, err = json.Marshal(fv.Interface()); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(name)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 func cmdShow(ctx context.Context, env *cli.Env, args []string) error {

@@ -237,6 +237,13 @@ func abTool(rf *runFlags, af *abFlags) *tool {
 			fmt.Fprintf(w, "INFO: %s header == \n---\n%s\n---\n", rf.cfg.Method, head)
 		}
 	}
+	// A run that fails ends the "(be patient)..." line first: the error
+	// (on stderr) then reads on a line of its own in a terminal.
+	t.failed = func(w io.Writer) {
+		if af.heartbeat == 0 {
+			fmt.Fprintln(w)
+		}
+	}
 	var printed int64 // the last "Completed" line's count
 	t.progress = func(stderr io.Writer) func(loadgen.Progress) {
 		printed = 0

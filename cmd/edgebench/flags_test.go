@@ -154,8 +154,8 @@ func TestFlagsAsTypedThroughTheBinary(t *testing.T) {
 	}
 	for _, args := range [][]string{{"run", "-h"}, {"run", "--help"}, {"run", url, "-help"}, {"help", "run"}} {
 		r := runBinary(t, args...)
-		if r.code != 0 || !strings.HasPrefix(r.stderr, "usage: edgebench run [flags] URL\n") || !strings.Contains(r.stderr, "-c, --connections int") {
-			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: edgebench run [flags] URL\n") || !strings.Contains(r.stdout, "-c, --connections int") || r.stderr != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 		}
 	}
 	// Durations take a bare number of seconds everywhere.

@@ -81,8 +81,8 @@ func TestUsageErrorsExitTwoWithOneLine(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, r.code, r.stderr)
 		}
 	}
-	if r := runBinary(t, "run", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-no-keepalive") {
-		t.Errorf("run -h: exit %d, stderr %q", r.code, r.stderr)
+	if r := runBinary(t, "run", "-h"); r.code != 0 || !strings.Contains(r.stdout, "-no-keepalive") {
+		t.Errorf("run -h: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
 

@@ -656,7 +656,9 @@ func TestModesRefusedTarget(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	for _, tc := range []struct{ cmd, last string }{
-		{"ab", "Benchmarking 127.0.0.1 (be patient)..."}, // -n 1: no progress lines, as ab
+		// -n 1: no progress lines, as ab; the line ends before the error
+		// (TestABErrorOnItsOwnLine), where ab's does not.
+		{"ab", "Benchmarking 127.0.0.1 (be patient)...\n"},
 		{"wrk", "  2 threads and 10 connections\n"},
 	} {
 		r := runBinary(t, tc.cmd, "http://"+addr+"/")

@@ -47,6 +47,7 @@ type tool struct {
 	progress func(stderr io.Writer) func(loadgen.Progress)              // during each run
 	report   func(stdout, stderr io.Writer, r *report.LoadResult) error // after each run
 	files    func(r *report.LoadResult) error                           // after each run, whatever the format
+	failed   func(stdout io.Writer)                                     // when a run fails before its report
 }
 
 // parseRunFlags parses args, which may put the URL before, between or after
@@ -92,6 +93,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		return err
 	})
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
+	fs.BoolVar(&rf.noProbe, "no-system", false, "the same as --no-probe (its name in ab and wrk modes)")
 	watchFlag(fs, &rf.watches, "process `NAME|PID` to report, a NAME meaning all of that name (repeatable; default: the server on the target's port with its workers, and this run)")
 	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
@@ -194,6 +196,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 				fmt.Fprint(env.Stderr, "\r\033[K")
 				lineShown = false
 			}
+			if w := redirectWarning(r.Load); w != "" {
+				fmt.Fprintln(env.Stderr, w)
+			}
 			if text {
 				if err := writeRun(env, rf, r); err != nil {
 					return err
@@ -223,6 +228,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		}{rf.url, de.Error()})
 	}
 	if err != nil {
+		if tl.failed != nil {
+			tl.failed(env.Stdout)
+		}
 		return err
 	}
 	if err := writeSummary(env.Stdout, rf, runs); err != nil {

@@ -23,8 +23,8 @@ import (
 // else one-letter flags: -t10 is -t 10, -timeout is --timeout.
 //
 // An unknown flag, a missing or bad value is a UsageError naming the flag
-// (and the closest known one); -h and --help print the usage on stderr and
-// return ErrHelp.
+// (and the closest known one); -h and --help return a *HelpError (it is
+// ErrHelp) that carries the FlagSet: the Program prints its usage on stdout.
 type FlagSet struct {
 	*pflag.FlagSet
 	synopsis string
@@ -64,8 +64,7 @@ func (fs *FlagSet) Parse(args []string) ([]string, error) {
 	case err == nil:
 		return fs.Args(), nil
 	case errors.Is(err, pflag.ErrHelp):
-		fs.PrintUsage(fs.stderr)
-		return nil, ErrHelp
+		return nil, &HelpError{FlagSet: fs}
 	case errors.As(err, &ive) && errors.As(ive, new(refusal)):
 		return nil, Usagef("%s: %v", fs.spelling(ive.GetFlag(), ive.GetValue()), ive.Unwrap())
 	case errors.As(err, &ive):
@@ -100,6 +99,9 @@ func (fs *FlagSet) Refuse(name, shorthand string, takesValue bool, why string) {
 	}
 	f.Hidden = true
 }
+
+// Synopsis is the first line of the usage: "edgebench run [flags] URL".
+func (fs *FlagSet) Synopsis() string { return fs.synopsis }
 
 // PrintUsage writes the synopsis and the flags.
 func (fs *FlagSet) PrintUsage(w io.Writer) {

@@ -169,10 +169,14 @@ func TestFlagMistakesAreOneLine(t *testing.T) {
 
 func TestHelpPrintsUsage(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {url, "-c", "5", "--help"}} {
-		var stderr bytes.Buffer
+		var stderr, usage bytes.Buffer
 		_, err := newLoadFlags(&stderr).fs.Parse(args)
-		out := stderr.String()
-		if !errors.Is(err, ErrHelp) || !strings.HasPrefix(out, "usage: edgebench run [flags] URL\n") ||
+		var he *HelpError
+		if errors.As(err, &he) {
+			he.FlagSet.PrintUsage(&usage)
+		}
+		out := usage.String()
+		if !errors.Is(err, ErrHelp) || stderr.Len() > 0 || !strings.HasPrefix(out, "usage: edgebench run [flags] URL\n") ||
 			!strings.Contains(out, "-c, --connections int") || !strings.Contains(out, "-H, --header 'Name: value'") ||
 			!strings.Contains(out, "--timeout duration") || !strings.Contains(out, "(default 2s)") || strings.Contains(out, "proxy") {
 			t.Errorf("%q: %v\n%s", args, err, out)

@@ -50,9 +50,21 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Msg }
 
-// ErrHelp is returned by a command that printed its usage because -h or
-// --help asked for it: exit status 0.
+// ErrHelp is returned by a command that printed what was asked for
+// (--version of a mode): exit status 0.
 var ErrHelp = errors.New("help requested")
+
+// HelpError is returned by FlagSet.Parse when -h or --help asked for the
+// usage: the Program prints it on stdout (help asked for is the output,
+// so that "edgebench run -h | grep rate" finds it) and exits 0. It is
+// ErrHelp for errors.Is. The FlagSet is the command's one definition of
+// its flags, which the manual pages and completions are made from too.
+type HelpError struct{ FlagSet *FlagSet }
+
+func (e *HelpError) Error() string { return ErrHelp.Error() }
+
+// Is makes a HelpError ErrHelp.
+func (e *HelpError) Is(target error) bool { return target == ErrHelp }
 
 // Main runs the program on the process's arguments and exits with its
 // status; SIGINT and SIGTERM cancel the command's context.
@@ -78,7 +90,7 @@ func (p *Program) Run(ctx context.Context, env *Env, args []string) int {
 				return p.Run(ctx, env, []string{c.Name, "--help"})
 			}
 		}
-		p.printUsage(env.Stderr)
+		p.printUsage(env.Stdout)
 		return 0
 	case "--version", "-version":
 		name = "version"
@@ -97,7 +109,11 @@ func (p *Program) Run(ctx context.Context, env *Env, args []string) int {
 	err := c.Run(ctx, env, args[1:])
 	var ue *UsageError
 	var ee *ExitError
+	var he *HelpError
 	switch {
+	case errors.As(err, &he):
+		he.FlagSet.PrintUsage(env.Stdout)
+		return 0
 	case err == nil, errors.Is(err, ErrHelp):
 		return 0
 	case errors.As(err, &ue):
@@ -120,6 +136,10 @@ func (p *Program) commands() []Subcommand {
 	if p.Version != "" {
 		cmds = append(cmds[:len(cmds):len(cmds)], Subcommand{Name: "version", Summary: "print the version",
 			Run: func(_ context.Context, env *Env, args []string) error {
+				if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+					_, err := fmt.Fprintf(env.Stdout, "usage: %s version\n\nprints the version\n", p.Name)
+					return err
+				}
 				if len(args) > 0 {
 					return Usagef("unexpected argument %q", args[0])
 				}

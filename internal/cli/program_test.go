@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -46,16 +47,20 @@ func TestProgramExitStatuses(t *testing.T) {
 		{[]string{"run"}, 2, "", "tool run: want one URL\n"},
 		{[]string{"run", "--exot", "1", "u"}, 2, "", "tool run: unknown flag --exot; did you mean --exit?\n"},
 		{[]string{"run", "--exit", "x", "u"}, 2, "", "tool run: --exit \"x\": want a whole number\n"},
-		{[]string{"run", "-h"}, 0, "", "usage: tool run [flags] URL\n"},
-		{[]string{"help", "run"}, 0, "", "usage: tool run [flags] URL\n"},
+		{[]string{"run", "-h"}, 0, "usage: tool run [flags] URL\n\n      --exit int   exit with this status\n", ""},
+		{[]string{"run", "--help"}, 0, "usage: tool run [flags] URL\n\n      --exit int   exit with this status\n", ""},
+		{[]string{"help", "run"}, 0, "usage: tool run [flags] URL\n\n      --exit int   exit with this status\n", ""},
 		{[]string{"rnu"}, 2, "", "tool: unknown command \"rnu\"; did you mean run?\n"},
 		{[]string{"nothing"}, 2, "", "tool: unknown command \"nothing\" (try 'tool help')\n"},
 		{nil, 2, "", "usage: tool COMMAND [flags]\n"},
-		{[]string{"help"}, 0, "", "usage: tool COMMAND [flags]\n"},
-		{[]string{"--help"}, 0, "", "usage: tool COMMAND [flags]\n"},
+		{[]string{"help"}, 0, programUsage, ""},
+		{[]string{"--help"}, 0, programUsage, ""},
+		{[]string{"-h"}, 0, programUsage, ""},
 		{[]string{"version"}, 0, "tool 1.2.3\n", ""},
 		{[]string{"--version"}, 0, "tool 1.2.3\n", ""},
 		{[]string{"version", "x"}, 2, "", "tool version: unexpected argument \"x\"\n"},
+		{[]string{"version", "-h"}, 0, "usage: tool version\n\nprints the version\n", ""},
+		{[]string{"version", "--help"}, 0, "usage: tool version\n\nprints the version\n", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := testProgram().Run(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}, tc.args)
@@ -72,15 +77,17 @@ func TestProgramExitStatuses(t *testing.T) {
 	}
 }
 
+// programUsage is testProgram's usage: help asked for goes to stdout.
+const programUsage = "usage: tool COMMAND [flags]\n\n" +
+	"  run URL [flags]   run it\n" +
+	"  serve [flags]     serve\n" +
+	"  version           print the version\n\n" +
+	"'tool COMMAND -h' lists the flags of a command.\n"
+
 func TestProgramUsageListsCommandsInOrder(t *testing.T) {
-	var stderr bytes.Buffer
-	testProgram().Run(context.Background(), &Env{Stderr: &stderr}, []string{"help"})
-	want := "usage: tool COMMAND [flags]\n\n" +
-		"  run URL [flags]   run it\n" +
-		"  serve [flags]     serve\n" +
-		"  version           print the version\n\n" +
-		"'tool COMMAND -h' lists the flags of a command.\n"
-	if stderr.String() != want {
-		t.Errorf("usage:\n%s\nwant:\n%s", stderr.String(), want)
+	var stdout bytes.Buffer
+	testProgram().Run(context.Background(), &Env{Stdout: &stdout, Stderr: io.Discard}, []string{"help"})
+	if stdout.String() != programUsage {
+		t.Errorf("usage:\n%s\nwant:\n%s", stdout.String(), programUsage)
 	}
 }

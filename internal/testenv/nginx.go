@@ -25,6 +25,9 @@ type NginxServer struct {
 	// certificates (Certs.Cert is the server's; Certs.CA signed it).
 	HTTPS, HTTPS12, H2C string
 	Certs               WebCerts
+	// HTTPS1 (with NginxConfig.TLS) is HTTPS without HTTP/2: ALPN offers
+	// http/1.1 alone.
+	HTTPS1 string
 }
 
 // NginxConfig is the nginx NginxWith starts.
@@ -104,7 +107,7 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
 	if c.TLS {
 		srv.Certs = WebCertificates(t, dir)
-		srv.HTTPS, srv.HTTPS12, srv.H2C = FreeAddr(t), FreeAddr(t), FreeAddr(t)
+		srv.HTTPS, srv.HTTPS12, srv.H2C, srv.HTTPS1 = FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)
 		// nginx 1.22's syntax ("listen ... ssl http2"; 1.25 has "http2
 		// on"). Resumption by session tickets, nginx's default. HTTP/2
 		// connections end after keepalive_requests streams (1000 by
@@ -115,7 +118,8 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	ssl_certificate_key %[2]s;
 	server { listen %[3]s ssl http2; ssl_protocols TLSv1.2 TLSv1.3; root %[6]s/html; }
 	server { listen %[4]s ssl http2; ssl_protocols TLSv1.2; root %[6]s/html; }
-	server { listen %[5]s http2; root %[6]s/html; }`, srv.Certs.Cert, srv.Certs.Key, srv.HTTPS, srv.HTTPS12, srv.H2C, dir)
+	server { listen %[5]s http2; root %[6]s/html; }
+	server { listen %[7]s ssl; root %[6]s/html; }`, srv.Certs.Cert, srv.Certs.Key, srv.HTTPS, srv.HTTPS12, srv.H2C, dir, srv.HTTPS1)
 	}
 	conf := fmt.Sprintf(`worker_processes %[2]d;
 daemon off;

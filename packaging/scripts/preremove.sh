@@ -1,10 +1,10 @@
 #!/bin/sh
-# edgebench preremove: stop and disable the service. The user, the config
-# and /var/lib/edgebench are kept (an upgrade reinstalls right after).
+# edgebench preremove: stop the service on removal (an upgrade leaves it
+# running, and postinst restarts it on the new binary). The user, the
+# settings and /var/lib/edgebench are kept until purge.
 set -e
 
-if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-	systemctl stop edgebench.service || true
-	systemctl disable edgebench.service || true
+if [ -z "${DPKG_ROOT:-}" ] && [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null 2>&1; then
+	deb-systemd-invoke stop edgebench.service >/dev/null || true
 fi
 exit 0
