@@ -56,14 +56,24 @@ func writeCSV(w io.Writer, rows []RunRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
 		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb",
-		"reason", "method", "keepalive", "rate", "body_bytes", "headers"})
+		"reason", "method", "keepalive", "rate", "body_bytes", "headers", "sys_board", "sys_server"})
 	for _, r := range rows {
 		sp := r.Spec
+		// board and server as compare groups them: a run label of the
+		// name wins; sys_board and sys_server are what the device said.
+		board, server := r.Board, r.Server
+		if v, ok := r.Labels["board"]; ok {
+			board = v
+		}
+		if v, ok := r.Labels["server"]; ok {
+			server = v
+		}
 		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
-			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
+			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), board, server, strconv.FormatBool(r.Throttled),
 			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
 			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB),
-			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; ")})
+			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; "),
+			r.Board, r.Server})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
