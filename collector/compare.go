@@ -437,7 +437,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	b.WriteString("\nmedians, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
+	b.WriteString("\nreq/s, latency, CPU, IO and mem: medians of the runs of each group, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
 	if infinite {
 		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", MedianCIRuns)
 	}

@@ -671,3 +671,35 @@ func TestCompareByLabelNamedLikeSystemField(t *testing.T) {
 		}
 	})
 }
+
+// TestFiguresNameTheirStatistic: the fleet page and the CSV show a
+// result's mean over its runs, compare the median over a group's runs:
+// each says which it shows.
+func TestFiguresNameTheirStatistic(t *testing.T) {
+	srv, s := newTestWeb(t, sqliteEngine)
+	_, body := get(t, srv.URL+"/")
+	for _, want := range []string{"<th>req/s (mean)</th>", "<th>p50 (mean)</th>", "<th>errors (total)</th>", "its req/s (mean)", "medians over the runs of a group"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the fleet page lacks %q", want)
+		}
+	}
+	var b bytes.Buffer
+	if err := s.Export(context.Background(), &b, "csv", Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := csv.NewReader(&b).Read()
+	for _, want := range []string{"rps_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "errors_total", "cpu_pct_mean"} {
+		if !slices.Contains(hdr, want) {
+			t.Errorf("the CSV header %v lacks %s", hdr, want)
+		}
+	}
+	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	c.WriteText(&b)
+	if !strings.Contains(b.String(), "medians of the runs") {
+		t.Errorf("compare does not say its cells are medians:\n%s", b.String())
+	}
+}

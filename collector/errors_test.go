@@ -43,7 +43,7 @@ func TestErrorsCountEveryFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs, _ := csv.NewReader(&b).ReadAll()
-			if col := slices.Index(recs[0], "errors"); recs[1][col] != "11" {
+			if col := slices.Index(recs[0], "errors_total"); recs[1][col] != "11" {
 				t.Errorf("%s: CSV errors %q, want 11", when, recs[1][col])
 			}
 			b.Reset()
