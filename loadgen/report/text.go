@@ -88,23 +88,50 @@ func WriteText(w io.Writer, r *LoadResult) error {
 	return err
 }
 
-// drainedLine says what became of the drained requests.
+// drainedLine says what became of the drained requests, their failures
+// named and counted as the errors line does ("timeout 3").
 func drainedLine(d Drained) string {
-	parts := []string{fmt.Sprintf("%d completed", d.Completed)}
+	line := fmt.Sprintf("%d completed", d.Completed)
 	if codes := statusLine(d.StatusCodes); codes != "" {
-		parts[0] += " (" + codes + ")"
+		line += " (" + codes + ")"
 	}
-	e := d.Errors
+	if d.Errors.Total() > 0 {
+		line += ", failed: " + ErrorList(d.Errors)
+	}
+	if d.Cut > 0 {
+		line += fmt.Sprintf(", %d cut at the drain's end", d.Cut)
+	}
+	return line
+}
+
+// ErrorList names e's non-zero counts as the errors line does, "timeout
+// 3, tls 1", or "none".
+func ErrorList(e Errors) string {
+	var parts []string
 	for _, f := range []struct {
 		n    int64
 		name string
 	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"},
-		{e.TLS, "tls"}, {e.Reset, "reset"}, {d.Cut, "cut at the drain's end"}} {
+		{e.TLS, "tls"}, {e.Reset, "reset"}} {
 		if f.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.name))
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, f.n))
 		}
 	}
+	if len(parts) == 0 {
+		return "none"
+	}
 	return strings.Join(parts, ", ")
+}
+
+// FailureSummary says how the requests of r failed, in the measured
+// window and among those drained at its end, in the errors line's terms:
+// the one line a run that got no (successful) response exits with.
+func FailureSummary(r *LoadResult) string {
+	d := r.Drained
+	if d.Requests == 0 {
+		return "errors: " + ErrorList(r.Errors)
+	}
+	return fmt.Sprintf("errors in the measured window: %s; drained at the end: %d in flight, %s", ErrorList(r.Errors), d.Requests, drainedLine(d))
 }
 
 // meanNonZero is the mean connect time of the requests that connected.
