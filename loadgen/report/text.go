@@ -39,7 +39,8 @@ func WriteText(w io.Writer, r *LoadResult) error {
 	fmt.Fprintf(&b, "              p50 %s  p90 %s  p99 %s  p99.9 %s\n",
 		us(l.Quantile(.50)), us(l.Quantile(.90)), us(l.Quantile(.99)), us(l.Quantile(.999)))
 	if r.Connects > 0 {
-		fmt.Fprintf(&b, "  connect     %d opened, mean %s, max %s", r.Connects, usf(meanNonZero(r)), us(r.Connect.Max()))
+		c := connectsOf(r)
+		fmt.Fprintf(&b, "  connect     %d opened, mean %s, p99 %s, max %s", r.Connects, usf(c.Mean()), us(c.Quantile(.99)), us(c.Max()))
 		if h := r.Handshake; h != nil && h.Count() > 0 {
 			fmt.Fprintf(&b, " (TLS handshake: mean %s, max %s)", usf(h.Mean()), us(h.Max()))
 		}
@@ -134,12 +135,15 @@ func FailureSummary(r *LoadResult) string {
 	return fmt.Sprintf("errors in the measured window: %s; drained at the end: %d in flight, %s", ErrorList(r.Errors), d.Requests, drainedLine(d))
 }
 
-// meanNonZero is the mean connect time of the requests that connected.
-func meanNonZero(r *LoadResult) float64 {
-	if r.Connects == 0 || r.Connect.Count() == 0 {
-		return 0
+// connectsOf is the connect times of the connections r opened: its
+// per-request histogram (ab's, where a request on a reused connection
+// took 0) without the zeros. The text report's connect line and the
+// JSON's connect_us both read it.
+func connectsOf(r *LoadResult) *Histogram {
+	if r.Connect == nil {
+		return NewLatencyHistogram()
 	}
-	return r.Connect.Mean() * float64(r.Connect.Count()) / float64(r.Connects)
+	return nonZero(r.Connect)
 }
 
 func statusLine(m map[int]int64) string {
