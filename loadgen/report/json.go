@@ -36,13 +36,10 @@ type JSON struct {
 	Errors             Errors           `json:"errors"`
 	StatusCodes        map[string]int64 `json:"status_codes"`
 	Latency            LatencyJSON      `json:"latency_us"`
-	// Connect is the time to set up a connection, over the connections
-	// opened (Connects), as the text report's connect line: a request
-	// on a reused connection is in none of its figures.
-	Connect     LatencyJSON      `json:"connect_us"`
-	Waiting     LatencyJSON      `json:"ttfb_us"`
-	Percentiles map[string]int64 `json:"percentiles_us"`
-	Timeline    []Second         `json:"timeline"`
+	Connect            LatencyJSON      `json:"connect_us"` // per connection opened (Connects), as the text's connect line
+	Waiting            LatencyJSON      `json:"ttfb_us"`
+	Percentiles        map[string]int64 `json:"percentiles_us"`
+	Timeline           []Second         `json:"timeline"`
 	// TLS is what the handshakes negotiated, with the handshake's time
 	// (part of connect_us); H2 what the HTTP/2 connections saw.
 	TLS *TLSJSON `json:"tls,omitempty"`
