@@ -220,6 +220,7 @@ type CommandStatus struct {
 //	GET  /api/commands/{id}         CommandStatus
 //	GET  /api/compare?by=&cmd=...   the comparison as text
 //	GET  /api/devices               []Device
+//	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
 func (c *Collector) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -272,6 +273,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			cmp.WriteText(w)
 		}
 	})
+	c.cancelAPI(mux)
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
 		devs, err := c.store.Devices(r.Context())
 		if err != nil {

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,9 @@ type Web struct {
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
 	now   func() time.Time
+	// cancel is the fleet page's cancel button (Collector.Cancel); nil
+	// when the collector's API has a token.
+	cancel func(ctx context.Context, id string) (*Triggered, error)
 }
 
 // NewWeb parses the embedded templates.
@@ -67,6 +71,7 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 	w.mux.HandleFunc("GET /{$}", w.fleet)
 	w.mux.HandleFunc("GET /runs/{id}", w.run)
 	w.mux.HandleFunc("GET /compare", w.compare)
+	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
 	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(static)))
 	return w, nil
 }
@@ -140,7 +145,7 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 	for i, d := range devs {
 		rows[i] = deviceRow{d, byID[d.LastResult]}
 	}
-	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online})
+	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online, "CanCancel": w.cancel != nil})
 }
 
 // lineSpec is the data of one line chart, as web/chart.js reads it.
