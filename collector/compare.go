@@ -322,6 +322,23 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		}
 		return nil, queryErrorf("base group %q has no runs: the groups are %s", Printable(o.Base), Printable(strings.Join(keys, ", ")))
 	}
+	// One order of the groups across the tables, the order they first
+	// appear in: a group has the same place (and colour, on the page) in
+	// every table, and without --base the same base, the first group of
+	// the page that the table has.
+	rank := map[string]int{}
+	for i := range runs {
+		if _, ok := rank[runs[i].Group]; !ok {
+			rank[runs[i].Group] = len(rank)
+		}
+	}
+	for ti := range c.Tables {
+		t := &c.Tables[ti]
+		sort.SliceStable(t.Groups, func(i, j int) bool { return rank[t.Groups[i].Key] < rank[t.Groups[j].Key] })
+		for gi, g := range t.Groups {
+			groups[ti][g.Key] = gi
+		}
+	}
 	for ti := range c.Tables {
 		t := &c.Tables[ti]
 		base := 0
