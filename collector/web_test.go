@@ -451,7 +451,7 @@ func TestComparePageOneColourOneBase(t *testing.T) {
 	if len(sections) != 2 {
 		t.Fatalf("%d tables, want 2", len(sections))
 	}
-	fill := regexp.MustCompile(`<rect [^>]*fill="([^"]+)"[^>]*class="bar"[^>]*data-label="([^"]+)"`)
+	fill := regexp.MustCompile(`<rect [^>]*fill="([^"]+)"[^>]*class="bar"[^>]*><title>([^:<]+):`)
 	colours := map[string]string{}
 	for i, sec := range sections {
 		bars := fill.FindAllStringSubmatch(sec, -1)
