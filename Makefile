@@ -4,7 +4,6 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 CMDS      := $(notdir $(wildcard cmd/*))
-DEMO_PORT ?= 18080
 
 # The Go that builds and tests edgebench: a patched release of the one
 # go.mod names, since govulncheck finds vulnerabilities in the standard
@@ -107,8 +106,10 @@ deb: cross
 	packaging/deb.sh $(VERSION)
 
 # The whole loop on loopback: collector with its embedded broker, two
-# agents with different labels, repeated tests triggered through the
-# collector, the comparison printed; everything it starts it stops.
+# agents labelled board=pi4 and board=pi5 running the same test 6 times
+# each through the collector, their comparison printed; everything it
+# starts it stops. DEMO_BROKER, DEMO_WEB, DEMO_TARGET, DEMO_NGINX,
+# DEMO_REPEAT and DEMO_DURATION change it (scripts/demo.sh).
 demo: build
 	scripts/demo.sh
 

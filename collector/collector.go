@@ -267,6 +267,9 @@ func (c *Collector) start() error {
 		if err != nil {
 			return err
 		}
+		if cfg.APIToken == "" { // a button would bypass the token
+			w.cancel = c.Cancel
+		}
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
 		api := http.NewServeMux()

@@ -113,12 +113,60 @@ type Comparison struct {
 	By               string   `json:"by"`
 	Tested           []string `json:"tested"`
 	ExcludeThrottled bool     `json:"exclude_throttled"`
+	ByNote           string   `json:"by_note,omitempty"` // which of a label and a field of one name the groups are by
 	Tables           []Table  `json:"tables"`
 	base             string   // the base group asked for, if any
 }
 
+// groupKind is where a comparison's groups come from.
+type groupKind int
+
+const (
+	groupLabel         groupKind = iota // a run label
+	groupSystem                         // a system-info field (or the device, the fleet)
+	groupSpec                           // a part of the spec
+	groupLabelOrSystem                  // the run label where a run has it, else the system-info field
+)
+
+// ResolveGroupKey reads a --by key: label.KEY is the run label KEY,
+// sys.KEY the system-info field or part of the spec KEY, and a bare key
+// a part of the spec, a system-info field (which a run label of its name
+// overrides where a run has one) or else a run label.
+func ResolveGroupKey(by string) (string, groupKind) {
+	if k, ok := strings.CutPrefix(by, "label."); ok {
+		return k, groupLabel
+	}
+	if k, ok := strings.CutPrefix(by, "sys."); ok {
+		if isSpecField(k) {
+			return k, groupSpec
+		}
+		if _, col := groupColumns[k]; col {
+			return k, groupSystem
+		}
+	}
+	if isSpecField(by) {
+		return by, groupSpec
+	}
+	if _, col := groupColumns[by]; col {
+		return by, groupLabelOrSystem
+	}
+	return by, groupLabel
+}
+
+// specPart is the part of the spec a comparison by by compares, "" when
+// it is by something else.
+func specPart(by string) string {
+	if k, kind := ResolveGroupKey(by); kind == groupSpec {
+		return k
+	}
+	return ""
+}
+
 // Compare groups the stored runs and compares them. A label key that no
-// selected run has is a QueryError listing the keys there are.
+// selected run has is a QueryError listing the keys there are. Where a
+// run label and a system-info field or part of the spec share the key,
+// the comparison's ByNote says which one it is by and how to ask for the
+// other.
 func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 	if o.By == "" {
 		o.By = "device"
@@ -126,20 +174,39 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 	if _, err := testedMetrics(o.Metrics); err != nil {
 		return nil, err
 	}
+	if k, ok := strings.CutPrefix(o.By, "sys."); ok && !isSpecField(k) {
+		if _, col := groupColumns[k]; !col {
+			return nil, queryErrorf("no system field %q to group by: the system fields and parts of the spec are %s", Printable(k),
+				strings.Join(groupKeys(nil), ", "))
+		}
+	}
 	runs, err := s.GroupRuns(ctx, o.By, o.Filter)
 	if err != nil {
 		return nil, err
 	}
-	if _, col := groupColumns[o.By]; len(runs) > 0 && !col && !isSpecField(o.By) {
+	note := ""
+	if len(runs) > 0 {
 		labels, err := s.labelKeys(ctx, o.Filter)
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(labels, o.By) {
+		key, kind := ResolveGroupKey(o.By)
+		switch {
+		case kind == groupLabel && !slices.Contains(labels, key):
 			return nil, queryErrorf("no run has %q to group by: the keys are %s", Printable(o.By), strings.Join(groupKeys(labels), ", "))
+		case kind == groupLabelOrSystem && slices.Contains(labels, key):
+			note = fmt.Sprintf("%s: the run label %s where a run has one, else the system field; --by sys.%s or label.%s for one of them",
+				Printable(key), Printable(key), Printable(key), Printable(key))
+		case kind == groupSpec && o.By == key && slices.Contains(labels, key):
+			note = fmt.Sprintf("%s: the part of the spec, not the run label %s; --by label.%s for the label",
+				Printable(key), Printable(key), Printable(key))
 		}
 	}
-	return BuildComparison(runs, o)
+	c, err := BuildComparison(runs, o)
+	if c != nil {
+		c.ByNote = note
+	}
+	return c, err
 }
 
 // labelKeys lists the label keys of the succeeded results f selects.
@@ -178,6 +245,8 @@ func groupKeys(labels []string) []string {
 	for _, l := range labels {
 		if _, col := groupColumns[l]; !col && !isSpecField(l) {
 			keys = append(keys, Printable(l))
+		} else {
+			keys = append(keys, "label."+Printable(l))
 		}
 	}
 	return keys
@@ -216,7 +285,7 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 	baseSeen := false
 	for i := range runs {
 		r := &runs[i]
-		spec := r.Spec.without(o.By)
+		spec := r.Spec.without(specPart(o.By))
 		k := spec.key()
 		ti, ok := tables[k]
 		if !ok {
@@ -252,6 +321,23 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 			}
 		}
 		return nil, queryErrorf("base group %q has no runs: the groups are %s", Printable(o.Base), Printable(strings.Join(keys, ", ")))
+	}
+	// One order of the groups across the tables, the order they first
+	// appear in: a group has the same place (and colour, on the page) in
+	// every table, and without --base the same base, the first group of
+	// the page that the table has.
+	rank := map[string]int{}
+	for i := range runs {
+		if _, ok := rank[runs[i].Group]; !ok {
+			rank[runs[i].Group] = len(rank)
+		}
+	}
+	for ti := range c.Tables {
+		t := &c.Tables[ti]
+		sort.SliceStable(t.Groups, func(i, j int) bool { return rank[t.Groups[i].Key] < rank[t.Groups[j].Key] })
+		for gi, g := range t.Groups {
+			groups[ti][g.Key] = gi
+		}
 	}
 	for ti := range c.Tables {
 		t := &c.Tables[ti]
@@ -295,6 +381,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "no succeeded runs to compare by %s\n", Printable(c.By))
 		_, err := io.WriteString(w, b.String())
 		return err
+	}
+	if c.ByNote != "" {
+		fmt.Fprintf(&b, "by %s\n", c.ByNote)
 	}
 	if len(c.Tables) > 1 {
 		fmt.Fprintf(&b, "%d specs: runs of different work are compared apart\n\n", len(c.Tables))
@@ -365,7 +454,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	b.WriteString("\nmedians, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
+	b.WriteString("\nreq/s, latency, CPU, IO and mem: medians of the runs of each group, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
 	if infinite {
 		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", MedianCIRuns)
 	}

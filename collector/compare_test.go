@@ -607,3 +607,99 @@ func TestCompareByProtocolAndTLSResumption(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareByLabelNamedLikeSystemField: agents labelled board=pi4 and
+// board=pi5 on machines that report no board are two groups by board,
+// not one unnamed one; the comparison says it is by the label, and
+// sys.board and label.board pick one of them. The CSV's board column
+// has the label.
+func TestCompareByLabelNamedLikeSystemField(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		s := e.open(t)
+		rng := rand.New(rand.NewPCG(7, 8))
+		at := time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+		var batch []Incoming
+		for i := range 6 {
+			for _, b := range []string{"pi4", "pi5"} {
+				r := fakeResult(rng, "lab", "dev-"+b, map[string]string{"board": b, "os": "bookworm-" + b}, at, 1000+float64(i), 800)
+				r.Fingerprint.Board, r.Fingerprint.OS = "", "Debian GNU/Linux 12"
+				batch = append(batch, incoming(t, r))
+				at = at.Add(time.Minute)
+			}
+		}
+		if _, err := s.Ingest(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, by := range []string{"board", "label.board", "os"} {
+			c, err := s.Compare(ctx, CompareOptions{By: by, Base: map[string]string{"board": "pi5", "label.board": "pi5", "os": "bookworm-pi5"}[by]})
+			if err != nil {
+				t.Fatalf("by %s: %v", by, err)
+			}
+			g := c.Tables[0].Groups
+			if len(g) != 2 || g[0].N != 6 || g[1].N != 6 || !strings.HasSuffix(g[0].Key, "pi4") || c.Tables[0].Base != g[1].Key {
+				t.Errorf("by %s: groups %+v base %q", by, g, c.Tables[0].Base)
+			}
+			var b bytes.Buffer
+			c.WriteText(&b)
+			if by != "label.board" && !strings.Contains(b.String(), "sys."+by) {
+				t.Errorf("by %s: the text does not say a label and a system field share the name:\n%s", by, b.String())
+			}
+		}
+		c, err := s.Compare(ctx, CompareOptions{By: "sys.board"})
+		if err != nil || len(c.Tables[0].Groups) != 1 || c.Tables[0].Groups[0].Key != "-" {
+			t.Errorf("by sys.board: %+v %v", c, err)
+		}
+		c, err = s.Compare(ctx, CompareOptions{By: "sys.os"})
+		if err != nil || len(c.Tables[0].Groups) != 1 || c.Tables[0].Groups[0].Key != "Debian GNU/Linux 12" {
+			t.Errorf("by sys.os: %+v %v", c, err)
+		}
+		if _, err := s.Compare(ctx, CompareOptions{By: "sys.bogus"}); err == nil {
+			t.Error("by sys.bogus: no error")
+		}
+		var out bytes.Buffer
+		if err := s.Export(ctx, &out, "csv", Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&out).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := slices.Index(recs[0], "board")
+		if col < 0 || len(recs) < 2 || (recs[1][col] != "pi4" && recs[1][col] != "pi5") {
+			t.Errorf("CSV board column %d: %v", col, recs[:2])
+		}
+	})
+}
+
+// TestFiguresNameTheirStatistic: the fleet page and the CSV show a
+// result's mean over its runs, compare the median over a group's runs:
+// each says which it shows.
+func TestFiguresNameTheirStatistic(t *testing.T) {
+	srv, s := newTestWeb(t, sqliteEngine)
+	_, body := get(t, srv.URL+"/")
+	for _, want := range []string{"<th>req/s (mean)</th>", "<th>p50 (mean)</th>", "<th>errors (total)</th>", "its req/s (mean)", "medians over the runs of a group"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the fleet page lacks %q", want)
+		}
+	}
+	var b bytes.Buffer
+	if err := s.Export(context.Background(), &b, "csv", Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := csv.NewReader(&b).Read()
+	for _, want := range []string{"rps_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "errors_total", "cpu_pct_mean"} {
+		if !slices.Contains(hdr, want) {
+			t.Errorf("the CSV header %v lacks %s", hdr, want)
+		}
+	}
+	c, err := s.Compare(context.Background(), CompareOptions{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	c.WriteText(&b)
+	if !strings.Contains(b.String(), "medians of the runs") {
+		t.Errorf("compare does not say its cells are medians:\n%s", b.String())
+	}
+}

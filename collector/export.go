@@ -19,8 +19,9 @@ import (
 var ExportFormats = []string{"csv", "json", "benchfmt"}
 
 // Export writes the stored runs matching f in format: csv (one row per
-// result, figures averaged over its runs, and its spec), json (the same
-// rows) or benchfmt (one Go benchmark line per run, readable by
+// result, figures averaged over its runs, and its spec; each figure's
+// column names its statistic over the runs: rps_mean, max_us_max,
+// errors_total), json (the same rows) or benchfmt (one Go benchmark line per run, readable by
 // benchstat, with the spec as configuration so that benchstat keeps
 // different work apart as compare does).
 func (s *Store) Export(ctx context.Context, w io.Writer, format string, f Filter) error {
@@ -55,15 +56,26 @@ func (s *Store) Export(ctx context.Context, w io.Writer, format string, f Filter
 func writeCSV(w io.Writer, rows []RunRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
-		"board", "server", "throttled", "rps", "mean_us", "p50_us", "p99_us", "max_us", "timeouts", "errors", "cpu_pct", "io_kbs", "mem_kb",
-		"reason", "method", "keepalive", "rate", "body_bytes", "headers"})
+		"board", "server", "throttled", "rps_mean", "mean_us_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "timeouts_total", "errors_total",
+		"cpu_pct_mean", "io_kbs_mean", "mem_kb_mean",
+		"reason", "method", "keepalive", "rate", "body_bytes", "headers", "sys_board", "sys_server"})
 	for _, r := range rows {
 		sp := r.Spec
+		// board and server as compare groups them: a run label of the
+		// name wins; sys_board and sys_server are what the device said.
+		board, server := r.Board, r.Server
+		if v, ok := r.Labels["board"]; ok {
+			board = v
+		}
+		if v, ok := r.Labels["server"]; ok {
+			server = v
+		}
 		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
-			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), r.Board, r.Server, strconv.FormatBool(r.Throttled),
+			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), LabelString(r.Labels), board, server, strconv.FormatBool(r.Throttled),
 			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
 			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB),
-			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; ")})
+			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; "),
+			r.Board, r.Server})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

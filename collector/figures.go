@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -32,6 +34,13 @@ type RunFigures struct {
 	Throttled bool
 }
 
+// ErrorTotal is the number of failed requests of e: the one definition
+// of "errors" of the collector (compare, runs, the web UI and the
+// exports), the same as the run's own report counts (report.Errors.Total):
+// connect, read, write, timeout, status, length, TLS set-up and HTTP/2
+// stream reset.
+func ErrorTotal(e wire.ErrorCounts) int64 { return reportErrors(e).Total() }
+
 // histograms keeps the latency histograms Figures decodes into: each is
 // 139 KB of buckets, and the collector decodes one per run it stores.
 var histograms sync.Pool
@@ -47,8 +56,7 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
 	}
-	e := run.Errors
-	f.Errors = e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length
+	f.Errors = ErrorTotal(run.Errors)
 	if f.DurationS > 0 {
 		f.RPS = float64(run.Completed) / f.DurationS
 	}
@@ -94,4 +102,60 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		}
 	}
 	return f
+}
+
+// recountErrors sets the errors of the runs of the results the
+// errors_recount migration listed (stored when TLS set-ups and HTTP/2
+// resets were left out) to ErrorTotal of their payloads, a batch at a
+// time, and empties the list. It does nothing once the list is empty.
+func (s *Store) recountErrors(ctx context.Context) error {
+	for {
+		rows, err := s.query(ctx, s.w, `SELECT p.result_id, coalesce(r.raw, '') FROM errors_recount p
+			LEFT JOIN results r ON r.id = p.result_id ORDER BY p.result_id LIMIT 200`)
+		if err != nil {
+			return fmt.Errorf("recount errors: %w", err)
+		}
+		var ids []string
+		totals := map[string][]int64{}
+		for rows.Next() {
+			var id string
+			var raw []byte
+			if err := rows.Scan(&id, &raw); err != nil {
+				rows.Close()
+				return fmt.Errorf("recount errors: %w", err)
+			}
+			ids = append(ids, id)
+			if r, err := wire.DecodeResult(raw); err == nil {
+				for _, run := range r.Runs {
+					totals[id] = append(totals[id], ErrorTotal(run.Errors))
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("recount errors: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("recount errors: %w", err)
+		}
+		for _, id := range ids {
+			for j, n := range totals[id] {
+				if _, err := s.exec(ctx, tx, "UPDATE runs SET errors = ? WHERE result_id = ? AND idx = ?", n, id, j); err != nil {
+					tx.Rollback()
+					return fmt.Errorf("recount errors: %w", err)
+				}
+			}
+			if _, err := s.exec(ctx, tx, "DELETE FROM errors_recount WHERE result_id = ?", id); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("recount errors: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("recount errors: %w", err)
+		}
+	}
 }

@@ -49,6 +49,10 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
+	if err := s.recountErrors(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", name, err)
+	}
 	return s, nil
 }
 

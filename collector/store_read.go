@@ -358,22 +358,30 @@ type GroupedRun struct {
 // under by: a device, a system-info field (board, kernel, os, arch,
 // cpu_model, cores, cpu_governor, agent_version, server), a part of the
 // spec (url, method, connections, keepalive, rate, body_bytes, mode,
-// protocol, tls_resume, tls_version) or else a
-// run label. Runs whose label is missing fall in the group "-". Only
-// succeeded results count.
+// protocol, tls_resume, tls_version) or else a run label. A run label
+// named like a system-info field wins over it where a run has one (board
+// set with --label board=pi4 groups by pi4); label.KEY groups by the
+// label alone and sys.KEY by the system field or part of the spec alone.
+// Runs whose label or field is missing or empty fall in the group "-".
+// Only succeeded results count.
 func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRun, error) {
 	where, args := s.d.where(f)
-	col, ok := groupColumns[by]
-	switch {
-	case by == "server": // a run label server=nginx wins over the Server header
-		label, arg := s.d.label(by)
-		col = "coalesce(" + label + ", nullif(r.server, ''), '-')"
-		args = append([]any{arg}, args...)
-	case isSpecField(by):
-		col = "''" // from the spec, below
-	case !ok:
-		label, arg := s.d.label(by)
+	key, kind := ResolveGroupKey(by)
+	col := groupColumns[key]
+	specPart := ""
+	switch kind {
+	case groupLabel:
+		label, arg := s.d.label(key)
 		col = "coalesce(" + label + ", '-')"
+		args = append([]any{arg}, args...)
+	case groupSpec:
+		col = "''" // from the spec, below
+		specPart = key
+	case groupSystem:
+		col = "coalesce(nullif(CAST(" + col + " AS TEXT), ''), '-')"
+	case groupLabelOrSystem: // a run label board=pi4 wins over the board
+		label, arg := s.d.label(key)
+		col = "coalesce(" + label + ", nullif(CAST(" + col + " AS TEXT), ''), '-')"
 		args = append([]any{arg}, args...)
 	}
 	q := `SELECT CAST(` + col + ` AS TEXT), r.id, coalesce(sp.spec, ''), r.url, r.connections, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
@@ -410,7 +418,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 			specs[g.ResultID] = sp
 		}
 		g.Spec = sp
-		if v, ok := sp.field(by); ok {
+		if v, ok := sp.field(specPart); ok {
 			g.Group = v
 		}
 		e.Timeout = g.Timeouts

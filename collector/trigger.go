@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,8 +85,8 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 				targets = append(targets, target{d.Fleet, d.ID})
 			}
 		}
-		if len(targets) == 0 && req.Fleet != "" { // never seen yet: its session may still get it
-			targets = append(targets, target{req.Fleet, req.Device})
+		if len(targets) == 0 { // never connected: no session to get it, no one to wait for
+			return nil, fmt.Errorf("trigger: %w: no device %s is known%s", ErrNoDevices, Printable(fleetDevice(req.Fleet, req.Device)), knownDevices(devs))
 		}
 		if len(targets) > 1 {
 			return nil, fmt.Errorf("trigger: device %s is in several fleets: add --fleet", req.Device)
@@ -99,6 +101,9 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			}
 		}
 	default:
+		if !slices.ContainsFunc(devs, func(d Device) bool { return d.Fleet == req.Fleet }) {
+			return nil, fmt.Errorf("trigger: %w: no device of fleet %s is known%s", ErrNoDevices, Printable(req.Fleet), knownFleets(devs))
+		}
 		targets = append(targets, target{req.Fleet, wire.AllDevices})
 		for _, d := range devs {
 			if d.Fleet == req.Fleet && d.Online {
@@ -107,7 +112,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 		}
 	}
 	if len(targets) == 0 {
-		return nil, fmt.Errorf("trigger: %w", ErrNoDevices)
+		return nil, fmt.Errorf("trigger: %w%s", ErrNoDevices, knownDevices(devs))
 	}
 	now := time.Now().UTC()
 	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
@@ -156,6 +161,46 @@ func (c *Collector) sign(cmd *wire.Command, fleet, device string) (*wire.Command
 	return &signed, nil
 }
 
+// fleetDevice is fleet/device, or device alone without a fleet.
+func fleetDevice(fleet, device string) string {
+	if fleet == "" {
+		return device
+	}
+	return fleet + "/" + device
+}
+
+// knownDevices lists the devices the store knows, for an error: at most
+// 20 of them.
+func knownDevices(devs []Device) string {
+	if len(devs) == 0 {
+		return " (no device has connected yet)"
+	}
+	var ids []string
+	for i, d := range devs {
+		if i == 20 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(devs)-20))
+			break
+		}
+		ids = append(ids, d.Fleet+"/"+d.ID)
+	}
+	return " (the devices are " + Printable(strings.Join(ids, ", ")) + ")"
+}
+
+// knownFleets lists the fleets of the devices the store knows, for an
+// error.
+func knownFleets(devs []Device) string {
+	if len(devs) == 0 {
+		return " (no device has connected yet)"
+	}
+	var fleets []string
+	for _, d := range devs {
+		if !slices.Contains(fleets, d.Fleet) {
+			fleets = append(fleets, d.Fleet)
+		}
+	}
+	return " (the fleets are " + Printable(strings.Join(fleets, ", ")) + ")"
+}
+
 // matches reports whether every k=v of sel holds for d.
 func matches(d *Device, sel map[string]string) bool {
 	for k, v := range sel {
@@ -179,6 +224,7 @@ type CommandStatus struct {
 //	GET  /api/commands/{id}         CommandStatus
 //	GET  /api/compare?by=&cmd=...   the comparison as text
 //	GET  /api/devices               []Device
+//	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
 func (c *Collector) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -231,6 +277,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			cmp.WriteText(w)
 		}
 	})
+	c.cancelAPI(mux)
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
 		devs, err := c.store.Devices(r.Context())
 		if err != nil {

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -37,6 +39,9 @@ type Web struct {
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
 	now   func() time.Time
+	// cancel is the fleet page's cancel button (Collector.Cancel); nil
+	// when the collector's API has a token.
+	cancel func(ctx context.Context, id string) (*Triggered, error)
 }
 
 // NewWeb parses the embedded templates.
@@ -67,6 +72,7 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 	w.mux.HandleFunc("GET /{$}", w.fleet)
 	w.mux.HandleFunc("GET /runs/{id}", w.run)
 	w.mux.HandleFunc("GET /compare", w.compare)
+	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
 	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(static)))
 	return w, nil
 }
@@ -140,7 +146,7 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 	for i, d := range devs {
 		rows[i] = deviceRow{d, byID[d.LastResult]}
 	}
-	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online})
+	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online, "CanCancel": w.cancel != nil})
 }
 
 // lineSpec is the data of one line chart, as web/chart.js reads it.
@@ -172,7 +178,12 @@ type barItem struct {
 	Lo    *float64 `json:"lo"`
 	Hi    *float64 `json:"hi"`
 	Note  string   `json:"note,omitempty"`
+	Color string   `json:"color,omitempty"` // the group's colour across the page
 }
+
+// groupColors are the colours of the groups of a comparison page, in
+// the order of the groups (web/chart.js's palette).
+var groupColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"}
 
 func specJSON(v any) string {
 	b, err := json.Marshal(v)
@@ -209,6 +220,10 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		data["Fig"] = fig
 		data["Throttled"] = fig.Throttled
 		data["Charts"] = RunCharts(run)
+		if n := len(run.Timeline); n == 1 {
+			data["ChartNote"] = fmt.Sprintf("This run lasted %s: the charts have a point per second of the run, so one point each, "+
+				"and the figures above say more. A run of 10 s or more (-d 10s) draws a curve.", formatSeconds(float64(run.DurationUS)/1e6))
+		}
 		var rep bytes.Buffer
 		if lr, err := LoadResult(run, res.Spec); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
@@ -338,6 +353,14 @@ func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 		Text  string
 	}
 	var tables []tableView
+	color := map[string]string{} // one colour per group across the page
+	for _, t := range c.Tables {
+		for _, g := range t.Groups {
+			if _, ok := color[g.Key]; !ok {
+				color[g.Key] = groupColors[len(color)%len(groupColors)]
+			}
+		}
+	}
 	for _, t := range c.Tables {
 		one := *c
 		one.Tables = []Table{t}
@@ -346,20 +369,66 @@ func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 			w.fail(rw, r, err)
 			return
 		}
-		tables = append(tables, tableView{Spec: t.Spec.String(), Base: t.Base, Chart: specJSON(CompareChart(c.By, t, m)), Text: text.String()})
+		chart := CompareChart(c.By, t, m)
+		for i := range chart.Bars {
+			chart.Bars[i].Color = color[chart.Bars[i].Label]
+		}
+		tables = append(tables, tableView{Spec: t.Spec.String(), Base: t.Base, Chart: specJSON(chart), Text: text.String()})
 	}
 	data["Tables"] = tables
+	data["ByKeys"] = w.byKeys(r, o)
 	w.render(rw, "compare", data)
+}
+
+// byKeys are the keys the page offers to compare by: those the runs
+// the page selects have (the columns, the parts of the spec, their
+// labels; label.K and sys.K where a label is named like a field), and
+// the one asked for.
+func (w *Web) byKeys(r *http.Request, o CompareOptions) []string {
+	labels, err := w.store.labelKeys(r.Context(), o.Filter)
+	if err != nil {
+		w.log.Warn("compare keys", zap.Error(err))
+	}
+	keys := groupKeys(labels)
+	for _, l := range labels {
+		if _, col := groupColumns[l]; col || isSpecField(l) {
+			keys = append(keys, "sys."+Printable(l))
+		}
+	}
+	if !slices.Contains(keys, o.By) {
+		keys = append([]string{o.By}, keys...)
+	}
+	return keys
 }
 
 // CompareChart is a comparison table's bar chart of metric m: what the
 // table shows of each group (the median with its 95 % interval, or the
 // total of a count), labelled with the verdict against the base group.
+// Latencies are in the unit the table writes the largest of them in
+// (µs, ms or s).
 func CompareChart(by string, t Table, m Metric) barSpec {
 	spec := barSpec{Type: "bar", Title: m.Title + " by " + by, Unit: m.Unit}
+	scale := 1.0
+	if m.Unit == "µs" {
+		top := 0.0
+		for _, g := range t.Groups {
+			if v, _, hi := m.Shown(g.Stats[m.Name]); !math.IsNaN(v) {
+				top = max(top, v)
+				if !math.IsNaN(hi) {
+					top = max(top, hi)
+				}
+			}
+		}
+		switch {
+		case top >= 1e6:
+			spec.Unit, scale = "s", 1e6
+		case top >= 1e3:
+			spec.Unit, scale = "ms", 1e3
+		}
+	}
 	for _, g := range t.Groups {
 		v, lo, hi := m.Shown(g.Stats[m.Name])
-		b := barItem{Label: g.Key, Value: fp(v), Lo: fp(lo), Hi: fp(hi)}
+		b := barItem{Label: g.Key, Value: fp(v / scale), Lo: fp(lo / scale), Hi: fp(hi / scale)}
 		if d, ok := g.Deltas[m.Name]; ok {
 			b.Note = d.Verdict()
 		}
@@ -408,3 +477,6 @@ func (w *Web) ago(t time.Time) string {
 	}
 	return t.Local().Format("2006-01-02 15:04")
 }
+
+// formatSeconds writes a duration in seconds as the reports do: 1.00 s.
+func formatSeconds(s float64) string { return strconv.FormatFloat(s, 'f', 2, 64) + " s" }

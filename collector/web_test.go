@@ -403,3 +403,91 @@ func TestRunChartsLatencyGap(t *testing.T) {
 		t.Errorf("req/s of the stalled second: %v, want 0", v)
 	}
 }
+
+// TestComparePageOneColourOneBase loads in Chromium a comparison of two
+// specs whose groups b and a first appear in different orders: each
+// group keeps its colour and b is the base in both tables (it was the
+// base of one and compared against in the other, the verdict reversed);
+// the p99 chart is in ms as the table; by is a choice of the keys there
+// are. A run of 1 s says why its charts have one point.
+func TestComparePageOneColourOneBase(t *testing.T) {
+	bin := chromium(t)
+	s := sqliteEngine.open(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	at := time.Date(2025, 4, 1, 9, 0, 0, 0, time.UTC)
+	var batch []Incoming
+	add := func(group, path string, rps float64) {
+		r := fakeResult(rng, "lab", "pi-1", map[string]string{"build": group}, at, rps, 1500)
+		r.Spec.URL = "http://127.0.0.1:8080" + path
+		batch = append(batch, incoming(t, r))
+		at = at.Add(time.Minute)
+	}
+	add("b", "/one", 1000) // b first on the page
+	for i := range 6 {
+		add("a", "/two", 1200+float64(i)) // a first in /two
+		add("b", "/two", 1000+float64(i))
+		add("a", "/one", 1200+float64(i))
+		if i < 5 {
+			add("b", "/one", 1000+float64(i))
+		}
+	}
+	short := fakeResult(rng, "lab", "pi-2", nil, at, 1000, 800)
+	short.Runs[0].DurationUS, short.Runs[0].Timeline = 1_000_000, short.Runs[0].Timeline[:1]
+	batch = append(batch, incoming(t, short))
+	if _, err := s.Ingest(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWeb(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w)
+	defer srv.Close()
+
+	dom := browse(t, bin, srv.URL+"/compare?by=build&metric=p99&device=pi-1", "compare-colours")
+	sections := strings.Split(dom, `<section class="spec">`)[1:]
+	if len(sections) != 2 {
+		t.Fatalf("%d tables, want 2", len(sections))
+	}
+	fill := regexp.MustCompile(`<rect [^>]*fill="([^"]+)"[^>]*class="bar"[^>]*><title>([^:<]+):`)
+	colours := map[string]string{}
+	for i, sec := range sections {
+		bars := fill.FindAllStringSubmatch(sec, -1)
+		if len(bars) != 2 {
+			t.Fatalf("table %d: %d bars", i, len(bars))
+		}
+		for j, b := range bars {
+			if want := []string{"b", "a"}[j]; b[2] != want {
+				t.Errorf("table %d: bar %d is %s, want %s (one order of the groups on the page)", i, j, b[2], want)
+			}
+			if c, ok := colours[b[2]]; ok && c != b[1] {
+				t.Errorf("group %s is %s in one table and %s in the other", b[2], c, b[1])
+			}
+			colours[b[2]] = b[1]
+		}
+		if !strings.Contains(sec, "vs b ") {
+			t.Errorf("table %d: b is not the base:\n%.1500s", i, sec)
+		}
+		if !strings.Contains(sec, "p99 by build (ms)</text>") {
+			t.Errorf("table %d: the p99 chart is not in ms, the table's unit", i)
+		}
+		for _, v := range regexp.MustCompile(`class="bar" data-value="([^"]+)"`).FindAllStringSubmatch(sec, -1) {
+			if f, _ := strconv.ParseFloat(v[1], 64); f < 1 || f > 10 {
+				t.Errorf("table %d: a p99 bar of %v ms", i, f)
+			}
+		}
+	}
+	if colours["a"] == colours["b"] {
+		t.Errorf("a and b share the colour %s", colours["a"])
+	}
+	sel := regexp.MustCompile(`(?s)<select name="by">(.*?)</select>`).FindStringSubmatch(dom)
+	if sel == nil || !strings.Contains(sel[1], "<option selected=\"\">build</option>") || !strings.Contains(sel[1], "<option>board</option>") ||
+		!strings.Contains(sel[1], "<option>url</option>") {
+		t.Errorf("by is not a choice of the keys there are: %v", sel)
+	}
+
+	_, page := get(t, srv.URL+"/runs/"+short.ID)
+	if !strings.Contains(page, "This run lasted 1.00 s: the charts have a point per second of the run, so one point each") {
+		t.Errorf("the 1 s run's page does not say why its charts have one point")
+	}
+}

@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"crypto/tls"
+	"fmt"
 	"io"
 	"iter"
 	"net"

@@ -199,3 +199,21 @@ func TestRecorderBounded(t *testing.T) {
 		t.Errorf("summary over %d samples and %v s, want %d", rep.Summary.Samples, rep.Summary.Seconds, n+1)
 	}
 }
+
+// TestWatchOfNoProcessWarns: --watch nosuchprocess names no process in
+// the window: the report says so instead of a silent row of zeros.
+func TestWatchOfNoProcessWarns(t *testing.T) {
+	rep := fixtureReport(t, "pi4", 2*time.Second, Watch{Name: "nosuchprocess"}, Watch{Name: "nginx"})
+	var found bool
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, `"nosuchprocess"`) && strings.Contains(w, "none of that name") {
+			found = true
+		}
+		if strings.Contains(w, "nginx") {
+			t.Errorf("a warning about nginx, which ran: %q", w)
+		}
+	}
+	if !found {
+		t.Errorf("no warning about nosuchprocess: %q", rep.Warnings)
+	}
+}

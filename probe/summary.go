@@ -348,5 +348,13 @@ func warnings(s *machine.Summary) []string {
 	if s.FreqMinMHz != nil && *s.FreqMinMHz < freqDropRatio**s.FreqMaxMHz {
 		out = append(out, fmt.Sprintf("CPU frequency dropped to %.0f MHz during the measured window (max %.0f MHz)", *s.FreqMinMHz, *s.FreqMaxMHz))
 	}
+	for _, p := range s.Procs {
+		switch {
+		case p.Count == 0 && p.PID > 0:
+			out = append(out, fmt.Sprintf("watched process %d: not running during the measured window", p.PID))
+		case p.Count == 0:
+			out = append(out, fmt.Sprintf("watched process %q: none of that name ran during the measured window (--watch takes a command name as in ps -e, or a PID)", p.Name))
+		}
+	}
 	return out
 }

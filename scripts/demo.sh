@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # scripts/demo.sh (make demo): the whole loop on one machine, on loopback.
-# A collector with its embedded broker and SQLite store, two agents with
-# different labels, a built-in target (and nginx when it is installed),
-# repeated load tests triggered through the collector, and the comparison.
-# It stops everything it started.
+# A collector with its embedded broker and SQLite store, two agents
+# labelled board=pi4 and board=pi5, one target (nginx when it is
+# installed, else the built-in one), the same load test run DEMO_REPEAT
+# times on both agents through the collector, and the comparison of the
+# two boards: one table, one spec, medians with their 95 % interval and
+# the verdict of the difference. It stops everything it started.
+#
+# Settings (environment, or make demo DEMO_REPEAT=10):
+#   DEMO_BROKER    the embedded broker's address      (127.0.0.1:18831)
+#   DEMO_WEB       the web UI and API's address       (127.0.0.1:18081)
+#   DEMO_TARGET    the built-in target's address      (127.0.0.1:18091)
+#   DEMO_NGINX     nginx's address, when installed    (127.0.0.1:18092)
+#   DEMO_REPEAT    runs per agent, at least 6 for an interval (6)
+#   DEMO_DURATION  each run's length                  (1s)
+#   DEMO_BIN       the folder of the binaries          (bin)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$root/bin
+bin=${DEMO_BIN:-$root/bin}
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
@@ -22,8 +33,11 @@ BROKER=${DEMO_BROKER:-127.0.0.1:18831}
 WEB=${DEMO_WEB:-127.0.0.1:18081}
 TARGET=${DEMO_TARGET:-127.0.0.1:18091}
 NGINX=${DEMO_NGINX:-127.0.0.1:18092}
-REPEAT=${DEMO_REPEAT:-4}
-DURATION=${DEMO_DURATION:-2s}
+REPEAT=${DEMO_REPEAT:-6}
+DURATION=${DEMO_DURATION:-1s}
+if [ "$REPEAT" -lt 6 ] 2>/dev/null; then
+	echo "note: DEMO_REPEAT=$REPEAT: fewer than 6 runs per group give no 95 % interval (±∞)" >&2
+fi
 
 cat >"$work/accounts.yaml" <<YAML
 collector: {username: collector, password: demo-collector}
@@ -37,11 +51,13 @@ echo "== collector: embedded broker on $BROKER, web UI on http://$WEB/, store $w
 	--accounts "$work/accounts.yaml" --log-level warn 2>"$work/collector.log" &
 pids+=($!)
 
-# Two targets: the built-in one, and nginx when it is installed (else the
-# built-in one again, answering after 1 ms).
+# One target, the same for both agents: nginx when it is installed, else
+# the built-in one. Both agents do the same work, so that their runs
+# land in one table and compare.
 "$bin/edgebench" serve --addr "$TARGET" 2>/dev/null &
 pids+=($!)
-url_a="http://$TARGET/bytes/2159"
+url="http://$TARGET/bytes/2159"
+server=builtin
 if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
 	mkdir -p "$work/html" "$work/tmp"
 	head -c 2159 /dev/zero | tr '\0' x >"$work/html/index.html"
@@ -58,9 +74,7 @@ http {
 }
 NGX
 	"$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf"
-	server_b=nginx url_b="http://$NGINX/index.html"
-else
-	server_b=builtin-delay url_b="http://$TARGET/delay/1"
+	server=nginx url="http://$NGINX/index.html"
 fi
 
 agent() { # id password label
@@ -70,8 +84,8 @@ agent() { # id password label
 		"$bin/edgebench" agent 2>"$work/$1.log" &
 	pids+=($!)
 }
-agent pi-a demo-a server=builtin
-agent pi-b demo-b "server=$server_b"
+agent pi-a demo-a "board=pi4,server=$server"
+agent pi-b demo-b "board=pi5,server=$server"
 
 for _ in $(seq 100); do
 	n=$("$bin/edgebench-collector" devices --db "$work/demo.db" 2>/dev/null | grep -c online || true)
@@ -81,10 +95,9 @@ done
 echo "== devices"
 "$bin/edgebench-collector" devices --db "$work/demo.db"
 
-echo "== pi-a (server=builtin): $url_a, $REPEAT runs"
-"$bin/edgebench-collector" trigger --server "http://$WEB" --fleet demo --device pi-a --wait --repeat "$REPEAT" -c 20 -d "$DURATION" "$url_a"
-echo "== pi-b (server=$server_b): $url_b, $REPEAT runs"
-"$bin/edgebench-collector" trigger --server "http://$WEB" --fleet demo --device pi-b --wait --repeat "$REPEAT" -c 20 -d "$DURATION" "$url_b"
+echo "== both agents: $url ($server), $REPEAT runs of $DURATION each"
+"$bin/edgebench-collector" trigger --server "http://$WEB" --fleet demo --wait --repeat "$REPEAT" -c 10 -d "$DURATION" "$url"
 
-echo "== comparison by server"
-"$bin/edgebench-collector" compare --db "$work/demo.db" --by server --metric rps,p50,p99,cpu
+echo
+echo "== comparison by board: the same work on pi4 and pi5"
+"$bin/edgebench-collector" compare --db "$work/demo.db" --by board --base pi4 --metric rps,p50,p99,cpu

@@ -199,7 +199,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	collector.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
+	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tMEAN REQ/S\tMEAN P50\tMEAN P99\tTOTAL ERRORS\tMEAN CPU %\tFLAGS")
 	for _, r := range rows {
 		flags := ""
 		if r.Throttled {

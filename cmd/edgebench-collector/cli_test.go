@@ -167,3 +167,29 @@ func TestDBFromEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestRunsNamesItsStatistic: runs shows a result's mean over its
+// repetitions and the total of its errors, and says so.
+func TestRunsNamesItsStatistic(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.StoreDB(t, "sqlite")
+	s, err := collector.OpenStore(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
+	raw, _ := r.MarshalMsg(nil)
+	if _, err := s.Ingest(ctx, []collector.Incoming{{Result: r, Raw: raw}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var out, errb bytes.Buffer
+	if code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"runs", "--db", db}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"MEAN REQ/S", "MEAN P50", "MEAN P99", "TOTAL ERRORS", "MEAN CPU %"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("runs does not say %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -24,6 +24,9 @@ import (
 )
 
 // triggerConfig is what `trigger` was asked to do.
+// defaultServer is the collector's web address trigger and cancel use.
+const defaultServer = "http://127.0.0.1:8080"
+
 type triggerConfig struct {
 	server  string
 	token   string
@@ -35,7 +38,7 @@ type triggerConfig struct {
 func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	tc := &triggerConfig{}
 	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] URL [loadtest flags]", env.Stderr)
-	fs.StringVar(&tc.server, "server", "http://127.0.0.1:8080", "the running collector's web address")
+	fs.StringVar(&tc.server, "server", defaultServer, "the running collector's web address")
 	tokenFile := fs.String("api-token-file", "", "file holding the collector API's token (or EDGEBENCH_API_TOKEN)")
 	r := &tc.req
 	sel := cli.Pairs{}
@@ -249,8 +252,12 @@ wait:
 			return err
 		}
 	}
-	if err := parent.Err(); err != nil {
-		return fmt.Errorf("wait: %w", err)
+	if parent.Err() != nil { // Ctrl-C: the devices go on unless told
+		how := "edgebench-collector cancel " + t.CommandID
+		if tc.server != defaultServer {
+			how += " --server " + tc.server
+		}
+		return &cli.ExitError{Code: 130, Msg: "interrupted: the test goes on on the devices; stop it with: " + how}
 	}
 	failures := outcomes(t.Devices, final, st, tc.maxWait)
 	if len(t.Devices) == 0 && len(final) == 0 {

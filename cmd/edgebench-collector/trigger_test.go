@@ -113,17 +113,29 @@ devices:
 		args  []string
 		code  int
 		lines []string // in stdout, after the events
+		err   string   // in stderr, when not "did not succeed"
+		quick bool     // fails at once, without waiting for --max-wait
 	}{
 		{"one rejects", []string{"--wait", "-c", "4", "-d", "1s", target.URL + "/"}, 1,
-			[]string{"lab/pi-ok: succeeded", "\nlab/pi-strict: rejected: "}},
+			[]string{"lab/pi-ok: succeeded", "\nlab/pi-strict: rejected: "}, "", false},
 		{"run fails", []string{"--device", "pi-ok", "--wait", "-c", "1", "-d", "1s", "http://127.0.0.1:1/"}, 1,
-			[]string{"\nlab/pi-ok: failed: connection refused: 127.0.0.1:1\n"}},
-		{"no answer", []string{"--device", "pi-gone", "--wait", "--max-wait", "2s", "-d", "1s", target.URL + "/"}, 1,
-			[]string{"\nlab/pi-gone: no answer within 2s (--max-wait)"}},
+			[]string{"\nlab/pi-ok: failed: connection refused: 127.0.0.1:1\n"}, "", false},
+		// A device or fleet no device of is known fails at once, as a
+		// --select that matches none: nothing would ever answer.
+		{"no such device", []string{"--device", "pi-gone", "--wait", "--max-wait", "1h", "-d", "1s", target.URL + "/"}, 1,
+			nil, "no device lab/pi-gone is known (the devices are lab/pi-ok, lab/pi-strict)", true},
+		{"no such fleet", []string{"--fleet", "nosuchfleet", "--wait", "--max-wait", "1h", "-d", "1s", target.URL + "/"}, 1,
+			nil, "no device of fleet nosuchfleet is known (the fleets are lab)", true},
+		{"no selected device", []string{"--select", "board=pi9", "--wait", "--max-wait", "1h", "-d", "1s", target.URL + "/"}, 1,
+			nil, "no device matches", true},
 		{"all succeed", []string{"--device", "pi-ok", "--wait", "-c", "2", "-d", "1s", target.URL + "/"}, 0,
-			[]string{"lab/pi-ok: succeeded", "lab/pi-ok  1"}},
+			[]string{"lab/pi-ok: succeeded", "lab/pi-ok  1"}, "", false},
 	} {
+		began := time.Now()
 		out, stderr, code := trigger(tc.args...)
+		if tc.quick && time.Since(began) > 10*time.Second {
+			t.Errorf("%s: %v before failing", tc.name, time.Since(began))
+		}
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out, stderr)
 		}
@@ -132,7 +144,9 @@ devices:
 				t.Errorf("%s: no %q in\n%s", tc.name, l, out)
 			}
 		}
-		if tc.code == 1 && !strings.Contains(stderr, "did not succeed") && !strings.Contains(stderr, "no device answered") {
+		if tc.err != "" && !strings.Contains(stderr, tc.err) {
+			t.Errorf("%s: stderr %q, want %q", tc.name, stderr, tc.err)
+		} else if tc.err == "" && tc.code == 1 && !strings.Contains(stderr, "did not succeed") && !strings.Contains(stderr, "no device answered") {
 			t.Errorf("%s: stderr %q", tc.name, stderr)
 		}
 		t.Logf("%s:\n%s%s", tc.name, out, stderr)

@@ -296,3 +296,22 @@ func TestAgentBadConfigExitsTwo(t *testing.T) {
 		t.Errorf("a named config that is missing: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestEveryRequestTimesOut: a server that never answers in time; the
+// window's errors and the drained requests' are counted once each and
+// named alike in the report and in the exit line, for run and wrk.
+func TestEveryRequestTimesOut(t *testing.T) {
+	url := startTarget(t) + "/delay/5000"
+	r := runBinary(t, "run", "-c", "3", "-d", "1s", "--timeout", "2s", "--no-probe", url)
+	if r.code != 1 || !strings.Contains(r.stdout, "failed: timeout 3") ||
+		r.stderr != "edgebench run: no successful response (errors in the measured window: none; drained at the end: 3 in flight, 0 completed, failed: timeout 3)\n" {
+		t.Errorf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "timeout 0") {
+		t.Errorf("run: the exit line says no timeout while the drain timed out: %s", r.stderr)
+	}
+	r = runBinary(t, "wrk", "-c", "3", "-t", "1", "-d", "1s", "--timeout", "2s", "--no-system", url)
+	if r.code != 1 || !strings.Contains(r.stderr, "drained at the end: 3 in flight") || strings.Contains(r.stderr, "timeout 0") {
+		t.Errorf("wrk: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -253,9 +253,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 	case rf.tool != nil && answered == 0:
 		// As ab and wrk: a server that answered, whatever its status, was
 		// measured; one that never answered was not.
-		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no response (%s)", describeErrors(last.Errors))}
+		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no response (%s)", report.FailureSummary(last))}
 	case rf.tool == nil && ok == 0:
-		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", describeErrors(last.Errors))}
+		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", report.FailureSummary(last))}
 	}
 	return nil
 }
@@ -281,11 +281,6 @@ func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Res
 		r.Outcome, r.Reason = wire.StateFailed, "no successful response"
 	}
 	return r
-}
-
-func describeErrors(e report.Errors) string {
-	return fmt.Sprintf("errors: connect %d, read %d, write %d, timeout %d, status %d, length %d",
-		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Length)
 }
 
 // runJSON is the --format json document.

@@ -2,7 +2,7 @@
 // Every element with a data-chart attribute holding a JSON spec becomes a
 // chart:
 //   {"type":"line","title":"...","unit":"...","x":[...],"series":[{"name":"...","values":[...]}]}
-//   {"type":"bar","title":"...","unit":"...","bars":[{"label":"...","value":1,"lo":0.9,"hi":1.1}]}
+//   {"type":"bar","title":"...","unit":"...","bars":[{"label":"...","value":1,"lo":0.9,"hi":1.1,"color":"#1f77b4"}]}
 // null values are gaps (a line breaks there; a bar without lo and hi has no
 // error bar). Axes begin and end on round ticks. After drawing, the
 // element gets data-rendered set to the number of data points drawn.
@@ -121,7 +121,7 @@
       text(svg, cx, H - B + 16, b.label, { "text-anchor": "middle" });
       if (!finite(b.value)) return;
       var r = el("rect", { x: cx - bw / 2, y: y(b.value), width: bw, height: Math.max(0, y(0) - y(b.value)),
-        fill: COLORS[i % COLORS.length], "class": "bar", "data-value": b.value }, svg);
+        fill: b.color || COLORS[i % COLORS.length], "class": "bar", "data-value": b.value, "data-label": b.label }, svg);
       el("title", {}, r).textContent = b.label + ": " + fmt(b.value) + (finite(b.lo) ? " [" + fmt(b.lo) + ", " + fmt(b.hi) + "]" : "");
       n++;
       if (finite(b.lo) && finite(b.hi)) {

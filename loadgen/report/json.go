@@ -36,7 +36,7 @@ type JSON struct {
 	Errors             Errors           `json:"errors"`
 	StatusCodes        map[string]int64 `json:"status_codes"`
 	Latency            LatencyJSON      `json:"latency_us"`
-	Connect            LatencyJSON      `json:"connect_us"`
+	Connect            LatencyJSON      `json:"connect_us"` // per connection opened (Connects), as the text's connect line
 	Waiting            LatencyJSON      `json:"ttfb_us"`
 	Percentiles        map[string]int64 `json:"percentiles_us"`
 	Timeline           []Second         `json:"timeline"`
@@ -89,7 +89,7 @@ func (r *LoadResult) JSON() JSON {
 		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,
 		Connects: r.Connects, SentBytes: r.Sent, KeepAliveResponses: r.KeepAliveResponses, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,
 		Errors: r.Errors, StatusCodes: map[string]int64{},
-		Latency: latencyJSON(r.Latency), Connect: latencyJSON(r.Connect), Waiting: latencyJSON(r.Waiting),
+		Latency: latencyJSON(r.Latency), Connect: latencyJSON(connectsOf(r)), Waiting: latencyJSON(r.Waiting),
 		Percentiles: map[string]int64{}, Timeline: r.Timeline,
 		Drained: r.Drained, WarmupS: r.Warmup.Seconds(), WarmupRequests: r.WarmupRequests,
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,24 @@ func TestReportsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, tc.file, got.Bytes())
+	}
+}
+
+// TestConnectMeansTheSameInTextAndJSON: 5 connections opened for 1200
+// requests; the JSON's connect_us and the text's connect line are both
+// over the 5 connections, not the 1195 requests that reused one.
+func TestConnectMeansTheSameInTextAndJSON(t *testing.T) {
+	r := goldenResult()
+	j := r.JSON().Connect
+	if j.Min != 150 || j.P50 < 150 || j.P99 < 180 || j.Mean < 169 || j.Mean > 171 || j.Max < 190 {
+		t.Errorf("connect_us %+v: want the 5 connections' 150 to 190 us, mean 170", j)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("connect     5 opened, mean %s, p99 %s, max %s", usf(j.Mean), us(j.P99), us(j.Max))
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the text's connect line is not the JSON's connect_us: want %q in\n%s", want, b.String())
 	}
 }

@@ -39,7 +39,8 @@ func WriteText(w io.Writer, r *LoadResult) error {
 	fmt.Fprintf(&b, "              p50 %s  p90 %s  p99 %s  p99.9 %s\n",
 		us(l.Quantile(.50)), us(l.Quantile(.90)), us(l.Quantile(.99)), us(l.Quantile(.999)))
 	if r.Connects > 0 {
-		fmt.Fprintf(&b, "  connect     %d opened, mean %s, max %s", r.Connects, usf(meanNonZero(r)), us(r.Connect.Max()))
+		c := connectsOf(r)
+		fmt.Fprintf(&b, "  connect     %d opened, mean %s, p99 %s, max %s", r.Connects, usf(c.Mean()), us(c.Quantile(.99)), us(c.Max()))
 		if h := r.Handshake; h != nil && h.Count() > 0 {
 			fmt.Fprintf(&b, " (TLS handshake: mean %s, max %s)", usf(h.Mean()), us(h.Max()))
 		}
@@ -91,31 +92,61 @@ func WriteText(w io.Writer, r *LoadResult) error {
 	return err
 }
 
-// drainedLine says what became of the drained requests.
+// drainedLine says what became of the drained requests, their failures
+// named and counted as the errors line does ("timeout 3").
 func drainedLine(d Drained) string {
-	parts := []string{fmt.Sprintf("%d completed", d.Completed)}
+	line := fmt.Sprintf("%d completed", d.Completed)
 	if codes := statusLine(d.StatusCodes); codes != "" {
-		parts[0] += " (" + codes + ")"
+		line += " (" + codes + ")"
 	}
-	e := d.Errors
+	if d.Errors.Total() > 0 {
+		line += ", failed: " + ErrorList(d.Errors)
+	}
+	if d.Cut > 0 {
+		line += fmt.Sprintf(", %d cut at the drain's end", d.Cut)
+	}
+	return line
+}
+
+// ErrorList names e's non-zero counts as the errors line does, "timeout
+// 3, tls 1", or "none".
+func ErrorList(e Errors) string {
+	var parts []string
 	for _, f := range []struct {
 		n    int64
 		name string
 	}{{e.Connect, "connect"}, {e.Read, "read"}, {e.Write, "write"}, {e.Timeout, "timeout"}, {e.Status, "status"}, {e.Length, "length"},
-		{e.TLS, "tls"}, {e.Reset, "reset"}, {e.Limit, "over a limit"}, {d.Cut, "cut at the drain's end"}} {
+		{e.TLS, "tls"}, {e.Reset, "reset"}, {e.Limit, "over a limit"}} {
 		if f.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.name))
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, f.n))
 		}
+	}
+	if len(parts) == 0 {
+		return "none"
 	}
 	return strings.Join(parts, ", ")
 }
 
-// meanNonZero is the mean connect time of the requests that connected.
-func meanNonZero(r *LoadResult) float64 {
-	if r.Connects == 0 || r.Connect.Count() == 0 {
-		return 0
+// FailureSummary says how the requests of r failed, in the measured
+// window and among those drained at its end, in the errors line's terms:
+// the one line a run that got no (successful) response exits with.
+func FailureSummary(r *LoadResult) string {
+	d := r.Drained
+	if d.Requests == 0 {
+		return "errors: " + ErrorList(r.Errors)
 	}
-	return r.Connect.Mean() * float64(r.Connect.Count()) / float64(r.Connects)
+	return fmt.Sprintf("errors in the measured window: %s; drained at the end: %d in flight, %s", ErrorList(r.Errors), d.Requests, drainedLine(d))
+}
+
+// connectsOf is the connect times of the connections r opened: its
+// per-request histogram (ab's, where a request on a reused connection
+// took 0) without the zeros. The text report's connect line and the
+// JSON's connect_us both read it.
+func connectsOf(r *LoadResult) *Histogram {
+	if r.Connect == nil {
+		return NewLatencyHistogram()
+	}
+	return nonZero(r.Connect)
 }
 
 func statusLine(m map[int]int64) string {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 )
@@ -19,7 +20,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		// See Recorder: no rate over less than a tenth of the interval.
 		fmt.Fprintf(bw, "System (%.3f s measured, too short for rates at a %s interval):\n", s.Seconds, secs(r.Interval))
 	} else {
-		fmt.Fprintf(bw, "System (%.1f s measured, %d samples of %s):\n", s.Seconds, s.Samples, secs(r.Interval))
+		fmt.Fprintf(bw, "System (%.1f s measured, %s):\n", s.Seconds, sampling(s.Samples, s.Seconds, r.Interval))
 	}
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells ...string) {
@@ -122,6 +123,19 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(bw, "warning: %s\n", w)
 	}
 	return bw.Flush()
+}
+
+// sampling says how the window was sampled: "10 samples of 1 s", "1
+// sample of 0.3 s" (a window shorter than the interval), "3 samples at a
+// 1 s interval" (the last one shorter).
+func sampling(n int, seconds, interval float64) string {
+	switch {
+	case n == 1:
+		return "1 sample of " + secs(math.Round(seconds*10)/10)
+	case interval > 0 && math.Abs(seconds-float64(n)*interval) > 0.05*interval:
+		return fmt.Sprintf("%d samples at a %s interval", n, secs(interval))
+	}
+	return fmt.Sprintf("%d samples of %s", n, secs(interval))
 }
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + " s" }

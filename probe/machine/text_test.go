@@ -49,3 +49,28 @@ func TestWriteTextGolden(t *testing.T) {
 		golden.Check(t, name, got.Bytes())
 	}
 }
+
+// TestSamplingLine: a 0.3 s window has one sample of 0.3 s, not "1
+// samples of 1 s"; a window that is not a whole number of intervals
+// says the interval.
+func TestSamplingLine(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		seconds float64
+		want    string
+	}{
+		{1, 0.3, "System (0.3 s measured, 1 sample of 0.3 s):"},
+		{1, 1, "System (1.0 s measured, 1 sample of 1 s):"},
+		{3, 2.5, "System (2.5 s measured, 3 samples at a 1 s interval):"},
+		{10, 10, "System (10.0 s measured, 10 samples of 1 s):"},
+	} {
+		r := &Report{Interval: 1, Summary: Summary{Seconds: tc.seconds, Samples: tc.n}}
+		var b bytes.Buffer
+		if err := r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := bytes.Cut(b.Bytes(), []byte("\n")); string(got) != tc.want {
+			t.Errorf("%d samples over %v s: %q, want %q", tc.n, tc.seconds, got, tc.want)
+		}
+	}
+}
