@@ -16,6 +16,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -220,7 +221,12 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		case "wrk":
 			err = report.WriteWrk(w, lr, report.WrkOptions{Latency: true})
 		default:
-			err = report.WriteText(w, lr)
+			// The device's report, the rate and the verdict after its
+			// throughput (results recorded before verdicts have none).
+			var b strings.Builder
+			if err = report.WriteText(&b, lr); err == nil {
+				_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(collector.VerdictOf(run), lr)))
+			}
 		}
 		if err != nil {
 			return err
@@ -234,6 +240,9 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 	}
 	if rp := res.Repeat; rp != nil {
 		fmt.Fprintf(w, "\n%d runs: req/s %.2f ± %.2f (95 %% CI %.2f .. %.2f), rsd %.2f %%\n", rp.Runs, rp.RPS.Mean, rp.RPS.StdDev, rp.RPS.CILow, rp.RPS.CIHigh, rp.RSDPct)
+		if st := collector.StableText(rp); st != "" {
+			fmt.Fprintf(w, "--repeat auto: %s\n", st)
+		}
 	}
 	return nil
 }
