@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -30,6 +31,10 @@ type RunFigures struct {
 	CachedKB  float64
 	TempC     float64 // hottest zone's maximum
 	Throttled bool
+	// Invalid and GeneratorBound are the run's verdict: its figure does
+	// not stand; the load generator was its limit. False for runs
+	// recorded before verdicts.
+	Invalid, GeneratorBound bool
 }
 
 // histograms keeps the latency histograms Figures decodes into: each is
@@ -46,6 +51,9 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		Timeouts: run.Errors.Timeout, ErrBy: run.Errors,
 		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
+	}
+	if v := run.Verdict; v != nil {
+		f.Invalid, f.GeneratorBound = !v.Valid, v.LimitedBy == verdict.Generator
 	}
 	e := run.Errors
 	f.Errors = e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Length

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -73,4 +74,62 @@ func StableText(rp *wire.Repeat) string {
 		word = "not stable"
 	}
 	return fmt.Sprintf("%s (%s %%) after %d runs", word, strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.1f", rp.RSDPct), "0"), "."), rp.Runs)
+}
+
+// withVerdicts sets each run's Invalid and GeneratorBound from the
+// verdicts in its result's payload (the store keeps no column of them),
+// and leaves the invalid runs out when exclude is set. runs come in the
+// order of their index within each result.
+func (s *Store) withVerdicts(ctx context.Context, runs []GroupedRun, exclude bool) ([]GroupedRun, error) {
+	verdicts := map[string][]*wire.Verdict{}
+	next := map[string]int{}
+	out := runs[:0]
+	for _, r := range runs {
+		vs, ok := verdicts[r.ResultID]
+		if !ok {
+			res, err := s.Result(ctx, r.ResultID)
+			if err != nil {
+				return nil, err
+			}
+			for i := range res.Runs {
+				vs = append(vs, res.Runs[i].Verdict)
+			}
+			verdicts[r.ResultID] = vs
+		}
+		i := next[r.ResultID]
+		next[r.ResultID]++
+		if i < len(vs) && vs[i] != nil {
+			r.Invalid, r.GeneratorBound = !vs[i].Valid, vs[i].LimitedBy == verdict.Generator
+		}
+		if exclude && r.Invalid {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// noDifferenceOfGenerators withdraws a significant difference between
+// two groups when a run of either was limited by the load generator:
+// its figure is a lower bound of the server's, not the server's.
+func noDifferenceOfGenerators(d Delta, base, other *Group) Delta {
+	if base.GeneratorBound == 0 && other.GeneratorBound == 0 {
+		return d
+	}
+	d.Significant = false
+	d.Note = "runs limited by the load generator (their figure is a lower bound): no difference is stated"
+	return d
+}
+
+// AddVerdicts sets each row's Verdict and Stable from its result's
+// payload (the store keeps no column of them).
+func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
+	for i := range rows {
+		res, err := s.Result(ctx, rows[i].ID)
+		if err != nil {
+			return err
+		}
+		rows[i].Verdict, rows[i].Stable = ResultVerdict(res), StableText(res.Repeat)
+	}
+	return nil
 }

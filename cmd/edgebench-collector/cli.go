@@ -58,6 +58,7 @@ func addFilterFlags(fs *cli.FlagSet, env *cli.Env, ff *filterFlags) {
 	fs.Var(ff.labels, "label", "only runs with label k=v (repeatable)")
 	fs.DurationVar(&ff.since, "since", 0, "only runs started within this long ago")
 	fs.BoolVar(&ff.f.ExcludeThrottled, "exclude-throttled", false, "leave out runs during which the device throttled")
+	fs.BoolVar(&ff.f.ExcludeInvalid, "exclude-invalid", false, "compare: leave out runs whose verdict says their figure does not stand")
 }
 
 func (ff *filterFlags) filter() collector.Filter {
@@ -119,21 +120,27 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	defer s.Close()
 	rows, err := s.Runs(ctx, ff.filter())
+	if err == nil {
+		err = s.AddVerdicts(ctx, rows)
+	}
 	if err != nil {
 		return err
 	}
 	collector.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tFLAGS")
+	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tREQ/S\tP50\tP99\tERRORS\tCPU %\tVERDICT\tFLAGS")
 	for _, r := range rows {
 		flags := ""
 		if r.Throttled {
 			flags = "throttled"
 		}
-		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct))
+		if r.Stable != "" {
+			flags = strings.TrimPrefix(flags+", "+r.Stable, ", ")
+		}
+		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), orDash(r.Verdict))
 		outcome := r.Outcome
 		if r.Outcome != string(wire.StateSucceeded) { // no figure of work that failed: why instead
-			figures = "-\t-\t-\t-\t-"
+			figures = "-\t-\t-\t-\t-\t-"
 			if r.Reason != "" {
 				outcome += ": " + r.Reason
 			}
