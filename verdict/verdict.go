@@ -304,11 +304,13 @@ func (t Thresholds) Judge(in Input) Verdict {
 		}
 	}
 	// Nothing saturated: the server's latency with these connections.
-	if j.rateShort {
-		mean := l.Latency.Mean() / 1e6
-		if mean > 0 {
-			limit(Server, fmt.Sprintf("%d connections at a mean latency of %s carry at most %.1f req/s; no resource saturated",
-				l.Connections, fmtSeconds(mean), float64(l.Connections)/mean))
+	// In open loop the latency counts from the scheduled send: the
+	// server's own time is the wait from the request written to the
+	// first byte.
+	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 {
+		if wait := l.Waiting.Mean() / 1e6; wait > 0 {
+			limit(Server, fmt.Sprintf("%d connections at %s per request (request written to first byte) carry at most %.1f req/s; no resource saturated: more connections (-c) or a faster server",
+				l.Connections, fmtSeconds(wait), float64(l.Connections)/wait))
 		}
 	}
 	what := "no resource saturated"

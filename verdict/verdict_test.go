@@ -42,8 +42,12 @@ func sys(busy, server, gen float64) *machine.Report {
 
 func TestJudgeConstructed(t *testing.T) {
 	open := func(rate float64, n int64) *report.LoadResult {
-		l := load(n, 400_000)
+		l := load(n, 900_000) // from the scheduled send
 		l.Rate = rate
+		l.Waiting = report.NewLatencyHistogram()
+		for range n {
+			l.Waiting.Record(400_000) // the server's own time
+		}
 		return l
 	}
 	errs := load(10000, 500)
