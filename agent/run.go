@@ -145,8 +145,12 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	for _, w := range lt.Watch {
 		watches = append(watches, probe.ParseWatch(w))
 	}
+	var auto *measure.Auto // --repeat auto: lt.Repeat is the most runs, which the policy capped
+	if lt.RepeatAuto {
+		auto = &measure.Auto{RSDPct: lt.RepeatRSDPct, Max: max(lt.Repeat, measure.MinAutoRuns), Budget: time.Duration(lt.RepeatBudgetMS) * time.Millisecond}
+	}
 	runs, err := measure.Repeat(ctx, measure.Test{
-		Load: cfg, Repeat: lt.Repeat, ProbeRoot: a.opt.ProbeRoot, Interval: interval, Watches: watches,
+		Load: cfg, Repeat: lt.Repeat, Auto: auto, ProbeRoot: a.opt.ProbeRoot, Interval: interval, Watches: watches,
 		Progress: func(i int) func(loadgen.Progress) {
 			var last time.Time
 			return func(p loadgen.Progress) {
@@ -163,6 +167,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 		},
 	})
 	measure.AddRuns(res, runs)
+	measure.MarkAuto(res, runs, auto)
 	if err != nil {
 		return err
 	}

@@ -91,12 +91,16 @@ type CompareOptions struct {
 
 // Group is one group of a comparison table.
 type Group struct {
-	Key       string                `json:"key"`
-	N         int                   `json:"n"`
-	Throttled int                   `json:"throttled"` // runs flagged as throttled (0 when they were excluded)
-	Stats     map[string]GroupStats `json:"stats"`
-	Deltas    map[string]Delta      `json:"deltas,omitempty"` // against the base group, for the tested metrics
-	values    map[string][]float64
+	Key       string `json:"key"`
+	N         int    `json:"n"`
+	Throttled int    `json:"throttled"` // runs flagged as throttled (0 when they were excluded)
+	// Invalid counts the runs whose verdict says their figure does not
+	// stand, GeneratorBound those the load generator limited.
+	Invalid        int                   `json:"invalid"`
+	GeneratorBound int                   `json:"generator_bound"`
+	Stats          map[string]GroupStats `json:"stats"`
+	Deltas         map[string]Delta      `json:"deltas,omitempty"` // against the base group, for the tested metrics
+	values         map[string][]float64
 }
 
 // Table compares the groups of the runs of one spec (less the part the
@@ -114,6 +118,7 @@ type Comparison struct {
 	Tested           []string `json:"tested"`
 	ExcludeThrottled bool     `json:"exclude_throttled"`
 	ByNote           string   `json:"by_note,omitempty"` // which of a label and a field of one name the groups are by
+	ExcludeInvalid   bool     `json:"exclude_invalid"`
 	Tables           []Table  `json:"tables"`
 	base             string   // the base group asked for, if any
 }
@@ -182,6 +187,9 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 	}
 	runs, err := s.GroupRuns(ctx, o.By, o.Filter)
 	if err != nil {
+		return nil, err
+	}
+	if runs, err = s.withVerdicts(ctx, runs, o.Filter.ExcludeInvalid); err != nil {
 		return nil, err
 	}
 	note := ""
@@ -279,7 +287,8 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Comparison{By: o.By, Tested: tested, ExcludeThrottled: o.Filter.ExcludeThrottled, base: o.Base}
+	c := &Comparison{By: o.By, Tested: tested, ExcludeThrottled: o.Filter.ExcludeThrottled,
+		ExcludeInvalid: o.Filter.ExcludeInvalid, base: o.Base}
 	tables := map[string]int{}
 	groups := []map[string]int{}
 	baseSeen := false
@@ -305,6 +314,12 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		g.N++
 		if r.Throttled {
 			g.Throttled++
+		}
+		if r.Invalid {
+			g.Invalid++
+		}
+		if r.GeneratorBound {
+			g.GeneratorBound++
 		}
 		for _, m := range Metrics {
 			g.values[m.Name] = append(g.values[m.Name], m.get(&r.RunFigures))
@@ -362,7 +377,7 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 			}
 			g.Deltas = map[string]Delta{}
 			for _, name := range tested {
-				g.Deltas[name] = Compare(t.Groups[base].values[name], g.values[name])
+				g.Deltas[name] = noDifferenceOfGenerators(Compare(t.Groups[base].values[name], g.values[name]), &t.Groups[base], g)
 			}
 		}
 	}
@@ -388,7 +403,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if len(c.Tables) > 1 {
 		fmt.Fprintf(&b, "%d specs: runs of different work are compared apart\n\n", len(c.Tables))
 	}
-	throttled, infinite, deltas := 0, false, false
+	throttled, invalid, infinite, deltas := 0, 0, false, false
 	var notes []string
 	for ti, t := range c.Tables {
 		if ti > 0 {
@@ -410,6 +425,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			if g.Throttled > 0 {
 				row[1] += "!"
 				throttled += g.Throttled
+			}
+			if g.Invalid > 0 {
+				row[1] += "?"
+				invalid += g.Invalid
 			}
 			for _, m := range Metrics {
 				v, inf := cell(m, g.Stats[m.Name])
@@ -467,6 +486,12 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	case c.ExcludeThrottled:
 		b.WriteString("throttled runs excluded\n")
 	}
+	switch {
+	case invalid > 0:
+		fmt.Fprintf(&b, "? %d runs not valid by their verdict (edgebench run shows why): --exclude-invalid leaves them out\n", invalid)
+	case c.ExcludeInvalid:
+		b.WriteString("runs not valid by their verdict excluded\n")
+	}
 	for _, n := range notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -515,7 +540,7 @@ func formatValue(m Metric, v float64) string {
 // compareParams are the parameters of a comparison asked over HTTP, and
 // maxParam the longest value one may have: a query is checked before
 // any work (5,000 metrics would cost seconds of CPU).
-var compareParams = []string{"by", "metric", "base", "fleet", "device", "cmd", "exclude_throttled"}
+var compareParams = []string{"by", "metric", "base", "fleet", "device", "cmd", "exclude_throttled", "exclude_invalid"}
 
 const maxParam = 256
 
@@ -524,7 +549,8 @@ const maxParam = 256
 // at most once and at most 256 bytes long. Anything else is a QueryError.
 func ParseCompareQuery(q url.Values) (CompareOptions, error) {
 	o := CompareOptions{By: q.Get("by"), Base: q.Get("base"), Filter: Filter{Fleet: q.Get("fleet"), Device: q.Get("device"),
-		Command: q.Get("cmd"), ExcludeThrottled: q.Get("exclude_throttled") != ""}}
+		Command: q.Get("cmd"), ExcludeThrottled: q.Get("exclude_throttled") != "",
+		ExcludeInvalid: q.Get("exclude_invalid") != ""}}
 	if len(q) > len(compareParams) {
 		return o, queryErrorf("%d parameters: a comparison takes %s", len(q), strings.Join(compareParams, ", "))
 	}

@@ -49,6 +49,8 @@ type groupJSON struct {
 	Key       string                 `json:"key"`
 	N         int                    `json:"n"`
 	Throttled int                    `json:"throttled"`
+	Invalid   int                    `json:"invalid"`
+	GenBound  int                    `json:"generator_bound"`
 	Stats     map[string]summaryJSON `json:"stats"`
 	Deltas    map[string]deltaJSON   `json:"deltas,omitempty"`
 }
@@ -67,12 +69,13 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 		By               string      `json:"by"`
 		Tested           []string    `json:"tested"`
 		ExcludeThrottled bool        `json:"exclude_throttled"`
+		ExcludeInvalid   bool        `json:"exclude_invalid"`
 		Tables           []tableJSON `json:"tables"`
-	}{By: c.By, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, Tables: []tableJSON{}}
+	}{By: c.By, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, ExcludeInvalid: c.ExcludeInvalid, Tables: []tableJSON{}}
 	for _, t := range c.Tables {
 		tj := tableJSON{Spec: t.Spec, Base: t.Base, Groups: []groupJSON{}}
 		for _, g := range t.Groups {
-			gj := groupJSON{Key: g.Key, N: g.N, Throttled: g.Throttled, Stats: map[string]summaryJSON{}}
+			gj := groupJSON{Key: g.Key, N: g.N, Throttled: g.Throttled, Invalid: g.Invalid, GenBound: g.GeneratorBound, Stats: map[string]summaryJSON{}}
 			for k, s := range g.Stats {
 				gj.Stats[k] = summaryJSON{s.N, num(s.Sum), num(s.Mean), num(s.StdDev), num(s.Median), num(s.MedianLow), num(s.MedianHigh),
 					num(s.Min), num(s.Max), num(s.CILow), num(s.CIHigh)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -32,6 +33,10 @@ type RunFigures struct {
 	CachedKB  float64
 	TempC     float64 // hottest zone's maximum
 	Throttled bool
+	// Invalid and GeneratorBound are the run's verdict: its figure does
+	// not stand; the load generator was its limit. False for runs
+	// recorded before verdicts.
+	Invalid, GeneratorBound bool
 }
 
 // ErrorTotal is the number of failed requests of e: the one definition
@@ -55,6 +60,9 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		Timeouts: run.Errors.Timeout, ErrBy: run.Errors,
 		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
+	}
+	if v := run.Verdict; v != nil {
+		f.Invalid, f.GeneratorBound = !v.Valid, v.LimitedBy == verdict.Generator
 	}
 	f.Errors = ErrorTotal(run.Errors)
 	if f.DurationS > 0 {

@@ -118,7 +118,10 @@ type Filter struct {
 	Labels           map[string]string // every one must match
 	Since            time.Time         // received by the collector since (not the device's time)
 	ExcludeThrottled bool
-	Limit            int // results, the last received first; 0: no limit
+	// ExcludeInvalid leaves out of a comparison the runs whose verdict
+	// says their figure does not stand.
+	ExcludeInvalid bool
+	Limit          int // results, the last received first; 0: no limit
 }
 
 // where builds the SQL condition of f over the results table r.
@@ -184,6 +187,11 @@ type RunRow struct {
 	CPUPct    float64           `json:"cpu_pct"`
 	IOKBs     float64           `json:"io_kbs"`
 	MemKB     float64           `json:"mem_kb"`
+	// Verdict sums up its runs' verdicts ("server", "NOT VALID:
+	// generator"), Stable is --repeat auto's outcome; both set by
+	// AddVerdicts, empty for results recorded before them.
+	Verdict string `json:"verdict,omitempty"`
+	Stable  string `json:"stable,omitempty"`
 }
 
 // Runs lists results matching f, the last received by the collector

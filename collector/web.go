@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -51,12 +53,13 @@ func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
 	}
 	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
 	funcs := template.FuncMap{
-		"labels": LabelString,
-		"num":    webNum,
-		"lat":    webLat,
-		"mb":     func(kb float64) string { return webNum(kb / 1024) },
-		"ago":    w.ago,
-		"inc":    func(i int) int { return i + 1 },
+		"labels":    LabelString,
+		"num":       webNum,
+		"lat":       webLat,
+		"mb":        func(kb float64) string { return webNum(kb / 1024) },
+		"ago":       w.ago,
+		"inc":       func(i int) int { return i + 1 },
+		"hasPrefix": strings.HasPrefix,
 	}
 	for _, page := range []string{"fleet", "run", "compare"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(webFiles, "web/layout.html", "web/"+page+".html")
@@ -115,6 +118,9 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runs, err := w.store.Runs(r.Context(), Filter{Limit: 50})
+	if err == nil {
+		err = w.store.AddVerdicts(r.Context(), runs)
+	}
 	if err != nil {
 		w.fail(rw, r, err)
 		return
@@ -227,9 +233,16 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		var rep bytes.Buffer
 		if lr, err := LoadResult(run, res.Spec); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
-		} else if err := report.WriteText(&rep, lr); err != nil {
-			fmt.Fprintf(&rep, "no report: %v\n", err)
+		} else {
+			var b strings.Builder
+			if err := report.WriteText(&b, lr); err != nil {
+				fmt.Fprintf(&rep, "no report: %v\n", err)
+			} else {
+				rep.WriteString(verdict.InsertText(b.String(), verdict.TextLines(VerdictOf(run), lr)))
+			}
 		}
+		data["Verdict"] = VerdictOf(run)
+		data["Stable"] = StableText(res.Repeat)
 		if run.System != nil {
 			rep.WriteByte('\n')
 			if err := SystemReport(run.System).WriteText(&rep); err != nil {

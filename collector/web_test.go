@@ -368,7 +368,7 @@ func TestWebRunAndFleet(t *testing.T) {
 			t.Errorf("pi-1's row has no spec or req/s of its last run: %s", row)
 		}
 		runs := regexp.MustCompile(`(?s)<table id="runs">.*?</table>`).FindString(body)
-		if !strings.Contains(runs, `colspan="5">failed: connection refused: 127.0.0.1:1</td>`) {
+		if !strings.Contains(runs, `colspan="6">failed: connection refused: 127.0.0.1:1</td>`) {
 			t.Errorf("recent runs: the failed run is not marked failed:\n%s", runs)
 		}
 		// Short ids tell results apart.

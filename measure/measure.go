@@ -2,12 +2,15 @@ package measure
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
+	"github.com/edgebench/edgebench/verdict"
+	"golang.org/x/sys/unix"
 )
 
 // Run is one measured run: what the load generator measured, and what the
@@ -15,12 +18,16 @@ import (
 type Run struct {
 	Load   *report.LoadResult
 	System *machine.Report
+	// Verdict is what limited the run and whether its figure stands.
+	Verdict *verdict.Verdict
 }
 
 // Test is a load test to measure, and how.
 type Test struct {
 	Load   loadgen.Config
 	Repeat int // runs; 0 is 1
+	// Auto, when set, is --repeat auto: Repeat is ignored.
+	Auto *Auto
 
 	NoProbe   bool          // do not sample the machine
 	ProbeRoot string        // read proc/ and sys/ below it; "" is "/"
@@ -53,7 +60,15 @@ func Repeat(ctx context.Context, t Test) ([]Run, error) {
 		}
 	}
 	var runs []Run
-	for i := range max(t.Repeat, 1) {
+	n := max(t.Repeat, 1)
+	if t.Auto != nil {
+		n = t.Auto.max()
+	}
+	began := time.Now()
+	for i := range n {
+		if t.Auto != nil && t.Auto.enough(runs, time.Since(began)) {
+			break
+		}
 		if t.Before != nil {
 			t.Before(i)
 		}
@@ -71,6 +86,7 @@ func Repeat(ctx context.Context, t Test) ([]Run, error) {
 		if err != nil {
 			return runs, err
 		}
+		r.Verdict = judge(r, t.root())
 		runs = append(runs, r)
 		if t.After != nil {
 			if err := t.After(i, r); err != nil {
@@ -114,4 +130,30 @@ func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time
 		return nil, nil, err
 	}
 	return res, sys, nil
+}
+
+// judge is the verdict on r, measured by this process below root.
+func judge(r Run, root string) *verdict.Verdict {
+	in := verdict.Input{Load: r.Load, System: r.System}
+	if root == "/" {
+		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
+		in.GeneratorCPUs = affinity()
+	}
+	v := verdict.Judge(in)
+	return &v
+}
+
+// affinity lists the cores this process may run on; nil when unknown.
+func affinity() []int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return nil
+	}
+	var ids []int
+	for i := range len(set) * 64 {
+		if set.IsSet(i) {
+			ids = append(ids, i)
+		}
+	}
+	return ids
 }

@@ -11,7 +11,11 @@ import (
 // Server header, throttling during a run).
 func AddRuns(res *wire.Result, runs []Run) {
 	for _, r := range runs {
-		res.Runs = append(res.Runs, FromRun(r.Load, r.System))
+		w := FromRun(r.Load, r.System)
+		if v := r.Verdict; v != nil {
+			w.Verdict = &wire.Verdict{LimitedBy: v.LimitedBy, Valid: v.Valid, Reasons: v.Reasons}
+		}
+		res.Runs = append(res.Runs, w)
 		if r.System != nil {
 			res.Warnings = append(res.Warnings, r.System.Warnings...)
 			if t := r.System.Summary.Throttled; t != nil && t.Any() {

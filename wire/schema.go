@@ -159,6 +159,13 @@ type LoadTestSpec struct {
 	// Streams requests at once per connection.
 	HTTP2   bool `msg:"h2,omitempty" json:"http2,omitempty"`
 	Streams int  `msg:"ms,omitempty" json:"streams,omitempty"`
+	// RepeatAuto is --repeat auto: at least 3 runs, more while the
+	// relative standard deviation of req/s is above RepeatRSDPct (0:
+	// 3.5), at most Repeat runs (0: 10) and within RepeatBudgetMS (0: no
+	// budget but the runs').
+	RepeatAuto     bool    `msg:"rpa,omitempty" json:"repeat_auto,omitempty"`
+	RepeatRSDPct   float64 `msg:"rpr,omitempty" json:"repeat_rsd_pct,omitempty"`
+	RepeatBudgetMS int64   `msg:"rpb,omitempty" json:"repeat_budget_ms,omitempty"`
 }
 
 // TLSSpec is how a load test of an https URL speaks TLS. It carries the
@@ -299,6 +306,11 @@ type RunSpec struct {
 	Streams     int    `msg:"ms,omitempty" json:"streams,omitempty"`
 	NoTLSResume bool   `msg:"nr,omitempty" json:"no_tls_resume,omitempty"`
 	TLSVersion  string `msg:"tv,omitempty" json:"tls_version,omitempty"`
+	// RepeatAuto, RepeatRSDPct and RepeatBudgetMS are LoadTestSpec's
+	// (--repeat auto); Repeat is then the most runs.
+	RepeatAuto     bool    `msg:"rpa,omitempty" json:"repeat_auto,omitempty"`
+	RepeatRSDPct   float64 `msg:"rpr,omitempty" json:"repeat_rsd_pct,omitempty"`
+	RepeatBudgetMS int64   `msg:"rpb,omitempty" json:"repeat_budget_ms,omitempty"`
 }
 
 // Fingerprint is what makes two results comparable, or not.
@@ -365,6 +377,19 @@ type Run struct {
 	TLS       *TLSRun `msg:"tls,omitempty" json:"tls,omitempty"`
 	Handshake []byte  `msg:"hh,omitempty,limit=65536" json:"handshake_hist,omitempty"`
 	H2        *H2Run  `msg:"h2,omitempty" json:"h2,omitempty"`
+
+	// Verdict is what limited the run and whether its figure stands
+	// (package verdict); absent from results recorded before verdicts.
+	Verdict *Verdict `msg:"vd,omitempty" json:"verdict,omitempty"`
+}
+
+// Verdict is verdict.Verdict: what limited a run (server, generator,
+// rate, disk, memory, network, errors, cpu), whether its figure stands,
+// and why, with the figures.
+type Verdict struct {
+	LimitedBy string   `msg:"l" json:"limited_by"`
+	Valid     bool     `msg:"v" json:"valid"`
+	Reasons   []string `msg:"r,omitempty,limit=32" json:"reasons,omitempty"`
 }
 
 // TLSRun is loadgen's report.TLSInfo.
@@ -443,6 +468,11 @@ type Repeat struct {
 	P50US  Spread  `msg:"a" json:"p50_us"`
 	P99US  Spread  `msg:"b" json:"p99_us"`
 	RSDPct float64 `msg:"d" json:"rps_rsd_pct"`
+	// Auto says the runs were --repeat auto's; Stable whether their
+	// req/s became as steady as MaxRSDPct asks (nil without auto).
+	Auto      bool    `msg:"au,omitempty" json:"auto,omitempty"`
+	Stable    *bool   `msg:"sb,omitempty" json:"stable,omitempty"`
+	MaxRSDPct float64 `msg:"mr,omitempty" json:"max_rsd_pct,omitempty"`
 }
 
 // Spread is a figure's mean, sample standard deviation, 95 % confidence

@@ -3821,8 +3821,8 @@ func (z Label) Msgsize() (s int) {
 func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(20)
-	var zb0001Mask uint32 /* 20 bits */
+	zb0001Len := uint32(23)
+	var zb0001Mask uint32 /* 23 bits */
 	_ = zb0001Mask
 	if z.Method == "" {
 		zb0001Len--
@@ -3895,6 +3895,18 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Streams == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x80000
+	}
+	if z.RepeatAuto == false {
+		zb0001Len--
+		zb0001Mask |= 0x100000
+	}
+	if z.RepeatRSDPct == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x200000
+	}
+	if z.RepeatBudgetMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x400000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -4025,6 +4037,21 @@ func (z *LoadTestSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "ms"
 			o = append(o, 0xa2, 0x6d, 0x73)
 			o = msgp.AppendInt(o, z.Streams)
+		}
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
+			// string "rpa"
+			o = append(o, 0xa3, 0x72, 0x70, 0x61)
+			o = msgp.AppendBool(o, z.RepeatAuto)
+		}
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
+			// string "rpr"
+			o = append(o, 0xa3, 0x72, 0x70, 0x72)
+			o = msgp.AppendFloat64(o, z.RepeatRSDPct)
+		}
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+			// string "rpb"
+			o = append(o, 0xa3, 0x72, 0x70, 0x62)
+			o = msgp.AppendInt64(o, z.RepeatBudgetMS)
 		}
 	}
 	return
@@ -4316,6 +4343,24 @@ func (z *LoadTestSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Streams")
 				return
 			}
+		case "rpa":
+			z.RepeatAuto, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatAuto")
+				return
+			}
+		case "rpr":
+			z.RepeatRSDPct, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatRSDPct")
+				return
+			}
+		case "rpb":
+			z.RepeatBudgetMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatBudgetMS")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -4348,7 +4393,7 @@ func (z *LoadTestSpec) Msgsize() (s int) {
 	} else {
 		s += z.TLS.Msgsize()
 	}
-	s += 3 + msgp.BoolSize + 3 + msgp.IntSize
+	s += 3 + msgp.BoolSize + 3 + msgp.IntSize + 4 + msgp.BoolSize + 4 + msgp.Float64Size + 4 + msgp.Int64Size
 	return
 }
 
@@ -6945,34 +6990,74 @@ func (z *Progress) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Repeat) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 5
-	// string "n"
-	o = append(o, 0x85, 0xa1, 0x6e)
-	o = msgp.AppendInt(o, z.Runs)
-	// string "r"
-	o = append(o, 0xa1, 0x72)
-	o, err = z.RPS.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "RPS")
-		return
+	// check for omitted fields
+	zb0001Len := uint32(8)
+	var zb0001Mask uint8 /* 8 bits */
+	_ = zb0001Mask
+	if z.Auto == false {
+		zb0001Len--
+		zb0001Mask |= 0x20
 	}
-	// string "a"
-	o = append(o, 0xa1, 0x61)
-	o, err = z.P50US.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "P50US")
-		return
+	if z.Stable == nil {
+		zb0001Len--
+		zb0001Mask |= 0x40
 	}
-	// string "b"
-	o = append(o, 0xa1, 0x62)
-	o, err = z.P99US.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "P99US")
-		return
+	if z.MaxRSDPct == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
 	}
-	// string "d"
-	o = append(o, 0xa1, 0x64)
-	o = msgp.AppendFloat64(o, z.RSDPct)
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "n"
+		o = append(o, 0xa1, 0x6e)
+		o = msgp.AppendInt(o, z.Runs)
+		// string "r"
+		o = append(o, 0xa1, 0x72)
+		o, err = z.RPS.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "RPS")
+			return
+		}
+		// string "a"
+		o = append(o, 0xa1, 0x61)
+		o, err = z.P50US.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "P50US")
+			return
+		}
+		// string "b"
+		o = append(o, 0xa1, 0x62)
+		o, err = z.P99US.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "P99US")
+			return
+		}
+		// string "d"
+		o = append(o, 0xa1, 0x64)
+		o = msgp.AppendFloat64(o, z.RSDPct)
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "au"
+			o = append(o, 0xa2, 0x61, 0x75)
+			o = msgp.AppendBool(o, z.Auto)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "sb"
+			o = append(o, 0xa2, 0x73, 0x62)
+			if z.Stable == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendBool(o, *z.Stable)
+			}
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "mr"
+			o = append(o, 0xa2, 0x6d, 0x72)
+			o = msgp.AppendFloat64(o, z.MaxRSDPct)
+		}
+	}
 	return
 }
 
@@ -7028,6 +7113,35 @@ func (z *Repeat) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "RSDPct")
 				return
 			}
+		case "au":
+			z.Auto, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Auto")
+				return
+			}
+		case "sb":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Stable = nil
+			} else {
+				if z.Stable == nil {
+					z.Stable = new(bool)
+				}
+				*z.Stable, bts, err = msgp.ReadBoolBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Stable")
+					return
+				}
+			}
+		case "mr":
+			z.MaxRSDPct, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MaxRSDPct")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7042,7 +7156,13 @@ func (z *Repeat) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Repeat) Msgsize() (s int) {
-	s = 1 + 2 + msgp.IntSize + 2 + z.RPS.Msgsize() + 2 + z.P50US.Msgsize() + 2 + z.P99US.Msgsize() + 2 + msgp.Float64Size
+	s = 1 + 2 + msgp.IntSize + 2 + z.RPS.Msgsize() + 2 + z.P50US.Msgsize() + 2 + z.P99US.Msgsize() + 2 + msgp.Float64Size + 3 + msgp.BoolSize + 3
+	if z.Stable == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.BoolSize
+	}
+	s += 3 + msgp.Float64Size
 	return
 }
 
@@ -7421,8 +7541,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(25)
-	var zb0001Mask uint32 /* 25 bits */
+	zb0001Len := uint32(26)
+	var zb0001Mask uint32 /* 26 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -7487,6 +7607,10 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.H2 == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000000
+	}
+	if z.Verdict == nil {
+		zb0001Len--
+		zb0001Mask |= 0x2000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7648,6 +7772,19 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				o, err = z.H2.MarshalMsg(o)
 				if err != nil {
 					err = msgp.WrapError(err, "H2")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x2000000) == 0 { // if not omitted
+			// string "vd"
+			o = append(o, 0xa2, 0x76, 0x64)
+			if z.Verdict == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Verdict.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Verdict")
 					return
 				}
 			}
@@ -8019,6 +8156,23 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "vd":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Verdict = nil
+			} else {
+				if z.Verdict == nil {
+					z.Verdict = new(Verdict)
+				}
+				bts, err = z.Verdict.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Verdict")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -8061,6 +8215,12 @@ func (z *Run) Msgsize() (s int) {
 	} else {
 		s += z.H2.Msgsize()
 	}
+	s += 3
+	if z.Verdict == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Verdict.Msgsize()
+	}
 	return
 }
 
@@ -8068,8 +8228,8 @@ func (z *Run) Msgsize() (s int) {
 func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(21)
-	var zb0001Mask uint32 /* 21 bits */
+	zb0001Len := uint32(24)
+	var zb0001Mask uint32 /* 24 bits */
 	_ = zb0001Mask
 	if z.Headers == nil {
 		zb0001Len--
@@ -8138,6 +8298,18 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.TLSVersion == "" {
 		zb0001Len--
 		zb0001Mask |= 0x100000
+	}
+	if z.RepeatAuto == false {
+		zb0001Len--
+		zb0001Mask |= 0x200000
+	}
+	if z.RepeatRSDPct == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x400000
+	}
+	if z.RepeatBudgetMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x800000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -8252,6 +8424,21 @@ func (z *RunSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "tv"
 			o = append(o, 0xa2, 0x74, 0x76)
 			o = msgp.AppendString(o, z.TLSVersion)
+		}
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
+			// string "rpa"
+			o = append(o, 0xa3, 0x72, 0x70, 0x61)
+			o = msgp.AppendBool(o, z.RepeatAuto)
+		}
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+			// string "rpr"
+			o = append(o, 0xa3, 0x72, 0x70, 0x72)
+			o = msgp.AppendFloat64(o, z.RepeatRSDPct)
+		}
+		if (zb0001Mask & 0x800000) == 0 { // if not omitted
+			// string "rpb"
+			o = append(o, 0xa3, 0x72, 0x70, 0x62)
+			o = msgp.AppendInt64(o, z.RepeatBudgetMS)
 		}
 	}
 	return
@@ -8472,6 +8659,24 @@ func (z *RunSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "TLSVersion")
 				return
 			}
+		case "rpa":
+			z.RepeatAuto, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatAuto")
+				return
+			}
+		case "rpr":
+			z.RepeatRSDPct, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatRSDPct")
+				return
+			}
+		case "rpb":
+			z.RepeatBudgetMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RepeatBudgetMS")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -8494,7 +8699,7 @@ func (z *RunSpec) Msgsize() (s int) {
 	for za0002 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0002])
 	}
-	s += 3 + msgp.StringPrefixSize + len(z.Mode) + 3 + msgp.StringPrefixSize + len(z.Protocol) + 3 + msgp.IntSize + 3 + msgp.BoolSize + 3 + msgp.StringPrefixSize + len(z.TLSVersion)
+	s += 3 + msgp.StringPrefixSize + len(z.Mode) + 3 + msgp.StringPrefixSize + len(z.Protocol) + 3 + msgp.IntSize + 3 + msgp.BoolSize + 3 + msgp.StringPrefixSize + len(z.TLSVersion) + 4 + msgp.BoolSize + 4 + msgp.Float64Size + 4 + msgp.Int64Size
 	return
 }
 
@@ -11128,6 +11333,118 @@ func (z *TLSSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *TLSSpec) Msgsize() (s int) {
 	s = 1 + 3 + msgp.BytesPrefixSize + len(z.CACerts) + 3 + msgp.BoolSize + 3 + msgp.BoolSize + 2 + msgp.StringPrefixSize + len(z.Version)
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *Verdict) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Reasons == nil {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "l"
+		o = append(o, 0xa1, 0x6c)
+		o = msgp.AppendString(o, z.LimitedBy)
+		// string "v"
+		o = append(o, 0xa1, 0x76)
+		o = msgp.AppendBool(o, z.Valid)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "r"
+			o = append(o, 0xa1, 0x72)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.Reasons)))
+			for za0001 := range z.Reasons {
+				o = msgp.AppendString(o, z.Reasons[za0001])
+			}
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *Verdict) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "l":
+			z.LimitedBy, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "LimitedBy")
+				return
+			}
+		case "v":
+			z.Valid, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Valid")
+				return
+			}
+		case "r":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Reasons")
+				return
+			}
+			if zb0002 > 32 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.Reasons) >= int(zb0002) {
+				z.Reasons = (z.Reasons)[:zb0002]
+			} else {
+				z.Reasons = make([]string, zb0002)
+			}
+			for za0001 := range z.Reasons {
+				z.Reasons[za0001], bts, err = msgp.ReadStringBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Reasons", za0001)
+					return
+				}
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *Verdict) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.LimitedBy) + 2 + msgp.BoolSize + 2 + msgp.ArrayHeaderSize
+	for za0001 := range z.Reasons {
+		s += msgp.StringPrefixSize + len(z.Reasons[za0001])
+	}
 	return
 }
 

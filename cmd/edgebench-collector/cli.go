@@ -19,6 +19,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -118,6 +119,7 @@ func addFilterFlags(fs *cli.FlagSet, env *cli.Env, ff *filterFlags) {
 	fs.Var(ff.labels, "label", "only runs with label k=v (repeatable)")
 	fs.DurationVar(&ff.since, "since", 0, "only runs the collector received within this long ago")
 	fs.BoolVar(&ff.f.ExcludeThrottled, "exclude-throttled", false, "leave out runs during which the device throttled")
+	fs.BoolVar(&ff.f.ExcludeInvalid, "exclude-invalid", false, "compare: leave out runs whose verdict says their figure does not stand")
 }
 
 func (ff *filterFlags) filter() collector.Filter {
@@ -185,6 +187,9 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	defer s.Close()
 	rows, err := s.Runs(ctx, ff.filter())
+	if err == nil {
+		err = s.AddVerdicts(ctx, rows)
+	}
 	if err != nil {
 		return err
 	}
@@ -199,16 +204,19 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	collector.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tMEAN REQ/S\tMEAN P50\tMEAN P99\tTOTAL ERRORS\tMEAN CPU %\tFLAGS")
+	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tMEAN REQ/S\tMEAN P50\tMEAN P99\tTOTAL ERRORS\tMEAN CPU %\tVERDICT\tFLAGS")
 	for _, r := range rows {
 		flags := ""
 		if r.Throttled {
 			flags = "throttled"
 		}
-		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct))
+		if r.Stable != "" {
+			flags = strings.TrimPrefix(flags+", "+r.Stable, ", ")
+		}
+		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), orDash(r.Verdict))
 		outcome := r.Outcome
 		if r.Outcome != string(wire.StateSucceeded) { // no figure of work that failed: why instead
-			figures = "-\t-\t-\t-\t-"
+			figures = "-\t-\t-\t-\t-\t-"
 			if r.Reason != "" {
 				outcome += ": " + r.Reason
 			}
@@ -356,7 +364,12 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		case "wrk":
 			err = report.WriteWrk(w, lr, report.WrkOptions{Latency: true})
 		default:
-			err = report.WriteText(w, lr)
+			// The device's report, the rate and the verdict after its
+			// throughput (results recorded before verdicts have none).
+			var b strings.Builder
+			if err = report.WriteText(&b, lr); err == nil {
+				_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(collector.VerdictOf(run), lr)))
+			}
 		}
 		if err != nil {
 			return err
@@ -370,6 +383,9 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 	}
 	if rp := res.Repeat; rp != nil {
 		fmt.Fprintf(w, "\n%d runs: req/s %.2f ± %.2f (95 %% CI %.2f .. %.2f), rsd %.2f %%\n", rp.Runs, rp.RPS.Mean, rp.RPS.StdDev, rp.RPS.CILow, rp.RPS.CIHigh, rp.RSDPct)
+		if st := collector.StableText(rp); st != "" {
+			fmt.Fprintf(w, "--repeat auto: %s\n", st)
+		}
 	}
 	return nil
 }

@@ -62,6 +62,12 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 		{[]string{"--device", "pi-1", "--insecure", "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return !s.HTTP2 && s.Streams == 0 && s.TLS != nil && s.TLS.Insecure && !s.TLS.NoResume && s.TLS.Version == ""
 		}},
+		{[]string{"--device", "pi-1", "--repeat", "auto", "--repeat-rsd", "2", "--repeat-max", "6", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return s.RepeatAuto && s.RepeatRSDPct == 2 && s.Repeat == 6 && s.RepeatBudgetMS == 600_000
+		}},
+		{[]string{"--device", "pi-1", "--repeat", "4", u}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
+			return !s.RepeatAuto && s.Repeat == 4 && s.RepeatRSDPct == 0 && s.RepeatBudgetMS == 0
+		}},
 		{[]string{"--device", "pi-1", "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.TLS == nil && !s.HTTP2 // the devices' defaults: verify against their system's CAs, resume
 		}},

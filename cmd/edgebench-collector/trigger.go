@@ -70,7 +70,22 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	timeout := fs.Duration("timeout", 2*time.Second, "per-request timeout")
 	fs.Float64Var(&sp.Rate, "rate", 0, "open loop: requests/s")
 	warmup := fs.Duration("warmup", 0, "warm-up excluded from the statistics")
-	fs.IntVar(&sp.Repeat, "repeat", 1, "runs per device")
+	sp.Repeat = 1
+	fs.Func("repeat", "`N|auto`: runs per device (default 1); auto: at least 3, more while req/s varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
+		if s == "auto" {
+			sp.RepeatAuto = true
+			return nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("want a number of runs or auto")
+		}
+		sp.RepeatAuto, sp.Repeat = false, n
+		return nil
+	})
+	fs.Float64Var(&sp.RepeatRSDPct, "repeat-rsd", 3.5, "--repeat auto: the relative standard deviation of req/s, in %, at which the runs are stable")
+	repeatMax := fs.Int("repeat-max", 10, "--repeat auto: the most runs")
+	repeatBudget := fs.Duration("repeat-budget", 10*time.Minute, "--repeat auto: no new run after this time (0: no limit)")
 	fs.Var(labels, "label", "label k=v on the results (repeatable)")
 	fs.BoolVar(&sp.Queue, "queue", false, "queue behind a running test instead of being rejected")
 	fs.DurationVar(&r.TTL, "ttl", 10*time.Minute, "the command expires after this long")
@@ -101,6 +116,16 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	}
 	if len(sel) > 0 {
 		r.Select = sel
+	}
+	if sp.RepeatAuto {
+		if sp.RepeatRSDPct <= 0 || sp.RepeatRSDPct >= 100 || *repeatMax < 3 || *repeatBudget < 0 {
+			return nil, cli.Usagef("--repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max at least 3, --repeat-budget 0 or more")
+		}
+		sp.Repeat, sp.RepeatBudgetMS = *repeatMax, repeatBudget.Milliseconds()
+	} else if fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
+		return nil, cli.Usagef("--repeat-rsd, --repeat-max and --repeat-budget go with --repeat auto")
+	} else {
+		sp.RepeatRSDPct = 0
 	}
 	if sp.Connections < 1 || sp.Repeat < 1 || *d < 0 || *timeout <= 0 {
 		return nil, cli.Usagef("-c, --repeat and --timeout must be positive")

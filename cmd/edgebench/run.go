@@ -17,6 +17,7 @@ import (
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/probe/machine"
+	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -26,6 +27,7 @@ type runFlags struct {
 	url    string
 	format string // edgebench, ab, wrk or json
 	repeat int
+	auto   *measure.Auto // --repeat auto; repeat is then its most runs
 	labels map[string]string
 	quiet  bool
 
@@ -81,7 +83,22 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout: a request fails when the server sends nothing for this long (connecting, before the first byte or between reads); a body still flowing never times out")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second over all connections (as wrk2 -R)")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "warm-up excluded from the statistics")
-	fs.IntVar(&rf.repeat, "repeat", 1, "run N times and report the spread")
+	rf.repeat = 1
+	fs.Func("repeat", "`N|auto`: run N times and report the spread (default 1); auto: at least 3 runs, more while req/s varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
+		if s == "auto" {
+			rf.auto = &measure.Auto{}
+			return nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("want a number of runs or auto")
+		}
+		rf.auto, rf.repeat = nil, n
+		return nil
+	})
+	repeatRSD := fs.Float64("repeat-rsd", measure.DefaultRSDPct, "--repeat auto: the relative standard deviation of req/s, in %, at which the runs are stable")
+	repeatMax := fs.Int("repeat-max", measure.DefaultMaxRuns, "--repeat auto: the most runs")
+	repeatBudget := fs.Duration("repeat-budget", 10*time.Minute, "--repeat auto: no new run after this time (0: no limit)")
 	fs.Var(cli.Pairs(rf.labels), "label", "label k=v attached to the result (repeatable)")
 	fs.StringVar(&rf.format, "format", "edgebench", "report: edgebench, ab, wrk, h2load or json")
 	fs.Bool("latency", false, "accepted as wrk's: every report has the latency distribution")
@@ -143,6 +160,20 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	if rf.probeInterval < 100*time.Millisecond {
 		return nil, cli.Usagef("--probe-interval %v: want at least 100ms", rf.probeInterval)
 	}
+	if rf.auto != nil {
+		switch {
+		case *repeatRSD <= 0 || *repeatRSD >= 100:
+			return nil, cli.Usagef("--repeat-rsd %v: want a percentage above 0, such as 3.5", *repeatRSD)
+		case *repeatMax < measure.MinAutoRuns || *repeatMax > 1000:
+			return nil, cli.Usagef("--repeat-max %d: want %d..1000", *repeatMax, measure.MinAutoRuns)
+		case *repeatBudget < 0:
+			return nil, cli.Usagef("--repeat-budget %v: want a duration such as 10m, or 0", *repeatBudget)
+		}
+		rf.auto.RSDPct, rf.auto.Max, rf.auto.Budget = *repeatRSD, *repeatMax, *repeatBudget
+		rf.repeat = *repeatMax
+	} else if fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
+		return nil, cli.Usagef("--repeat-rsd, --repeat-max and --repeat-budget go with --repeat auto")
+	}
 	if err := rf.checkCommon(); err != nil {
 		return nil, err
 	}
@@ -171,10 +202,13 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 	}
 	lineShown := false // run's own progress line, cleared after each run
 	runs, err := measure.Repeat(ctx, measure.Test{
-		Load: rf.cfg, Repeat: rf.repeat,
+		Load: rf.cfg, Repeat: rf.repeat, Auto: rf.auto,
 		NoProbe: rf.noProbe, ProbeRoot: rf.probeRoot, Interval: rf.probeInterval, Watches: rf.watches,
 		Before: func(i int) {
-			if text && rf.repeat > 1 {
+			switch {
+			case text && rf.auto != nil:
+				fmt.Fprintf(env.Stdout, "--- run %d (--repeat auto: at least %d, at most %d)\n", i+1, measure.MinAutoRuns, rf.repeat)
+			case text && rf.repeat > 1:
 				fmt.Fprintf(env.Stdout, "--- run %d of %d\n", i+1, rf.repeat)
 			}
 			if tl.before != nil {
@@ -274,6 +308,7 @@ func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Res
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
 	}
 	measure.AddRuns(r, runs)
+	measure.MarkAuto(r, runs, rf.auto)
 	switch {
 	case runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil:
 		r.Outcome, r.Reason = wire.StateCancelled, "interrupted"
@@ -285,16 +320,20 @@ func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Res
 
 // runJSON is the --format json document.
 type runJSON struct {
-	report.JSON
-	System *machine.Report   `json:"system,omitempty"`
+	runJSONRun
 	Labels map[string]string `json:"labels,omitempty"`
 	Runs   []runJSONRun      `json:"runs,omitempty"`
 	Repeat *report.Repeated  `json:"repeat,omitempty"`
+	// Repetitions and Stable are --repeat auto's: the runs it took and
+	// whether their req/s became stable.
+	Repetitions int   `json:"repetitions,omitempty"`
+	Stable      *bool `json:"stable,omitempty"`
 }
 
 type runJSONRun struct {
 	report.JSON
-	System *machine.Report `json:"system,omitempty"`
+	System  *machine.Report  `json:"system,omitempty"`
+	Verdict *verdict.Verdict `json:"verdict,omitempty"`
 }
 
 // writeRun writes the text report of one run: the tool's, or the format
@@ -314,7 +353,12 @@ func writeRun(env *cli.Env, rf *runFlags, o measure.Run) error {
 	case rf.format == "wrk":
 		err = report.WriteWrk(w, o.Load, report.WrkOptions{Latency: true})
 	default:
-		err = report.WriteText(w, o.Load)
+		// The rate offered and reached, and the verdict, right after the
+		// throughput.
+		var b strings.Builder
+		if err = report.WriteText(&b, o.Load); err == nil {
+			_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(o.Verdict, o.Load)))
+		}
 	}
 	if err == nil && o.System != nil {
 		// A blank line and the section's own heading: no line of it
@@ -335,19 +379,34 @@ func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 		s := report.Summarize(measure.Loads(runs))
 		rep = &s
 	}
+	var stable *bool
+	if rf.auto != nil {
+		st, _ := rf.auto.Stable(runs)
+		stable = &st
+	}
 	if rf.format != "json" {
 		if rep != nil {
 			writeRepeat(w, rep)
 		}
+		if stable != nil {
+			word := "stable"
+			if !*stable {
+				word = "NOT stable"
+			}
+			fmt.Fprintf(w, "  %s after %d runs: req/s varies by %.1f %% (--repeat-rsd %s %%)\n", word, len(runs), report.Summarize(measure.Loads(runs)).RSD, strconv.FormatFloat(rf.auto.RSDPct, 'f', -1, 64))
+		}
 		return nil
 	}
-	doc := runJSON{JSON: last.Load.JSON(), System: last.System, Repeat: rep}
+	doc := runJSON{runJSONRun: runJSONRun{JSON: last.Load.JSON(), System: last.System, Verdict: last.Verdict}, Repeat: rep, Stable: stable}
+	if rf.auto != nil {
+		doc.Repetitions = len(runs)
+	}
 	if len(rf.labels) > 0 {
 		doc.Labels = rf.labels
 	}
 	if len(runs) > 1 {
 		for _, r := range runs {
-			doc.Runs = append(doc.Runs, runJSONRun{r.Load.JSON(), r.System})
+			doc.Runs = append(doc.Runs, runJSONRun{r.Load.JSON(), r.System, r.Verdict})
 		}
 	}
 	enc := json.NewEncoder(w)

@@ -1,0 +1,414 @@
+// Package verdict says what limited a load test and whether its figure
+// stands: from what the load generator measured (report.LoadResult) and
+// what the probe saw over the same window (machine.Report), in the spirit
+// of the USE method (utilization, saturation and errors of each
+// resource). It is pure: figures in, a Verdict out, no clock, no file.
+//
+// The thresholds are the fields of Thresholds, their values Default; the
+// README's "Verdicts" section has them as a table.
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/probe/machine"
+)
+
+// What limited a run: Verdict.LimitedBy.
+const (
+	Server    = "server"    // the watched server process, or its latency with these connections
+	Generator = "generator" // edgebench itself: its threads' CPU, or its cores taken by others
+	Rate      = "rate"      // open loop: the offered rate, reached
+	Disk      = "disk"      // a disk busy, or IO pressure
+	Memory    = "memory"    // memory pressure, or little memory available
+	Network   = "network"   // reserved: the probe does not read a link's speed
+	Errors    = "errors"    // failed requests above the threshold
+	CPU       = "cpu"       // the cores as a whole: steal, other processes, or shared by server and generator
+)
+
+// Verdict is what limited a run and whether its figure stands.
+type Verdict struct {
+	LimitedBy string   `json:"limited_by"`
+	Valid     bool     `json:"valid"`
+	Reasons   []string `json:"reasons"` // the first says what limited the run; those that invalidate it come next
+}
+
+// GeneratorBound reports whether the load generator was the run's limit.
+func (v Verdict) GeneratorBound() bool { return v.LimitedBy == Generator }
+
+// Line is the verdict in one line: "limited by the server (...); valid"
+// or "NOT VALID: ...".
+func (v Verdict) Line() string {
+	if len(v.Reasons) == 0 {
+		return "limited by " + v.LimitedBy
+	}
+	if v.Valid {
+		return fmt.Sprintf("limited by %s (%s); valid", v.LimitedBy, v.Reasons[0])
+	}
+	return fmt.Sprintf("NOT VALID, limited by %s: %s", v.LimitedBy, strings.Join(v.Reasons, "; "))
+}
+
+// Input is one run's figures.
+type Input struct {
+	Load   *report.LoadResult
+	System *machine.Report // nil: run without the probe
+	// GeneratorPID is the load generator's process among System's watched
+	// processes (0: not watched); every other watched process is taken as
+	// the server, the first one named in the reasons.
+	GeneratorPID int
+	// GeneratorCPUs are the cores the generator may run on (its
+	// affinity); nil: every core.
+	GeneratorCPUs []int
+	// Cores is the number of cores online; 0: the cores of System's
+	// per-core figures.
+	Cores int
+}
+
+// Thresholds are the limits a verdict applies; Default holds the
+// documented ones.
+type Thresholds struct {
+	GeneratorBusy   float64 // % of its capacity (threads, at most its cores) at which edgebench is the limit
+	GeneratorStarve float64 // % busy of the cores edgebench is pinned to at which it is starved by others
+	ServerAllCores  float64 // % of every core at which the server holds the whole machine
+	ServerWholeCore float64 // % of a whole core, per core, at which a server is at a single-threaded limit
+	RateReached     float64 // % of the offered rate an open-loop run must achieve
+	ErrorRatio      float64 // % of failed requests above which the figure is not valid
+	MinRequests     int64   // latency samples below which the percentiles printed mean nothing
+	CPUBusy         float64 // % busy of the whole machine at which the cores are saturated
+	Steal           float64 // % steal at which a virtual machine's host takes the cores
+	OtherCPU        float64 // % of one core taken by other processes on saturated cores to call them the limit
+	DiskBusy        float64 // % busy of a disk
+	IOPressure      float64 // % of time some task stalled on IO (PSI)
+	MemPressure     float64 // % of time some task stalled on memory (PSI)
+	MemAvailable    float64 // % of memory available below which memory is the limit
+}
+
+// Default are the thresholds edgebench uses.
+var Default = Thresholds{
+	GeneratorBusy: 90, GeneratorStarve: 95,
+	ServerAllCores: 90, ServerWholeCore: 90,
+	RateReached: 95, ErrorRatio: 1, MinRequests: 100,
+	CPUBusy: 95, Steal: 5, OtherCPU: 50,
+	DiskBusy: 80, IOPressure: 25, MemPressure: 10, MemAvailable: 5,
+}
+
+// Judge is Default's verdict on in.
+func Judge(in Input) Verdict { return Default.Judge(in) }
+
+// GeneratorBound reports whether the load generator, not the server,
+// limited the run of in, with the reason: its threads' CPU at their
+// limit, its cores taken by other processes, or (open loop) the rate not
+// reached while it was busy. A figure of such a run is a lower bound of
+// the server's capacity.
+func GeneratorBound(in Input) (bool, string) {
+	j := Default.judge(in)
+	return j.genReason != "", j.genReason
+}
+
+// judgement is what Judge works out before it concludes.
+type judgement struct {
+	cores               int
+	server, gen         *machine.ProcSummary
+	serverCPU, genCPU   float64 // % of one core
+	genCap              float64 // % of one core the generator could use
+	achieved, offered   float64
+	rateShort           bool
+	genReason           string
+	invalid             []string
+	errRatio            float64
+	busy                float64 // % of the whole machine, -1 unknown
+	serverName, genName string
+}
+
+func (t Thresholds) judge(in Input) judgement {
+	j := judgement{busy: -1}
+	l := in.Load
+	var sum *machine.Summary
+	if in.System != nil {
+		sum = &in.System.Summary
+	}
+	j.cores = in.Cores
+	if j.cores == 0 && sum != nil {
+		j.cores = len(sum.PerCPUBusy)
+	}
+	if sum != nil {
+		for i := range sum.Procs {
+			p := &sum.Procs[i]
+			switch {
+			case in.GeneratorPID > 0 && p.PID == in.GeneratorPID:
+				if j.gen == nil {
+					j.gen = p
+				}
+			case j.server == nil:
+				j.server = p
+			}
+		}
+		if c := sum.CPU; c != nil {
+			j.busy = 100 - c.Idle.Mean - c.IOWait.Mean
+		}
+	}
+	if j.server != nil {
+		j.serverName = j.server.Name
+		if j.server.CPU != nil {
+			j.serverCPU = j.server.CPU.Mean
+		}
+	}
+	j.genName = "edgebench"
+	if j.gen != nil && j.gen.CPU != nil {
+		j.genCPU = j.gen.CPU.Mean
+	}
+
+	// Offered and achieved rate.
+	if l.Rate > 0 {
+		j.offered, j.achieved = l.Rate, l.RPS()
+		j.rateShort = j.achieved < l.Rate*t.RateReached/100
+	}
+
+	// The generator: its threads at their limit, or starved on its cores.
+	genCores := j.cores
+	if len(in.GeneratorCPUs) > 0 {
+		genCores = len(in.GeneratorCPUs)
+	}
+	threads := l.Threads
+	if threads <= 0 {
+		threads = max(l.Connections, 1)
+	}
+	if genCores > 0 {
+		threads = min(threads, genCores)
+	}
+	j.genCap = 100 * float64(threads)
+	if j.gen != nil && j.gen.CPU != nil {
+		switch {
+		case j.genCPU >= j.genCap*t.GeneratorBusy/100:
+			j.genReason = fmt.Sprintf("edgebench itself used %.0f %% of %s (%d event loop%s): the server's capacity is at least this",
+				j.genCPU, coresText(threads), l.Threads, plural(l.Threads))
+		case j.rateShort && j.genCPU >= j.genCap*0.75:
+			j.genReason = fmt.Sprintf("the schedule fell behind (%.1f of %s req/s) while edgebench used %.0f %% of %s",
+				j.achieved, trim(j.offered), j.genCPU, coresText(threads))
+		}
+	}
+	if j.genReason == "" && sum != nil && len(in.GeneratorCPUs) > 0 && len(in.GeneratorCPUs) < j.cores {
+		// Pinned to some cores: starved when they are busy and edgebench
+		// does not get what its threads could use.
+		var busy float64
+		n := 0
+		for _, id := range in.GeneratorCPUs {
+			for _, c := range sum.PerCPUBusy {
+				if c.ID == id {
+					busy += c.Mean
+					n++
+				}
+			}
+		}
+		if n > 0 && busy/float64(n) >= t.GeneratorStarve && (j.gen == nil || j.gen.CPU == nil || j.genCPU < j.genCap*t.GeneratorBusy/100) {
+			j.genReason = fmt.Sprintf("edgebench may run on %s only, %.0f %% busy, and had %s of it: other processes starved it; the server's capacity is at least this",
+				cpuList(in.GeneratorCPUs), busy/float64(n), pctOrUnknown(j.gen))
+		}
+	}
+
+	// What invalidates the figure.
+	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
+		j.invalid = append(j.invalid, fmt.Sprintf("the board reported %s during the run (firmware flags): its clock was not its own", sum.Throttled))
+	}
+	if j.genReason != "" {
+		j.invalid = append(j.invalid, j.genReason)
+	}
+	if j.rateShort {
+		j.invalid = append(j.invalid, fmt.Sprintf("offered %s req/s, achieved %.2f req/s (%.0f %%): the rate was not reached",
+			trim(j.offered), j.achieved, 100*j.achieved/j.offered))
+	}
+	failed := l.Failed()
+	if tot := l.OK + failed; tot > 0 {
+		j.errRatio = 100 * float64(failed) / float64(tot)
+	}
+	if j.errRatio > t.ErrorRatio {
+		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
+	}
+	if n := latencyCount(l); n < t.MinRequests {
+		j.invalid = append(j.invalid, fmt.Sprintf("only %d requests measured: the p99 printed needs at least %d", n, t.MinRequests))
+	}
+	return j
+}
+
+// Judge says what limited the run of in and whether its figure stands.
+func (t Thresholds) Judge(in Input) Verdict {
+	j := t.judge(in)
+	v := Verdict{Valid: len(j.invalid) == 0}
+	limit := func(by, why string) {
+		if v.LimitedBy == "" {
+			v.LimitedBy = by
+			v.Reasons = append(v.Reasons, why)
+		}
+	}
+	var sum *machine.Summary
+	if in.System != nil {
+		sum = &in.System.Summary
+	}
+	l := in.Load
+
+	if j.genReason != "" {
+		limit(Generator, j.genReason)
+	}
+	if j.errRatio > t.ErrorRatio {
+		limit(Errors, fmt.Sprintf("%.1f %% of the requests failed (%s)", j.errRatio, describeErrors(l.Errors)))
+	}
+	if l.Rate > 0 && !j.rateShort {
+		limit(Rate, fmt.Sprintf("the offered %s req/s, achieved %.2f req/s", trim(j.offered), j.achieved))
+	}
+	if j.server != nil && j.server.CPU != nil && j.cores > 0 {
+		all := 100 * float64(j.cores)
+		k := math.Round(j.serverCPU / 100)
+		switch {
+		case j.serverCPU >= all*t.ServerAllCores/100:
+			limit(Server, fmt.Sprintf("%s at %.0f %% of the %d cores", j.serverName, j.serverCPU, j.cores))
+		case k >= 1 && j.serverCPU >= k*t.ServerWholeCore && j.serverCPU <= k*100+3:
+			limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
+				j.serverName, j.serverCPU, coresText(int(k)), j.server.Count, pluralES(j.server.Count)))
+		}
+	}
+	if sum != nil {
+		for _, d := range sum.Disks {
+			if !d.Partition && d.Busy.Mean >= t.DiskBusy {
+				limit(Disk, fmt.Sprintf("disk %s %.0f %% busy", d.Name, d.Busy.Mean))
+			}
+		}
+		if p := sum.PSI; p != nil && p.IOSome != nil && p.IOSome.Mean >= t.IOPressure {
+			limit(Disk, fmt.Sprintf("IO pressure %.0f %% (some tasks stalled on IO)", p.IOSome.Mean))
+		}
+		if p := sum.PSI; p != nil && p.MemSome != nil && p.MemSome.Mean >= t.MemPressure {
+			limit(Memory, fmt.Sprintf("memory pressure %.0f %% (some tasks stalled on memory)", p.MemSome.Mean))
+		}
+		if m := sum.Mem; m != nil && m.Available != nil && m.Total > 0 {
+			if pct := 100 * m.Available.Mean / float64(m.Total); pct < t.MemAvailable {
+				limit(Memory, fmt.Sprintf("%.1f %% of memory available", pct))
+			}
+		}
+		if c := sum.CPU; c != nil && c.Steal.Mean >= t.Steal {
+			limit(CPU, fmt.Sprintf("the host took %.0f %% of the CPU (steal)", c.Steal.Mean))
+		}
+		if j.busy >= t.CPUBusy && j.cores > 0 {
+			total := j.busy * float64(j.cores)
+			other := total - j.serverCPU - j.genCPU
+			who := fmt.Sprintf("%s %.0f %%, %s %.0f %%, other processes %.0f %% of %d %%", orUnwatched(j.serverName), j.serverCPU, j.genName, j.genCPU, math.Max(other, 0), 100*j.cores)
+			if psi := sum.PSI; psi != nil && psi.CPUSome != nil {
+				who += fmt.Sprintf(", cpu pressure %.0f %%", psi.CPUSome.Mean)
+			}
+			if other >= t.OtherCPU {
+				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, other processes took them: %s", j.busy, who))
+			} else {
+				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, shared by the server and edgebench: %s", j.busy, who))
+			}
+		}
+	}
+	// Nothing saturated: the server's latency with these connections.
+	// In open loop the latency counts from the scheduled send: the
+	// server's own time is the wait from the request written to the
+	// first byte.
+	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 {
+		if wait := l.Waiting.Mean() / 1e6; wait > 0 {
+			limit(Server, fmt.Sprintf("%d connections at %s per request (request written to first byte) carry at most %.1f req/s; no resource saturated: more connections (-c) or a faster server",
+				l.Connections, fmtSeconds(wait), float64(l.Connections)/wait))
+		}
+	}
+	what := "no resource saturated"
+	if sum == nil {
+		what = "without the probe, the machine was not seen"
+	}
+	if j.server != nil && j.server.CPU != nil {
+		limit(Server, fmt.Sprintf("%s at %.0f %% CPU, %d connections, mean latency %s; %s", j.serverName, j.serverCPU, l.Connections, fmtSeconds(l.Latency.Mean()/1e6), what))
+	} else {
+		limit(Server, fmt.Sprintf("%d connections, mean latency %s; %s", l.Connections, fmtSeconds(l.Latency.Mean()/1e6), what))
+	}
+	for _, r := range j.invalid {
+		if r != v.Reasons[0] {
+			v.Reasons = append(v.Reasons, r)
+		}
+	}
+	return v
+}
+
+func latencyCount(l *report.LoadResult) int64 {
+	if l.Latency == nil {
+		return 0
+	}
+	return l.Latency.Count()
+}
+
+func describeErrors(e report.Errors) string {
+	var parts []string
+	add := func(n int64, name string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	add(e.Connect, "connect")
+	add(e.Read, "read")
+	add(e.Write, "write")
+	add(e.Timeout, "timeout")
+	add(e.Status, "status")
+	add(e.Length, "length")
+	add(e.TLS, "tls")
+	add(e.Reset, "reset")
+	return strings.Join(parts, ", ")
+}
+
+func coresText(n int) string {
+	if n == 1 {
+		return "one core"
+	}
+	return fmt.Sprintf("%d cores", n)
+}
+
+func cpuList(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprintf("cpu%d", id)
+	}
+	return strings.Join(s, ",")
+}
+
+func pctOrUnknown(p *machine.ProcSummary) string {
+	if p == nil || p.CPU == nil {
+		return "an unknown share"
+	}
+	return fmt.Sprintf("%.0f %%", p.CPU.Mean)
+}
+
+func orUnwatched(name string) string {
+	if name == "" {
+		return "server (not watched)"
+	}
+	return name
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func pluralES(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
+}
+
+func trim(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.2fs", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.2fms", s*1e3)
+	default:
+		return fmt.Sprintf("%.0fus", s*1e6)
+	}
+}

@@ -1,0 +1,185 @@
+package verdict
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/probe/machine"
+)
+
+// load is a closed-loop run of n requests over 10 s with latency us each.
+func load(n int64, us int64) *report.LoadResult {
+	h := report.NewLatencyHistogram()
+	for range n {
+		h.Record(us)
+	}
+	return &report.LoadResult{Connections: 10, Threads: 2, Duration: 10 * time.Second,
+		Completed: n, OK: n, Latency: h, DocLength: 612}
+}
+
+func stat(m float64) machine.Stat { return machine.Stat{Mean: m, Max: m} }
+func pstat(m float64) *machine.Stat {
+	s := stat(m)
+	return &s
+}
+
+// sys is a 2-core machine whose cores are busy % busy, with the server
+// (nginx, 2 processes) and edgebench (pid 42) at the CPU given.
+func sys(busy, server, gen float64) *machine.Report {
+	return &machine.Report{Summary: machine.Summary{
+		CPU:        &machine.CPUSummary{Idle: stat(100 - busy), User: stat(busy)},
+		PerCPUBusy: []machine.CoreStat{{ID: 0, Stat: stat(busy)}, {ID: 1, Stat: stat(busy)}},
+		Procs: []machine.ProcSummary{
+			{Name: "nginx", PID: 7, Count: 2, CPU: pstat(server)},
+			{Name: "edgebench", PID: 42, Count: 1, CPU: pstat(gen)},
+		},
+	}}
+}
+
+func TestJudgeConstructed(t *testing.T) {
+	open := func(rate float64, n int64) *report.LoadResult {
+		l := load(n, 900_000) // from the scheduled send
+		l.Rate = rate
+		l.Waiting = report.NewLatencyHistogram()
+		for range n {
+			l.Waiting.Record(400_000) // the server's own time
+		}
+		return l
+	}
+	errs := load(10000, 500)
+	errs.Errors.Status = 200
+	errs.OK -= 200
+	swapped := sys(60, 50, 40)
+	swapped.Summary.PSI = &machine.PSISummary{MemSome: pstat(30)}
+	disk := sys(40, 30, 30)
+	disk.Summary.Disks = []machine.DiskSummary{{Name: "mmcblk0p2", Partition: true, Busy: stat(99)}, {Name: "mmcblk0", Busy: stat(93)}}
+	steal := sys(97, 60, 60)
+	steal.Summary.CPU.Steal = stat(20)
+
+	cases := []struct {
+		name     string
+		in       Input
+		by       string
+		valid    bool
+		mentions []string
+	}{
+		{"nginx one worker at a full core", Input{Load: load(50000, 300), System: sys(96, 99, 80), GeneratorPID: 42}, Server, true, []string{"nginx at 99 % of one core"}},
+		{"server at every core", Input{Load: load(50000, 300), System: sys(99, 185, 10), GeneratorPID: 42}, Server, true, []string{"of the 2 cores"}},
+		{"generator at its threads", Input{Load: load(50000, 300), System: sys(99, 60, 190), GeneratorPID: 42}, Generator, false, []string{"190 % of 2 cores", "at least this"}},
+		{"generator one thread", Input{Load: func() *report.LoadResult { l := load(50000, 300); l.Threads = 1; return l }(), System: sys(99, 60, 95), GeneratorPID: 42}, Generator, false, []string{"95 % of one core"}},
+		{"generator pinned and starved", Input{Load: load(50000, 300), System: sys(99, 60, 45), GeneratorPID: 42, GeneratorCPUs: []int{1}}, Generator, false, []string{"cpu1 only", "45 %"}},
+		{"pinned but its core free", Input{Load: load(50000, 300), System: func() *machine.Report {
+			r := sys(60, 99, 30)
+			r.Summary.PerCPUBusy[1].Mean = 40
+			return r
+		}(), GeneratorPID: 42, GeneratorCPUs: []int{1}}, Server, true, nil},
+		{"rate reached", Input{Load: open(100, 1000), System: sys(10, 5, 5), GeneratorPID: 42}, Rate, true, []string{"offered 100 req/s"}},
+		{"rate not reached", Input{Load: open(100, 230), System: sys(10, 5, 5), GeneratorPID: 42}, Server, false, []string{"achieved 23.00 req/s (23 %): the rate was not reached", "at most 25.0 req/s"}},
+		{"rate not reached, generator busy", Input{Load: open(100000, 500000), System: sys(99, 60, 170), GeneratorPID: 42}, Generator, false, []string{"the schedule fell behind"}},
+		{"errors", Input{Load: errs, System: sys(50, 40, 30), GeneratorPID: 42}, Errors, false, []string{"2.0 % of the requests failed", "status 200"}},
+		{"too few requests", Input{Load: load(40, 300)}, Server, false, []string{"only 40 requests"}},
+		{"no probe", Input{Load: load(5000, 300)}, Server, true, []string{"without the probe"}},
+		{"memory pressure", Input{Load: load(5000, 300), System: swapped, GeneratorPID: 42}, Memory, true, []string{"memory pressure 30 %"}},
+		{"disk busy, partitions aside", Input{Load: load(5000, 300), System: disk, GeneratorPID: 42}, Disk, true, []string{"disk mmcblk0 93 % busy"}},
+		{"steal", Input{Load: load(5000, 300), System: steal, GeneratorPID: 42}, CPU, true, []string{"steal"}},
+		{"other processes take the cores", Input{Load: load(50000, 300), System: sys(100, 29, 26), GeneratorPID: 42}, CPU, true, []string{"other processes took them", "other processes 145 %"}},
+		{"server and generator share the cores", Input{Load: load(50000, 300), System: sys(98, 120, 60), GeneratorPID: 42}, CPU, true, []string{"shared by the server and edgebench"}},
+	}
+	for _, c := range cases {
+		v := Judge(c.in)
+		if v.LimitedBy != c.by || v.Valid != c.valid {
+			t.Errorf("%s: got %s valid=%v (%q), want %s valid=%v", c.name, v.LimitedBy, v.Valid, v.Reasons, c.by, c.valid)
+			continue
+		}
+		all := strings.Join(v.Reasons, " | ")
+		for _, m := range c.mentions {
+			if !strings.Contains(all, m) {
+				t.Errorf("%s: reasons %q lack %q", c.name, all, m)
+			}
+		}
+		if gb, _ := GeneratorBound(c.in); gb != (c.by == Generator) || v.GeneratorBound() != gb {
+			t.Errorf("%s: GeneratorBound = %v, verdict %s", c.name, gb, v.LimitedBy)
+		}
+	}
+}
+
+// The thresholds' edges: at the threshold counts, just below does not.
+func TestThresholdEdges(t *testing.T) {
+	gen := func(cpu float64) Verdict {
+		return Judge(Input{Load: load(5000, 300), System: sys(50, 10, cpu), GeneratorPID: 42})
+	}
+	if v := gen(180); v.LimitedBy != Generator {
+		t.Errorf("generator at 90 %% of 2 threads: %s", v.LimitedBy)
+	}
+	if v := gen(179); v.LimitedBy == Generator {
+		t.Errorf("generator at 89.5 %% of 2 threads: %s", v.LimitedBy)
+	}
+	errAt := func(failed int64) bool {
+		l := load(1000, 300)
+		l.OK, l.Errors.Timeout = 1000-failed, failed
+		return Judge(Input{Load: l}).Valid
+	}
+	if !errAt(10) || errAt(11) {
+		t.Errorf("1 %% errors should be valid, 1.1 %% not: %v %v", errAt(10), errAt(11))
+	}
+	rate := func(n int64) bool {
+		l := load(n, 300)
+		l.Rate = 100
+		return Judge(Input{Load: l}).Valid
+	}
+	if !rate(950) || rate(949) {
+		t.Errorf("95 %% of the rate should be valid, 94.9 %% not")
+	}
+	if Judge(Input{Load: load(100, 300)}).Valid != true || Judge(Input{Load: load(99, 300)}).Valid != false {
+		t.Errorf("100 requests are enough, 99 not")
+	}
+}
+
+// record runs the real probe on a fixture tree for a few samples.
+func record(t *testing.T, root string) *machine.Report {
+	t.Helper()
+	p := probe.New(root)
+	defer p.Close()
+	rec := p.Record(context.Background(), 100*time.Millisecond, nil)
+	rec.MarkStart()
+	time.Sleep(350 * time.Millisecond)
+	rec.MarkEnd()
+	return rec.Stop()
+}
+
+// On the Pi fixture trees: t1's get_throttled word (0x50005) says
+// under-voltage and throttled now, t0's (0x50000) only since boot.
+func TestPiFixtureThrottled(t *testing.T) {
+	hot := record(t, "../probe/testdata/pi4/t1")
+	v := Judge(Input{Load: load(5000, 300), System: hot})
+	if v.Valid || !strings.Contains(strings.Join(v.Reasons, " "), "under-voltage, throttled") {
+		t.Errorf("throttled Pi: %+v", v)
+	}
+	calm := record(t, "../probe/testdata/pi4/t0")
+	if calm.Summary.Throttled == nil {
+		t.Fatal("t0: no get_throttled read")
+	}
+	if v := Judge(Input{Load: load(5000, 300), System: calm}); !v.Valid {
+		t.Errorf("Pi throttled only before the run: %+v", v)
+	}
+}
+
+func TestInsertText(t *testing.T) {
+	text := "GET x\n  requests    1\n  throughput  1 req/s\n  latency     x\n"
+	got := InsertText(text, []string{"  verdict     v"})
+	want := "GET x\n  requests    1\n  throughput  1 req/s\n  verdict     v\n  latency     x\n"
+	if got != want {
+		t.Errorf("got %q", got)
+	}
+	l := load(230, 300)
+	l.Rate = 100
+	v := Judge(Input{Load: l})
+	lines := TextLines(&v, l)
+	if len(lines) < 2 || lines[0] != "  rate        offered 100 req/s, achieved 23.00 req/s (23 %)" || !strings.HasPrefix(lines[1], "  verdict     NOT VALID") {
+		t.Errorf("lines %q", lines)
+	}
+}
