@@ -54,7 +54,9 @@ func FromLoad(r *report.LoadResult) Observation {
 	o.Failed += d.Errors.Total() + d.Cut
 	o.Timeouts += d.Errors.Timeout + d.Cut
 	if r.Duration > 0 {
-		o.Achieved = float64(o.Requests) / r.Duration.Seconds()
+		// The requests of the window still in flight at its end were
+		// sent on schedule: they count as delivered.
+		o.Achieved = float64(o.Requests+d.Completed) / r.Duration.Seconds()
 	}
 	if o.Latency == nil {
 		o.Latency = report.NewLatencyHistogram()
@@ -107,6 +109,13 @@ func Judge(slo SLO, o Observation) Judgement {
 		return j
 	}
 	total := float64(o.Requests)
+	if o.Offered > 0 && o.Achieved < Delivered*o.Offered && !j.GeneratorLimited {
+		// Requests that were due and never ended are lost, as a frame
+		// is in RFC 2544: a server that answers a third of the rate
+		// without an error has not sustained it.
+		j.Pass = false
+		j.Reasons = append(j.Reasons, fmt.Sprintf("rate: %.0f of %.0f req/s served, want %s", o.Achieved, o.Offered, pct(Delivered)))
+	}
 	var tightest time.Duration
 	for _, c := range slo {
 		switch {
@@ -150,8 +159,11 @@ func pct(f float64) string {
 	}
 }
 
-// Thresholds of GeneratorLimited.
+// Thresholds of Judge and GeneratorLimited.
 const (
+	// Delivered: a trial passes only when at least this share of its
+	// offered rate ended in the window (the rest is lost).
+	Delivered = 0.95
 	// ShortOfRate: a trial that achieved less than this share of its
 	// offered rate fell short.
 	ShortOfRate = 0.90

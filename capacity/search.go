@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +17,7 @@ type Config struct {
 	Tolerance float64       // relative width the bisection stops at; default 0.05
 	MinRate   float64       // below it no rate meets the SLO; default 1
 	MaxRate   float64       // the highest rate tried (a policy's cap); default 1e6
-	Warmup    time.Duration // before each trial's window; default 2s
+	Warmup    time.Duration // before each trial's window; default 2s, negative: none
 	Duration  time.Duration // each trial's measured window; default 5s
 	Final     time.Duration // the confirming trial's window; default 3 x Duration
 	// Budget bounds the trials' total time (warm-ups included); 0: none.
@@ -63,8 +64,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("tolerance %v: want between 0 and 1 (0.05 is 5 %%)", c.Tolerance)
 	case !(c.MinRate > 0 && c.Start >= c.MinRate && c.MaxRate >= c.Start) || math.IsInf(c.MaxRate, 0):
 		return c, fmt.Errorf("rates: want 0 < min (%v) <= start (%v) <= max (%v)", c.MinRate, c.Start, c.MaxRate)
-	case c.Warmup < 0 || c.Duration <= 0 || c.Final < c.Duration || c.Budget < 0:
-		return c, errors.New("durations: want a warm-up >= 0, a trial > 0 and a final trial at least as long")
+	case c.Duration <= 0 || c.Final < c.Duration || c.Budget < 0:
+		return c, errors.New("durations: want a trial > 0 and a final trial at least as long")
 	case c.MaxTrials < 2 || c.MaxRepeats < 1:
 		return c, errors.New("want at least 2 trials and 1 per rate")
 	}
@@ -268,7 +269,7 @@ func (s *Search) Next() (Trial, bool) {
 		return Trial{}, false
 	}
 	t.N = len(s.records) + 1
-	t.Warmup = s.cfg.Warmup
+	t.Warmup = max(s.cfg.Warmup, 0)
 	if t.Duration == 0 {
 		t.Duration = s.cfg.Duration
 	}
@@ -418,4 +419,31 @@ func (r Result) Answer() string {
 		s += "; confirmed by the final trial"
 	}
 	return s + ")"
+}
+
+// Drive runs the search to its end: each trial the search asks for is run
+// by run, and each record, once judged, is given to each (when set). An
+// error of run (the target refuses every connection, ctx ends) stops the
+// search and is returned with the result so far.
+func Drive(ctx context.Context, s *Search, run func(context.Context, Trial) (Observation, error), each func(Record)) (Result, error) {
+	for {
+		t, ok := s.Next()
+		if !ok {
+			return s.Result(), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return s.Result(), err
+		}
+		o, err := run(ctx, t)
+		if err != nil {
+			return s.Result(), err
+		}
+		rec, err := s.Observe(o)
+		if err != nil {
+			return s.Result(), err
+		}
+		if each != nil {
+			each(rec)
+		}
+	}
 }

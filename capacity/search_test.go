@@ -340,6 +340,14 @@ func TestJudgeGoodput(t *testing.T) {
 	if j := Judge(mustSLO(t, "p99<50ms,errors<0.5%"), o); j.Pass || !strings.Contains(j.Reasons[0], "errors: 0.50 % (5 of 1000), want below 0.50 %") {
 		t.Errorf("%+v", j)
 	}
+	// Requests due and never served are lost: a server that answers a
+	// third of the rate without an error fails.
+	if j := Judge(mustSLO(t, "errors<1%"), Observation{Offered: 300, Achieved: 100, Requests: 1000, Latency: h, GeneratorCPU: 0.2}); j.Pass || !strings.Contains(j.Reasons[0], "rate: 100 of 300 req/s served, want 95.0 %") {
+		t.Errorf("%+v", j)
+	}
+	if j := Judge(mustSLO(t, "errors<1%"), Observation{Offered: 300, Achieved: 290, Requests: 1000, Latency: h}); !j.Pass {
+		t.Errorf("%+v", j)
+	}
 	// The bound is inclusive for latency: p50<1ms holds when half are 1ms.
 	if j := Judge(mustSLO(t, "p50<1ms,max<1ms"), Observation{Requests: 980, Latency: h}); !j.Pass {
 		t.Errorf("%+v", j)
