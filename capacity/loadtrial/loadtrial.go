@@ -29,6 +29,8 @@ type Runner struct {
 	ProbeRoot string
 	// Progress, when set, gives a trial's progress callback.
 	Progress func(capacity.Trial) func(loadgen.Progress)
+	// Measured, when set, is given each trial's load test and recording.
+	Measured func(capacity.Trial, measure.Run)
 }
 
 // Threads is the event loops a trial runs: Load.Threads, or one per CPU
@@ -70,6 +72,9 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 		return capacity.Observation{}, err
 	}
 	run := runs[0]
+	if r.Measured != nil {
+		r.Measured(t, run)
+	}
 	if run.Load.Interrupted {
 		return capacity.Observation{}, context.Canceled
 	}
