@@ -390,3 +390,32 @@ func TestParseSLO(t *testing.T) {
 		}
 	}
 }
+
+// The report survives the wire: what the collector shows is what the
+// device printed.
+func TestReportSurvivesTheWire(t *testing.T) {
+	q := &queue{mu: 1000, genMax: 1500}
+	cfg := Config{SLO: mustSLO(t, "p99<50ms,errors<0.1%")}
+	r := search(t, cfg, q)
+	cfg, _ = cfg.withDefaults()
+	rep := r.Report(cfg)
+	for i := range rep.Trials {
+		rep.Trials[i].Goodput = math.Round(rep.Trials[i].Goodput*10000) / 10000
+		v := 12.5
+		rep.Trials[i].ServerCPU = &v
+	}
+	back := ReportOf(rep.Wire())
+	var a, b strings.Builder
+	for i := range rep.Trials {
+		WriteTrial(&a, rep.Trials[i])
+		WriteTrial(&b, back.Trials[i])
+	}
+	WriteAnswer(&a, rep)
+	WriteAnswer(&b, back)
+	if a.String() != b.String() {
+		t.Errorf("device:\n%s\ncollector:\n%s", a.String(), b.String())
+	}
+	if back.CapacityRPS != rep.CapacityRPS || back.LimitedBy != "generator" || !back.AtLeast || len(back.Trials) != len(rep.Trials) {
+		t.Errorf("%+v", back)
+	}
+}

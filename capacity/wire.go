@@ -27,3 +27,27 @@ func (r Report) Wire() *wire.Capacity {
 	}
 	return w
 }
+
+// ReportOf is the report a result carries, as the device printed it.
+func ReportOf(w *wire.Capacity) Report {
+	r := Report{SLO: w.SLO, CapacityRPS: w.CapacityRPS, AtLeast: w.AtLeast, LimitedBy: w.LimitedBy, Confirmed: w.Confirmed,
+		NonMonotonic: w.NonMonotonic, UpperBound: w.UpperBoundRPS, Tolerance: w.Tolerance, Answer: w.Answer, Trials: []TrialReport{}}
+	pct := func(bp *int32) *float64 {
+		if bp == nil {
+			return nil
+		}
+		v := float64(*bp) / 100
+		return &v
+	}
+	var ms int64
+	for i, t := range w.Trials {
+		r.Trials = append(r.Trials, TrialReport{N: i + 1, Kind: t.Kind, OfferedRPS: t.OfferedRPS, AchievedRPS: t.AchievedRPS,
+			WarmupS: float64(t.WarmupMS) / 1000, DurationS: float64(t.DurationMS) / 1000, Requests: t.Requests, Errors: t.Errors,
+			Timeouts: t.Timeouts, P50US: t.P50US, P90US: t.P90US, P99US: t.P99US, P999US: t.P999US, MaxUS: t.MaxUS,
+			Goodput: float64(t.GoodputBP) / 10000, ServerCPU: pct(t.ServerCPUBP), GeneratorCPU: pct(t.GenCPUBP),
+			Pass: t.Pass, GenLimited: t.GenLimited, Reasons: t.Reasons})
+		ms += t.WarmupMS + t.DurationMS
+	}
+	r.Seconds = float64(ms) / 1000
+	return r
+}
