@@ -127,9 +127,12 @@ func (a *Agent) capacitySearch(ctx context.Context, j *job, res *wire.Result) er
 	rep := out.Report(s.Config())
 	res.Capacity = rep.Wire()
 	res.Warnings = append(res.Warnings, "capacity: "+rep.Answer)
+	// The spec is the search's, not its answer's: results of one search
+	// on several devices compare in one table, apart from load tests.
 	spec := cfg
-	spec.Rate, spec.Duration = out.Capacity, sc.Final
+	spec.Rate, spec.Duration = 0, sc.Final
 	res.Spec = measure.SpecOf(spec, 1, 500*time.Millisecond, cs.Load.Watch)
+	res.Spec.Mode = "capacity"
 	if final != nil && final.Load.Rate == out.Capacity {
 		measure.AddRuns(res, []measure.Run{*final})
 	}

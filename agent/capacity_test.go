@@ -111,7 +111,7 @@ func TestCapacityCommandRuns(t *testing.T) {
 	if last := c.Trials[len(c.Trials)-1]; last.Kind != "final" || last.DurationMS != 1000 || !last.Pass {
 		t.Errorf("last trial %+v", last)
 	}
-	if len(r.Runs) != 1 || r.Spec.Rate != 150 || r.Labels["server"] != "nginx" || r.Runs[0].Completed < 100 {
+	if len(r.Runs) != 1 || r.Spec.Mode != "capacity" || r.Labels["server"] != "nginx" || r.Runs[0].Completed < 100 {
 		t.Errorf("runs %d, spec %+v, labels %v", len(r.Runs), r.Spec, r.Labels)
 	}
 }

@@ -30,6 +30,9 @@ type RunFigures struct {
 	CachedKB  float64
 	TempC     float64 // hottest zone's maximum
 	Throttled bool
+	// CapacityRPS is a capacity search's answer, on its final trial's
+	// run (the first of a capacity result); NaN elsewhere.
+	CapacityRPS float64
 }
 
 // histograms keeps the latency histograms Figures decodes into: each is
@@ -44,7 +47,7 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		Started: run.StartedAt, DurationS: float64(run.DurationUS) / 1e6, Completed: run.Completed,
 		MeanUS: nan, P50US: nan, P99US: nan, MaxUS: nan,
 		Timeouts: run.Errors.Timeout, ErrBy: run.Errors,
-		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan,
+		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan, CapacityRPS: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
 	}
 	e := run.Errors
