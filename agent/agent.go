@@ -272,7 +272,7 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 		return
 	}
 	switch cmd.Kind {
-	case wire.KindLoadTest, wire.KindProbe:
+	case wire.KindLoadTest, wire.KindProbe, wire.KindCapacity:
 		a.enqueue(ctx, cmd, reject)
 	case wire.KindCancel:
 		a.cancelCommand(ctx, cmd, reject)
@@ -323,6 +323,25 @@ func (a *Agent) enqueue(ctx context.Context, cmd *wire.Command, reject func(stri
 			return
 		}
 		j.target, queue = t, lt.Queue
+	case wire.KindCapacity:
+		cs := cmd.Spec.Capacity
+		if cs == nil {
+			reject("capacity without a spec")
+			return
+		}
+		sc, err := a.capacityConfig(cs)
+		var t *AllowedTarget
+		if err == nil {
+			var spec LoadSpec
+			if spec, err = capacityLoadSpec(cs, sc); err == nil {
+				t, err = a.policy.Check(ctx, spec, a.opt.Resolver)
+			}
+		}
+		if err != nil {
+			reject(err.Error())
+			return
+		}
+		j.target, queue = t, cs.Load.Queue
 	case wire.KindProbe:
 		ps := cmd.Spec.Probe
 		if ps == nil || ps.DurationMS <= 0 {

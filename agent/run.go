@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
@@ -63,6 +64,8 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 		err = a.loadTest(jctx, j, res)
 	case wire.KindProbe:
 		err = a.probeOnly(jctx, j, res)
+	case wire.KindCapacity:
+		err = a.capacitySearch(jctx, j, res)
 	}
 	// What the run held (its connections' state, and what a hostile
 	// server made it buffer) goes back to the system now, not minutes
@@ -116,6 +119,16 @@ func (a *Agent) budget(cmd *wire.Command) time.Duration {
 		d = one * time.Duration(max(lt.Repeat, 1))
 	case cmd.Spec.Probe != nil:
 		d = time.Duration(cmd.Spec.Probe.DurationMS)*time.Millisecond + 5*time.Second
+	case cmd.Spec.Capacity != nil:
+		// The search stops before its trials overrun its budget; each
+		// trial may add a drain (its timeout) and the probe's edges.
+		if c, err := a.capacityConfig(cmd.Spec.Capacity); err == nil {
+			if s, err := capacity.New(c); err == nil {
+				c = s.Config()
+			}
+			timeout := time.Duration(max(cmd.Spec.Capacity.Load.TimeoutMS, 2000)) * time.Millisecond
+			d = c.Budget + time.Duration(c.MaxTrials)*(timeout+time.Second)
+		}
 	}
 	return min(d, a.cfg.Policy.MaxDuration*time.Duration(max(a.cfg.Policy.MaxRepeat, 1))+time.Minute)
 }

@@ -22,6 +22,9 @@ type Metric struct {
 	Unit   string
 	Higher bool // higher is better
 	Count  bool // a count of events: a group shows its total, not its median
+	// Sparse: only some results have it (capacity): a table shows it
+	// only when one of its groups has it.
+	Sparse bool
 	get    func(*RunFigures) float64
 }
 
@@ -38,6 +41,7 @@ var Metrics = []Metric{
 	{Name: "cpu", Title: "CPU %", Unit: "%", get: func(f *RunFigures) float64 { return f.CPUPct }},
 	{Name: "io", Title: "IO KB/s", Unit: "KB/s", get: func(f *RunFigures) float64 { return f.IOKBs }},
 	{Name: "mem", Title: "mem MB", Unit: "MB", get: func(f *RunFigures) float64 { return f.MemKB / 1024 }},
+	{Name: "capacity", Title: "capacity", Unit: "req/s", Higher: true, Sparse: true, get: func(f *RunFigures) float64 { return f.CapacityRPS }},
 }
 
 // MetricByName finds a metric by its --metric name.
@@ -370,7 +374,9 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 			g := &t.Groups[i]
 			g.Stats = map[string]GroupStats{}
 			for _, m := range Metrics {
-				g.Stats[m.Name] = Describe(g.values[m.Name])
+				if st := Describe(g.values[m.Name]); st.N > 0 || !m.Sparse {
+					g.Stats[m.Name] = st
+				}
 			}
 			if base < 0 || i == base {
 				continue
@@ -382,6 +388,23 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// shown are the metrics a table shows: all but the sparse ones none of
+// its groups has.
+func (t *Table) shown() []Metric {
+	var out []Metric
+	for _, m := range Metrics {
+		has := !m.Sparse
+		for _, g := range t.Groups {
+			_, ok := g.Stats[m.Name]
+			has = has || ok
+		}
+		if has {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // WriteText writes the comparison as the seeds' tables look, one table per
@@ -416,7 +439,8 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		hdr := []string{Printable(c.By), "n"}
-		for _, m := range Metrics {
+		shown := t.shown()
+		for _, m := range shown {
 			hdr = append(hdr, m.Title)
 		}
 		fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
@@ -430,7 +454,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 				row[1] += "?"
 				invalid += g.Invalid
 			}
-			for _, m := range Metrics {
+			for _, m := range shown {
 				v, inf := cell(m, g.Stats[m.Name])
 				row = append(row, v)
 				infinite = infinite || inf
@@ -447,10 +471,19 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "no differences: %s has no runs of this spec\n", Printable(c.base))
 			continue
 		}
+		var tested []string // those of the table (a sparse one may be absent)
+		for _, name := range c.Tested {
+			if slices.ContainsFunc(shown, func(m Metric) bool { return m.Name == name }) {
+				tested = append(tested, name)
+			}
+		}
+		if len(tested) == 0 {
+			continue
+		}
 		deltas = true
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		hdr = []string{"vs " + Printable(t.Base)}
-		for _, name := range c.Tested {
+		for _, name := range tested {
 			m, _ := MetricByName(name)
 			hdr = append(hdr, m.Title)
 		}
@@ -460,7 +493,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 				continue
 			}
 			row := []string{Printable(g.Key)}
-			for _, name := range c.Tested {
+			for _, name := range tested {
 				d := g.Deltas[name]
 				row = append(row, d.String())
 				if d.Note != "" && !slices.Contains(notes, d.Note) {

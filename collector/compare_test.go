@@ -432,7 +432,7 @@ func TestCompareShowsWhatItSays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range Metrics {
+		for _, m := range c.Tables[0].shown() { // no capacity in load tests
 			for _, b := range CompareChart(c.By, c.Tables[0], m).Bars {
 				if m.Count {
 					continue

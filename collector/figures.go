@@ -37,6 +37,9 @@ type RunFigures struct {
 	// not stand; the load generator was its limit. False for runs
 	// recorded before verdicts.
 	Invalid, GeneratorBound bool
+	// CapacityRPS is a capacity search's answer, on its final trial's
+	// run (the first of a capacity result); NaN elsewhere.
+	CapacityRPS float64
 }
 
 // ErrorTotal is the number of failed requests of e: the one definition
@@ -58,7 +61,7 @@ func Figures(run *wire.Run, fp wire.Fingerprint) RunFigures {
 		Started: run.StartedAt, DurationS: float64(run.DurationUS) / 1e6, Completed: run.Completed,
 		MeanUS: nan, P50US: nan, P99US: nan, MaxUS: nan,
 		Timeouts: run.Errors.Timeout, ErrBy: run.Errors,
-		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan,
+		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan, CapacityRPS: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
 	}
 	if v := run.Verdict; v != nil {

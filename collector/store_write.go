@@ -53,6 +53,9 @@ func runFigures(r *wire.Result) []RunFigures {
 	for j := range r.Runs {
 		figs[j] = Figures(&r.Runs[j], r.Fingerprint)
 	}
+	if c := r.Capacity; c != nil && len(figs) > 0 {
+		figs[0].CapacityRPS = c.CapacityRPS
+	}
 	return figs
 }
 
@@ -234,7 +237,8 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 				runs = append(runs, []any{r.ID, j, f.Started.UnixNano(), f.DurationS, f.Completed, f.RPS,
 					null(f.MeanUS), null(f.P50US), null(f.P99US), null(f.MaxUS), f.Timeouts, f.Errors,
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
-					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled})
+					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled,
+					null(f.CapacityRPS)})
 			}
 			// A device's last result: the latest received (not by the
 			// device's clock), the later id of two received at once.
@@ -249,8 +253,9 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 		}
 		if err := s.insertRows(ctx, tx, `INSERT INTO runs
 			(result_id, idx, started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, timeouts, errors,
-			 err_connect, err_read, err_write, err_status, err_length, cpu_pct, cpu_user_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled)
-			VALUES `, 24, runs, "", nil); err != nil {
+			 err_connect, err_read, err_write, err_status, err_length, cpu_pct, cpu_user_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled,
+			 capacity_rps)
+			VALUES `, 25, runs, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: runs: %w", err)
 		}
 		var devRows [][]any

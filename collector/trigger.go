@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -29,6 +30,9 @@ type TriggerRequest struct {
 	Select map[string]string `json:"select,omitempty"`
 	Spec   wire.LoadTestSpec `json:"spec"`
 	TTL    time.Duration     `json:"ttl,omitempty"` // until the command expires; default 10 min
+	// Capacity, when set, makes the command a capacity search (edgebench
+	// capacity) whose trials are Spec's load test.
+	Capacity *wire.CapacitySpec `json:"capacity,omitempty"`
 }
 
 // Triggered is what Trigger sent.
@@ -50,6 +54,11 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	// device of a fleet: never a key.
 	if err := req.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	if cp := req.Capacity; cp != nil {
+		if _, err := capacity.ParseSLO(cp.SLO); err != nil {
+			return nil, fmt.Errorf("trigger: slo: %w", err)
+		}
 	}
 	ways := 0
 	if req.Device != "" {
@@ -117,6 +126,11 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	now := time.Now().UTC()
 	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
 		Kind: wire.KindLoadTest, Spec: wire.CommandSpec{LoadTest: &req.Spec}}
+	if req.Capacity != nil {
+		cp := *req.Capacity
+		cp.Load = req.Spec
+		cmd.Kind, cmd.Spec = wire.KindCapacity, wire.CommandSpec{Capacity: &cp}
+	}
 	out := &Triggered{CommandID: cmd.ID}
 	topics := wire.Topics{Prefix: c.cfg.Prefix}
 	for _, t := range targets {

@@ -64,7 +64,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		return nil, fmt.Errorf("decode command: %w", err)
 	}
 	switch m.Kind {
-	case KindLoadTest, KindServe, KindProbe, KindCancel, KindInfo:
+	case KindLoadTest, KindServe, KindProbe, KindCancel, KindInfo, KindCapacity:
 	default:
 		return nil, fmt.Errorf("decode command %s: kind %q: %w", m.ID, m.Kind, ErrMalformed)
 	}

@@ -372,6 +372,26 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 					Verdict: &wire.Verdict{LimitedBy: "generator", Reasons: []string{"edgebench itself used 99 % of one core (1 event loop): the server's capacity is at least this"}}},
 			},
 			Repeat: &wire.Repeat{Runs: 2, RPS: spread(450), P50US: spread(880), P99US: spread(3000), RSDPct: 15.7, Auto: true, Stable: new(false), MaxRSDPct: 2.5}},
+		// Capacity (issue 21): a search's command and its result, the
+		// final trial in Runs.
+		"command-capacity": command(wire.KindCapacity, wire.CommandSpec{Capacity: &wire.CapacitySpec{
+			Load: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 64, KeepAlive: true, TimeoutMS: 2000, WarmupMS: 1000,
+				Labels: []wire.Label{{K: "server", V: "nginx"}}, Watch: []string{"nginx"}},
+			SLO: "p99<50ms,errors<0.1%", StartRate: 100, MaxRate: 5000, Tolerance: 0.05, TrialMS: 3000, FinalMS: 6000, BudgetMS: 300_000,
+		}}),
+		"result-capacity": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindCapacity, Outcome: wire.StateSucceeded, Labels: map[string]string{"server": "nginx"},
+			Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Method: "GET", Connections: 64, DurationMS: 6000, Rate: 500, KeepAlive: true, WarmupMS: 1000},
+			Runs: []wire.Run{runH2},
+			Capacity: &wire.Capacity{SLO: "p99<50ms,errors<0.1%", CapacityRPS: 500, AtLeast: true, LimitedBy: "generator", Confirmed: true,
+				NonMonotonic: true, UpperBoundRPS: 525, Tolerance: 0.05, Answer: "500 req/s (500 req/s met the SLO and 525 req/s did not)",
+				Trials: []wire.CapacityTrial{
+					{Kind: "bisect", OfferedRPS: 525, AchievedRPS: 524.5, WarmupMS: 1000, DurationMS: 3000, Requests: 1574, Errors: 75, Timeouts: 1,
+						P50US: 105, P90US: 300, P99US: 12_200, P999US: 20_000, MaxUS: 30_000, GoodputBP: 9524, ServerCPUBP: i32(1500), GenCPUBP: i32(1900),
+						GenLimited: true, Reasons: []string{"errors: 4.76 % (75 of 1574), want below 0.1 %"}},
+					{Kind: "final", OfferedRPS: 500, AchievedRPS: 500, DurationMS: 6000, Requests: 3000, P50US: 100, P90US: 200, P99US: 900,
+						P999US: 2000, MaxUS: 3000, GoodputBP: 10_000, Pass: true},
+				}}},
 		"result-probe": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
 			Kind: wire.KindProbe, Outcome: wire.StateSucceeded, Spec: wire.RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
 			Runs: []wire.Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},

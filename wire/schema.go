@@ -97,6 +97,9 @@ const (
 	KindProbe    CommandKind = "probe"
 	KindCancel   CommandKind = "cancel"
 	KindInfo     CommandKind = "info"
+	// KindCapacity searches the highest open-loop rate that meets an SLO
+	// (edgebench capacity); its result carries Result.Capacity.
+	KindCapacity CommandKind = "capacity"
 )
 
 // Command is a request to a device, on its cmd topic or the fleet's _all
@@ -120,6 +123,22 @@ type CommandSpec struct {
 	Serve    *ServeSpec    `msg:"sv,omitempty" json:"serve,omitempty"`
 	Probe    *ProbeSpec    `msg:"pr,omitempty" json:"probe,omitempty"`
 	Cancel   *CancelSpec   `msg:"cn,omitempty" json:"cancel,omitempty"`
+	Capacity *CapacitySpec `msg:"cp,omitempty" json:"capacity,omitempty"`
+}
+
+// CapacitySpec mirrors the flags of edgebench capacity: the load test of
+// every trial (its rate, duration, warm-up and repeat are the search's)
+// and the search. Zero fields take the command's defaults; the agent's
+// policy caps MaxRate and the trials' total time.
+type CapacitySpec struct {
+	Load      LoadTestSpec `msg:"lt" json:"load"`
+	SLO       string       `msg:"slo" json:"slo"` // "p99<50ms,errors<0.1%"
+	StartRate float64      `msg:"sr,omitempty" json:"start_rate,omitempty"`
+	MaxRate   float64      `msg:"mr,omitempty" json:"max_rate,omitempty"`
+	Tolerance float64      `msg:"tol,omitempty" json:"tolerance,omitempty"` // 0.05 for 5 %
+	TrialMS   int64        `msg:"tr,omitempty" json:"trial_ms,omitempty"`
+	FinalMS   int64        `msg:"fi,omitempty" json:"final_ms,omitempty"`
+	BudgetMS  int64        `msg:"bu,omitempty" json:"budget_ms,omitempty"`
 }
 
 // Label is one key=value pair. Commands carry labels and headers as lists,
@@ -272,6 +291,47 @@ type Result struct {
 	Runs        []Run             `msg:"rs,limit=1000" json:"runs"`
 	Repeat      *Repeat           `msg:"rp,omitempty" json:"repeat,omitempty"`
 	Warnings    []string          `msg:"w,omitempty,limit=64" json:"warnings,omitempty"`
+	// Capacity is a capacity search's answer and trials (kind capacity);
+	// its final trial is Runs[0].
+	Capacity *Capacity `msg:"cap,omitempty" json:"capacity,omitempty"`
+}
+
+// Capacity is the answer of a capacity search: the highest rate found to
+// meet the SLO, and every trial.
+type Capacity struct {
+	SLO           string          `msg:"slo" json:"slo"`
+	CapacityRPS   float64         `msg:"c" json:"capacity_rps"`
+	AtLeast       bool            `msg:"al,omitempty" json:"at_least,omitempty"` // a lower bound: the generator or the rate cap ran out first
+	LimitedBy     string          `msg:"lb" json:"limited_by"`                   // slo, generator, rate_cap, budget, none
+	Confirmed     bool            `msg:"cf,omitempty" json:"confirmed,omitempty"`
+	NonMonotonic  bool            `msg:"nm,omitempty" json:"non_monotonic,omitempty"`
+	UpperBoundRPS float64         `msg:"ub,omitempty" json:"upper_bound_rps,omitempty"`
+	Tolerance     float64         `msg:"tol" json:"tolerance"`
+	Answer        string          `msg:"an" json:"answer"`
+	Trials        []CapacityTrial `msg:"ts,limit=200" json:"trials"`
+}
+
+// CapacityTrial is one trial of a capacity search.
+type CapacityTrial struct {
+	Kind        string   `msg:"k" json:"kind"` // ramp, bisect, recheck, final
+	OfferedRPS  float64  `msg:"o" json:"offered_rps"`
+	AchievedRPS float64  `msg:"a" json:"achieved_rps"`
+	WarmupMS    int64    `msg:"w,omitempty" json:"warmup_ms,omitempty"`
+	DurationMS  int64    `msg:"d" json:"duration_ms"`
+	Requests    int64    `msg:"n" json:"requests"`
+	Errors      int64    `msg:"e,omitempty" json:"errors,omitempty"`
+	Timeouts    int64    `msg:"to,omitempty" json:"timeouts,omitempty"`
+	P50US       int64    `msg:"p50" json:"p50_us"`
+	P90US       int64    `msg:"p90" json:"p90_us"`
+	P99US       int64    `msg:"p99" json:"p99_us"`
+	P999US      int64    `msg:"p999" json:"p99_9_us"`
+	MaxUS       int64    `msg:"mx" json:"max_us"`
+	GoodputBP   int32    `msg:"gp" json:"goodput_bp"`                            // basis points
+	ServerCPUBP *int32   `msg:"sc,omitempty" json:"server_cpu_bp,omitempty"`     // of one core
+	GenCPUBP    *int32   `msg:"gc,omitempty" json:"generator_cpu_bp,omitempty"`  // of its event loops
+	Pass        bool     `msg:"p" json:"pass"`                                   //
+	GenLimited  bool     `msg:"gl,omitempty" json:"generator_limited,omitempty"` //
+	Reasons     []string `msg:"r,omitempty,limit=16" json:"reasons,omitempty"`   //
 }
 
 // RunSpec is the configuration the test ran with.

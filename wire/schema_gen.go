@@ -767,6 +767,705 @@ func (z CancelSpec) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z *Capacity) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(10)
+	var zb0001Mask uint16 /* 10 bits */
+	_ = zb0001Mask
+	if z.AtLeast == false {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Confirmed == false {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	if z.NonMonotonic == false {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.UpperBoundRPS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "slo"
+		o = append(o, 0xa3, 0x73, 0x6c, 0x6f)
+		o = msgp.AppendString(o, z.SLO)
+		// string "c"
+		o = append(o, 0xa1, 0x63)
+		o = msgp.AppendFloat64(o, z.CapacityRPS)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "al"
+			o = append(o, 0xa2, 0x61, 0x6c)
+			o = msgp.AppendBool(o, z.AtLeast)
+		}
+		// string "lb"
+		o = append(o, 0xa2, 0x6c, 0x62)
+		o = msgp.AppendString(o, z.LimitedBy)
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "cf"
+			o = append(o, 0xa2, 0x63, 0x66)
+			o = msgp.AppendBool(o, z.Confirmed)
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "nm"
+			o = append(o, 0xa2, 0x6e, 0x6d)
+			o = msgp.AppendBool(o, z.NonMonotonic)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "ub"
+			o = append(o, 0xa2, 0x75, 0x62)
+			o = msgp.AppendFloat64(o, z.UpperBoundRPS)
+		}
+		// string "tol"
+		o = append(o, 0xa3, 0x74, 0x6f, 0x6c)
+		o = msgp.AppendFloat64(o, z.Tolerance)
+		// string "an"
+		o = append(o, 0xa2, 0x61, 0x6e)
+		o = msgp.AppendString(o, z.Answer)
+		// string "ts"
+		o = append(o, 0xa2, 0x74, 0x73)
+		o = msgp.AppendArrayHeader(o, uint32(len(z.Trials)))
+		for za0001 := range z.Trials {
+			o, err = z.Trials[za0001].MarshalMsg(o)
+			if err != nil {
+				err = msgp.WrapError(err, "Trials", za0001)
+				return
+			}
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *Capacity) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "slo":
+			z.SLO, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "SLO")
+				return
+			}
+		case "c":
+			z.CapacityRPS, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "CapacityRPS")
+				return
+			}
+		case "al":
+			z.AtLeast, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "AtLeast")
+				return
+			}
+		case "lb":
+			z.LimitedBy, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "LimitedBy")
+				return
+			}
+		case "cf":
+			z.Confirmed, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Confirmed")
+				return
+			}
+		case "nm":
+			z.NonMonotonic, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "NonMonotonic")
+				return
+			}
+		case "ub":
+			z.UpperBoundRPS, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "UpperBoundRPS")
+				return
+			}
+		case "tol":
+			z.Tolerance, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Tolerance")
+				return
+			}
+		case "an":
+			z.Answer, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Answer")
+				return
+			}
+		case "ts":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Trials")
+				return
+			}
+			if zb0002 > 200 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.Trials) >= int(zb0002) {
+				z.Trials = (z.Trials)[:zb0002]
+			} else {
+				z.Trials = make([]CapacityTrial, zb0002)
+			}
+			for za0001 := range z.Trials {
+				bts, err = z.Trials[za0001].UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Trials", za0001)
+					return
+				}
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *Capacity) Msgsize() (s int) {
+	s = 1 + 4 + msgp.StringPrefixSize + len(z.SLO) + 2 + msgp.Float64Size + 3 + msgp.BoolSize + 3 + msgp.StringPrefixSize + len(z.LimitedBy) + 3 + msgp.BoolSize + 3 + msgp.BoolSize + 3 + msgp.Float64Size + 4 + msgp.Float64Size + 3 + msgp.StringPrefixSize + len(z.Answer) + 3 + msgp.ArrayHeaderSize
+	for za0001 := range z.Trials {
+		s += z.Trials[za0001].Msgsize()
+	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *CapacitySpec) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(8)
+	var zb0001Mask uint8 /* 8 bits */
+	_ = zb0001Mask
+	if z.StartRate == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.MaxRate == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	if z.Tolerance == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	if z.TrialMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.FinalMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.BudgetMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "lt"
+		o = append(o, 0xa2, 0x6c, 0x74)
+		o, err = z.Load.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Load")
+			return
+		}
+		// string "slo"
+		o = append(o, 0xa3, 0x73, 0x6c, 0x6f)
+		o = msgp.AppendString(o, z.SLO)
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "sr"
+			o = append(o, 0xa2, 0x73, 0x72)
+			o = msgp.AppendFloat64(o, z.StartRate)
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "mr"
+			o = append(o, 0xa2, 0x6d, 0x72)
+			o = msgp.AppendFloat64(o, z.MaxRate)
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "tol"
+			o = append(o, 0xa3, 0x74, 0x6f, 0x6c)
+			o = msgp.AppendFloat64(o, z.Tolerance)
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "tr"
+			o = append(o, 0xa2, 0x74, 0x72)
+			o = msgp.AppendInt64(o, z.TrialMS)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "fi"
+			o = append(o, 0xa2, 0x66, 0x69)
+			o = msgp.AppendInt64(o, z.FinalMS)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "bu"
+			o = append(o, 0xa2, 0x62, 0x75)
+			o = msgp.AppendInt64(o, z.BudgetMS)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *CapacitySpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "lt":
+			bts, err = z.Load.UnmarshalMsg(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Load")
+				return
+			}
+		case "slo":
+			z.SLO, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "SLO")
+				return
+			}
+		case "sr":
+			z.StartRate, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "StartRate")
+				return
+			}
+		case "mr":
+			z.MaxRate, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MaxRate")
+				return
+			}
+		case "tol":
+			z.Tolerance, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Tolerance")
+				return
+			}
+		case "tr":
+			z.TrialMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "TrialMS")
+				return
+			}
+		case "fi":
+			z.FinalMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "FinalMS")
+				return
+			}
+		case "bu":
+			z.BudgetMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "BudgetMS")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *CapacitySpec) Msgsize() (s int) {
+	s = 1 + 3 + z.Load.Msgsize() + 4 + msgp.StringPrefixSize + len(z.SLO) + 3 + msgp.Float64Size + 3 + msgp.Float64Size + 4 + msgp.Float64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *CapacityTrial) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(19)
+	var zb0001Mask uint32 /* 19 bits */
+	_ = zb0001Mask
+	if z.WarmupMS == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	if z.Errors == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.Timeouts == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.ServerCPUBP == nil {
+		zb0001Len--
+		zb0001Mask |= 0x4000
+	}
+	if z.GenCPUBP == nil {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.GenLimited == false {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
+	if z.Reasons == nil {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	// variable map header, size zb0001Len
+	o = msgp.AppendMapHeader(o, zb0001Len)
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "k"
+		o = append(o, 0xa1, 0x6b)
+		o = msgp.AppendString(o, z.Kind)
+		// string "o"
+		o = append(o, 0xa1, 0x6f)
+		o = msgp.AppendFloat64(o, z.OfferedRPS)
+		// string "a"
+		o = append(o, 0xa1, 0x61)
+		o = msgp.AppendFloat64(o, z.AchievedRPS)
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "w"
+			o = append(o, 0xa1, 0x77)
+			o = msgp.AppendInt64(o, z.WarmupMS)
+		}
+		// string "d"
+		o = append(o, 0xa1, 0x64)
+		o = msgp.AppendInt64(o, z.DurationMS)
+		// string "n"
+		o = append(o, 0xa1, 0x6e)
+		o = msgp.AppendInt64(o, z.Requests)
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "e"
+			o = append(o, 0xa1, 0x65)
+			o = msgp.AppendInt64(o, z.Errors)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "to"
+			o = append(o, 0xa2, 0x74, 0x6f)
+			o = msgp.AppendInt64(o, z.Timeouts)
+		}
+		// string "p50"
+		o = append(o, 0xa3, 0x70, 0x35, 0x30)
+		o = msgp.AppendInt64(o, z.P50US)
+		// string "p90"
+		o = append(o, 0xa3, 0x70, 0x39, 0x30)
+		o = msgp.AppendInt64(o, z.P90US)
+		// string "p99"
+		o = append(o, 0xa3, 0x70, 0x39, 0x39)
+		o = msgp.AppendInt64(o, z.P99US)
+		// string "p999"
+		o = append(o, 0xa4, 0x70, 0x39, 0x39, 0x39)
+		o = msgp.AppendInt64(o, z.P999US)
+		// string "mx"
+		o = append(o, 0xa2, 0x6d, 0x78)
+		o = msgp.AppendInt64(o, z.MaxUS)
+		// string "gp"
+		o = append(o, 0xa2, 0x67, 0x70)
+		o = msgp.AppendInt32(o, z.GoodputBP)
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// string "sc"
+			o = append(o, 0xa2, 0x73, 0x63)
+			if z.ServerCPUBP == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt32(o, *z.ServerCPUBP)
+			}
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// string "gc"
+			o = append(o, 0xa2, 0x67, 0x63)
+			if z.GenCPUBP == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt32(o, *z.GenCPUBP)
+			}
+		}
+		// string "p"
+		o = append(o, 0xa1, 0x70)
+		o = msgp.AppendBool(o, z.Pass)
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "gl"
+			o = append(o, 0xa2, 0x67, 0x6c)
+			o = msgp.AppendBool(o, z.GenLimited)
+		}
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "r"
+			o = append(o, 0xa1, 0x72)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.Reasons)))
+			for za0001 := range z.Reasons {
+				o = msgp.AppendString(o, z.Reasons[za0001])
+			}
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *CapacityTrial) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "k":
+			z.Kind, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Kind")
+				return
+			}
+		case "o":
+			z.OfferedRPS, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "OfferedRPS")
+				return
+			}
+		case "a":
+			z.AchievedRPS, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "AchievedRPS")
+				return
+			}
+		case "w":
+			z.WarmupMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "WarmupMS")
+				return
+			}
+		case "d":
+			z.DurationMS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "DurationMS")
+				return
+			}
+		case "n":
+			z.Requests, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Requests")
+				return
+			}
+		case "e":
+			z.Errors, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Errors")
+				return
+			}
+		case "to":
+			z.Timeouts, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Timeouts")
+				return
+			}
+		case "p50":
+			z.P50US, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "P50US")
+				return
+			}
+		case "p90":
+			z.P90US, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "P90US")
+				return
+			}
+		case "p99":
+			z.P99US, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "P99US")
+				return
+			}
+		case "p999":
+			z.P999US, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "P999US")
+				return
+			}
+		case "mx":
+			z.MaxUS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MaxUS")
+				return
+			}
+		case "gp":
+			z.GoodputBP, bts, err = msgp.ReadInt32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "GoodputBP")
+				return
+			}
+		case "sc":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.ServerCPUBP = nil
+			} else {
+				if z.ServerCPUBP == nil {
+					z.ServerCPUBP = new(int32)
+				}
+				*z.ServerCPUBP, bts, err = msgp.ReadInt32Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "ServerCPUBP")
+					return
+				}
+			}
+		case "gc":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.GenCPUBP = nil
+			} else {
+				if z.GenCPUBP == nil {
+					z.GenCPUBP = new(int32)
+				}
+				*z.GenCPUBP, bts, err = msgp.ReadInt32Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "GenCPUBP")
+					return
+				}
+			}
+		case "p":
+			z.Pass, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Pass")
+				return
+			}
+		case "gl":
+			z.GenLimited, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "GenLimited")
+				return
+			}
+		case "r":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Reasons")
+				return
+			}
+			if zb0002 > 16 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.Reasons) >= int(zb0002) {
+				z.Reasons = (z.Reasons)[:zb0002]
+			} else {
+				z.Reasons = make([]string, zb0002)
+			}
+			for za0001 := range z.Reasons {
+				z.Reasons[za0001], bts, err = msgp.ReadStringBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Reasons", za0001)
+					return
+				}
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *CapacityTrial) Msgsize() (s int) {
+	s = 3 + 2 + msgp.StringPrefixSize + len(z.Kind) + 2 + msgp.Float64Size + 2 + msgp.Float64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 4 + msgp.Int64Size + 4 + msgp.Int64Size + 4 + msgp.Int64Size + 5 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int32Size + 3
+	if z.ServerCPUBP == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int32Size
+	}
+	s += 3
+	if z.GenCPUBP == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int32Size
+	}
+	s += 2 + msgp.BoolSize + 3 + msgp.BoolSize + 2 + msgp.ArrayHeaderSize
+	for za0001 := range z.Reasons {
+		s += msgp.StringPrefixSize + len(z.Reasons[za0001])
+	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z CodeCount) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// map header, size 2
@@ -1090,8 +1789,8 @@ func (z CommandKind) Msgsize() (s int) {
 func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(4)
-	var zb0001Mask uint8 /* 4 bits */
+	zb0001Len := uint32(5)
+	var zb0001Mask uint8 /* 5 bits */
 	_ = zb0001Mask
 	if z.LoadTest == nil {
 		zb0001Len--
@@ -1108,6 +1807,10 @@ func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Cancel == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8
+	}
+	if z.Capacity == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -1195,6 +1898,19 @@ func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 				// string "c"
 				o = append(o, 0x81, 0xa1, 0x63)
 				o = msgp.AppendString(o, z.Cancel.CommandID)
+			}
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "cp"
+			o = append(o, 0xa2, 0x63, 0x70)
+			if z.Capacity == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Capacity.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Capacity")
+					return
+				}
 			}
 		}
 	}
@@ -1357,6 +2073,23 @@ func (z *CommandSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+		case "cp":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Capacity = nil
+			} else {
+				if z.Capacity == nil {
+					z.Capacity = new(CapacitySpec)
+				}
+				bts, err = z.Capacity.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Capacity")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -1394,6 +2127,12 @@ func (z *CommandSpec) Msgsize() (s int) {
 		s += msgp.NilSize
 	} else {
 		s += 1 + 2 + msgp.StringPrefixSize + len(z.Cancel.CommandID)
+	}
+	s += 3
+	if z.Capacity == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Capacity.Msgsize()
 	}
 	return
 }
@@ -7170,8 +7909,8 @@ func (z *Repeat) Msgsize() (s int) {
 func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(16)
-	var zb0001Mask uint16 /* 16 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.CommandID == "" {
 		zb0001Len--
@@ -7200,6 +7939,10 @@ func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Warnings == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
+	}
+	if z.Capacity == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -7296,6 +8039,19 @@ func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Warnings)))
 			for za0004 := range z.Warnings {
 				o = msgp.AppendString(o, z.Warnings[za0004])
+			}
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "cap"
+			o = append(o, 0xa3, 0x63, 0x61, 0x70)
+			if z.Capacity == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Capacity.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Capacity")
+					return
+				}
 			}
 		}
 	}
@@ -7499,6 +8255,23 @@ func (z *Result) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "cap":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Capacity = nil
+			} else {
+				if z.Capacity == nil {
+					z.Capacity = new(Capacity)
+				}
+				bts, err = z.Capacity.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Capacity")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7533,6 +8306,12 @@ func (z *Result) Msgsize() (s int) {
 	s += 2 + msgp.ArrayHeaderSize
 	for za0004 := range z.Warnings {
 		s += msgp.StringPrefixSize + len(z.Warnings[za0004])
+	}
+	s += 4
+	if z.Capacity == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Capacity.Msgsize()
 	}
 	return
 }

@@ -51,6 +51,25 @@ func (r *Result) check() error {
 			return err
 		}
 	}
+	if c := r.Capacity; c != nil {
+		if err := finite("capacity", c.CapacityRPS, c.UpperBoundRPS, c.Tolerance); err != nil {
+			return err
+		}
+		if c.CapacityRPS < 0 || c.UpperBoundRPS < 0 {
+			return fmt.Errorf("capacity %v, upper bound %v: %w", c.CapacityRPS, c.UpperBoundRPS, ErrMalformed)
+		}
+		for i, t := range c.Trials {
+			if err := finite(fmt.Sprintf("capacity trial %d", i+1), t.OfferedRPS, t.AchievedRPS); err != nil {
+				return err
+			}
+			if err := nonNegative(field{"trial rate", int64(min(t.OfferedRPS, t.AchievedRPS))}, field{"trial warmup_ms", t.WarmupMS},
+				field{"trial duration_ms", t.DurationMS}, field{"trial requests", t.Requests}, field{"trial errors", t.Errors},
+				field{"trial timeouts", t.Timeouts}, field{"trial p50", t.P50US}, field{"trial p90", t.P90US}, field{"trial p99", t.P99US},
+				field{"trial p99.9", t.P999US}, field{"trial max", t.MaxUS}, field{"trial goodput", int64(t.GoodputBP)}); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -70,6 +89,21 @@ func (c *Command) check() error {
 	if lt := c.Spec.LoadTest; lt != nil {
 		if err := lt.Check(); err != nil {
 			return fmt.Errorf("loadtest: %w", err)
+		}
+	}
+	if c.Kind == KindCapacity && c.Spec.Capacity == nil {
+		return fmt.Errorf("capacity without its spec: %w", ErrMalformed)
+	}
+	if cp := c.Spec.Capacity; cp != nil {
+		if err := cp.Load.Check(); err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+		if err := finite("capacity", cp.StartRate, cp.MaxRate, cp.Tolerance); err != nil {
+			return err
+		}
+		if err := nonNegative(field{"capacity start_rate", int64(cp.StartRate)}, field{"capacity max_rate", int64(cp.MaxRate)},
+			field{"capacity trial_ms", cp.TrialMS}, field{"capacity final_ms", cp.FinalMS}, field{"capacity budget_ms", cp.BudgetMS}); err != nil {
+			return err
 		}
 	}
 	return nil

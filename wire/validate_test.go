@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
@@ -167,5 +168,45 @@ func TestDecodeResultChecksTLSAndHTTP2(t *testing.T) {
 				t.Errorf("error %v, want ErrMalformed", err)
 			}
 		})
+	}
+}
+
+// A capacity result's figures are checked like the others: a NaN rate or
+// a negative count is refused; a capacity command needs its spec.
+func TestDecodeChecksCapacity(t *testing.T) {
+	good := func() *wire.Result {
+		r := wiretest.ResultN(t, 2)
+		r.Kind = wire.KindCapacity
+		r.Capacity = &wire.Capacity{SLO: "p99<50ms", CapacityRPS: 480, LimitedBy: "slo", Tolerance: 0.05,
+			Trials: []wire.CapacityTrial{{Kind: "final", OfferedRPS: 480, AchievedRPS: 480, DurationMS: 5000, Requests: 2400, Pass: true}}}
+		return r
+	}
+	if _, err := wire.DecodeResult(wiretest.Marshal(t, good())); err != nil {
+		t.Fatal(err)
+	}
+	for name, spoil := range map[string]func(*wire.Capacity){
+		"nan":      func(c *wire.Capacity) { c.CapacityRPS = math.NaN() },
+		"negative": func(c *wire.Capacity) { c.CapacityRPS = -1 },
+		"inf rate": func(c *wire.Capacity) { c.Trials[0].OfferedRPS = math.Inf(1) },
+		"requests": func(c *wire.Capacity) { c.Trials[0].Requests = -5 },
+		"p99":      func(c *wire.Capacity) { c.Trials[0].P99US = -1 },
+	} {
+		r := good()
+		spoil(r.Capacity)
+		if _, err := wire.DecodeResult(wiretest.Marshal(t, r)); !errors.Is(err, wire.ErrMalformed) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), Kind: wire.KindCapacity, IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute)}
+	if _, err := wire.DecodeCommand(wiretest.Marshal(t, cmd)); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("capacity without a spec: %v", err)
+	}
+	cmd.Spec.Capacity = &wire.CapacitySpec{Load: wire.LoadTestSpec{URL: "http://127.0.0.1/"}, SLO: "p99<50ms", MaxRate: math.NaN()}
+	if _, err := wire.DecodeCommand(wiretest.Marshal(t, cmd)); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("NaN max rate: %v", err)
+	}
+	cmd.Spec.Capacity.MaxRate = 1000
+	if _, err := wire.DecodeCommand(wiretest.Marshal(t, cmd)); err != nil {
+		t.Errorf("%v", err)
 	}
 }

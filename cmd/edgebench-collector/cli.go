@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -345,6 +346,17 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		fmt.Fprint(w, "  THROTTLED")
 	}
 	fmt.Fprintln(w)
+	if c := res.Capacity; c != nil {
+		rep := capacity.ReportOf(c)
+		fmt.Fprintf(w, "\ncapacity search under %s:\n%s\n", c.SLO, capacity.TrialHeader)
+		for _, t := range rep.Trials {
+			capacity.WriteTrial(w, t)
+		}
+		capacity.WriteAnswer(w, rep)
+		if len(res.Runs) > 0 {
+			fmt.Fprintln(w, "\nthe final trial:")
+		}
+	}
 	for i := range res.Runs {
 		if only >= 0 && i != only {
 			continue

@@ -74,6 +74,13 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 		{[]string{"--device", "pi-1", "--cacert", ca, "https://127.0.0.1/"}, func(s wire.LoadTestSpec, _ *triggerConfig) bool {
 			return s.TLS != nil && string(s.TLS.CACerts) == string(caPEM) && !s.TLS.Insecure
 		}},
+		// A capacity search: the word capacity and its flags.
+		{[]string{"--device", "pi-1", "capacity", "--slo", "p99<50ms,errors<0.1%", "--max-rate", "2000", "--trial", "3s", "--budget", "5m", "-c", "32", u},
+			func(s wire.LoadTestSpec, tc *triggerConfig) bool {
+				c := tc.req.Capacity
+				return c != nil && c.SLO == "p99<50ms,errors<0.1%" && c.MaxRate == 2000 && c.TrialMS == 3000 && c.BudgetMS == 300_000 && s.Connections == 32
+			}},
+		{[]string{"--device", "pi-1", u}, func(_ wire.LoadTestSpec, tc *triggerConfig) bool { return tc.req.Capacity == nil }},
 	} {
 		tc2, err := parseTrigger(tc.args, env)
 		if err != nil {
@@ -109,6 +116,11 @@ func TestCollectorFlagMistakes(t *testing.T) {
 		{[]string{"compare", "--label", "server"}, `edgebench-collector compare: --label "server": want k=v`},
 		{[]string{"devices", "-json=maybe"}, `edgebench-collector devices: -json "maybe": want true or false`},
 		{[]string{"sevre"}, `edgebench-collector: unknown command "sevre"; did you mean serve?`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p98<5ms", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --slo: "p98<5ms": unknown metric "p98": want p50, p90, p99, p99.9, max, errors or timeouts`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "http://127.0.0.1/"}, "edgebench-collector trigger: capacity needs --slo, e.g. --slo 'p99<50ms,errors<0.1%'"},
+		{[]string{"trigger", "--device", "pi-1", "--slo", "p99<5ms", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --slo is for a capacity search: trigger ... capacity --slo 'p99<5ms' URL"},
 		{[]string{"trigger", "--device", "pi-1", "--h2", "http://127.0.0.1/"},
 			"edgebench-collector trigger: --h2 is HTTP/2 over TLS: give an https:// URL (--h2c is HTTP/2 in cleartext)"},
 		{[]string{"trigger", "--device", "pi-1", "--streams", "5", "https://127.0.0.1/"},

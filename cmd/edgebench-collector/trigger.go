@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/tlsflags"
@@ -37,7 +38,7 @@ type triggerConfig struct {
 
 func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	tc := &triggerConfig{}
-	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] URL [loadtest flags]", env.Stderr)
+	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] [capacity --slo 'p99<50ms'] URL [loadtest flags]", env.Stderr)
 	fs.StringVar(&tc.server, "server", defaultServer, "the running collector's web address")
 	tokenFile := fs.String("api-token-file", "", "file holding the collector API's token (or EDGEBENCH_API_TOKEN)")
 	r := &tc.req
@@ -94,9 +95,35 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	// The TLS and HTTP/2 flags of edgebench run, sent with the command:
 	// the CA bundle's certificates, never a key.
 	tf := tlsflags.Add(fs, tlsflags.Options{}, true)
+	cp := &wire.CapacitySpec{}
+	fs.StringVar(&cp.SLO, "slo", "", "capacity: the objective of every trial, e.g. 'p99<50ms,errors<0.1%'")
+	fs.Float64Var(&cp.StartRate, "start", 0, "capacity: the first trial's rate (0: the device's default, 50)")
+	fs.Float64Var(&cp.MaxRate, "max-rate", 0, "capacity: the highest rate tried (0: the device's cap)")
+	fs.Float64Var(&cp.Tolerance, "tolerance", 0, "capacity: relative tolerance of the answer (0: 0.05)")
+	trial := fs.Duration("trial", 0, "capacity: each trial's window (0: 5s)")
+	final := fs.Duration("final", 0, "capacity: the final trial's window (0: 3 trials)")
+	budget := fs.Duration("budget", 0, "capacity: the search's total time (0: the device's cap)")
 	rest, err := fs.Parse(args)
 	if err != nil {
 		return nil, err
+	}
+	// "capacity" before or after the URL makes the command a capacity
+	// search, as edgebench capacity runs it.
+	if i := slices.Index(rest, "capacity"); i >= 0 {
+		rest = slices.Delete(rest, i, i+1)
+		if cp.SLO == "" {
+			return nil, cli.Usagef("capacity needs --slo, e.g. --slo 'p99<50ms,errors<0.1%%'")
+		}
+		if _, err := capacity.ParseSLO(cp.SLO); err != nil {
+			return nil, cli.Usagef("--slo: %v", err)
+		}
+		if cp.Tolerance < 0 || cp.Tolerance >= 1 || cp.StartRate < 0 || cp.MaxRate < 0 || *trial < 0 || *final < 0 || *budget < 0 {
+			return nil, cli.Usagef("capacity: --start, --max-rate, --trial, --final and --budget must be positive, --tolerance in 0..1")
+		}
+		cp.TrialMS, cp.FinalMS, cp.BudgetMS = trial.Milliseconds(), final.Milliseconds(), budget.Milliseconds()
+		r.Capacity = cp
+	} else if cp.SLO != "" {
+		return nil, cli.Usagef("--slo is for a capacity search: trigger ... capacity --slo '%s' URL", cp.SLO)
 	}
 	if len(rest) != 1 {
 		return nil, cli.Usagef("want one URL: edgebench-collector trigger [select] URL [flags]")

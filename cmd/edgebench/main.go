@@ -12,6 +12,7 @@ func program() *cli.Program {
 		{Name: "run", Args: "URL [flags]", Summary: "load-test URL and print a report", Run: cmdRun},
 		{Name: "ab", Args: "[ab's flags] URL", Summary: "load-test URL as ApacheBench 2.3 does, and print ab's report", Run: cmdAB},
 		{Name: "wrk", Args: "[wrk's flags] URL", Summary: "load-test URL as wrk 4 does, and print wrk's report", Run: cmdWrk},
+		{Name: "capacity", Args: "--slo 'p99<50ms' URL [flags]", Summary: "find the highest open-loop rate URL serves within an SLO", Run: cmdCapacity},
 		{Name: "serve", Args: "[flags]", Summary: "serve the built-in target", Run: cmdServe},
 		{Name: "probe", Args: "[flags]", Summary: "print a live table of the machine's figures", Run: cmdProbe},
 		{Name: "agent", Args: "[flags]", Summary: "run the MQTT daemon", Run: cmdAgent},

@@ -47,6 +47,9 @@ type NginxConfig struct {
 	// requests a connection carries before nginx closes it (HTTP/2: with
 	// a GOAWAY).
 	KeepaliveRequests int
+	// HTTPExtra is added to the http block as it is: a limit_req_zone and
+	// its limit_req, say, for a server of known capacity.
+	HTTPExtra string
 }
 
 // Nginx runs Debian's nginx in the foreground with a master and the given
@@ -103,6 +106,9 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	}
 	if c.KeepaliveRequests > 0 {
 		logging += fmt.Sprintf("\n\tkeepalive_requests %d;", c.KeepaliveRequests)
+	}
+	if c.HTTPExtra != "" {
+		logging += "\n\t" + c.HTTPExtra
 	}
 	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
 	if c.TLS {

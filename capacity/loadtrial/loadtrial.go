@@ -1,0 +1,99 @@
+// Package loadtrial runs a capacity search's trials with loadgen's
+// open-loop engine, the probe watching the server when asked: the socket
+// and clock side of package capacity, shared by edgebench capacity and
+// the agent.
+package loadtrial
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/edgebench/edgebench/capacity"
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/measure"
+	"github.com/edgebench/edgebench/probe"
+)
+
+// Runner runs trials of one load test.
+type Runner struct {
+	// Load is the load test of every trial; its Rate, Duration, Warmup
+	// and Requests are the trial's.
+	Load loadgen.Config
+	// Watches are the server's processes, whose CPU each trial reports;
+	// none: no probe.
+	Watches   []probe.Watch
+	ProbeRoot string
+	// Progress, when set, gives a trial's progress callback.
+	Progress func(capacity.Trial) func(loadgen.Progress)
+	// Measured, when set, is given each trial's load test and recording.
+	Measured func(capacity.Trial, measure.Run)
+}
+
+// Threads is the event loops a trial runs: Load.Threads, or one per CPU
+// but no more than the connections.
+func (r Runner) Threads() int {
+	if r.Load.Threads > 0 {
+		return r.Load.Threads
+	}
+	return max(min(runtime.NumCPU(), max(r.Load.Connections, 1)), 1)
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return -1
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Run runs trial t and returns what it observed: the load test's figures,
+// the generator's CPU (this process's over the trial, against its event
+// loops) and the watched server's.
+func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation, error) {
+	cfg := r.Load
+	cfg.Rate, cfg.Duration, cfg.Warmup, cfg.Requests = t.Rate, t.Duration, t.Warmup, 0
+	cfg.Threads = r.Threads()
+	if r.Progress != nil {
+		cfg.Progress = r.Progress(t)
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, NoProbe: len(r.Watches) == 0, Watches: r.Watches,
+		ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond})
+	cpu1, wall := cpuTime(), time.Since(wall0)
+	if len(runs) == 0 {
+		if err == nil {
+			err = errors.New("the trial measured nothing")
+		}
+		return capacity.Observation{}, err
+	}
+	run := runs[0]
+	if r.Measured != nil {
+		r.Measured(t, run)
+	}
+	if run.Load.Interrupted {
+		return capacity.Observation{}, context.Canceled
+	}
+	o := capacity.FromLoad(run.Load)
+	if cpu0 >= 0 && cpu1 >= 0 && wall > 0 {
+		o.GeneratorCPU = min(float64(cpu1-cpu0)/float64(wall)/float64(cfg.Threads), 1)
+	}
+	if sys := run.System; sys != nil && len(r.Watches) > 0 {
+		self, sum, seen := os.Getpid(), 0.0, false
+		for _, p := range sys.Summary.Procs {
+			if p.PID == self || p.CPU == nil {
+				continue
+			}
+			sum += p.CPU.Mean
+			seen = true
+		}
+		if seen {
+			o.ServerCPU = sum
+		}
+	}
+	return o, nil
+}

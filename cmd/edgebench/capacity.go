@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edgebench/edgebench/capacity"
+	"github.com/edgebench/edgebench/capacity/loadtrial"
+	"github.com/edgebench/edgebench/internal/cli"
+	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
+)
+
+// capacityFlags is what edgebench capacity was given.
+type capacityFlags struct {
+	search  capacity.Config
+	run     loadtrial.Runner
+	format  string
+	quiet   bool
+	sloText string
+}
+
+func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
+	cf := &capacityFlags{}
+	fs := cli.NewFlagSet("capacity", "edgebench capacity --slo 'p99<50ms,errors<0.1%' [flags] URL", env.Stderr)
+	s, c := &cf.search, &cf.run.Load
+	fs.StringVar(&cf.sloText, "slo", "", "the objective every trial must meet: conditions on p50, p90, p99, p99.9, max (a duration), errors and timeouts (a ratio), comma-separated, e.g. 'p99<50ms,errors<0.1%' (required)")
+	fs.Float64Var(&s.Start, "start", 50, "the first trial's rate, requests/s")
+	fs.Float64Var(&s.MaxRate, "max-rate", 1e6, "the highest rate tried, requests/s")
+	fs.Float64Var(&s.MinRate, "min-rate", 1, "below this rate the search gives up, requests/s")
+	fs.Float64Var(&s.Growth, "growth", 2, "the ramp's factor from one trial to the next")
+	tol := fs.String("tolerance", "5%", "the bisection stops when the best passing and the lowest failing rates are this close (relative)")
+	fs.DurationVar(&s.Warmup, "warmup", 2*time.Second, "each trial's warm-up, not measured")
+	fs.DurationVar(&s.Duration, "trial", 5*time.Second, "each trial's measured window")
+	fs.DurationVar(&s.Final, "final", 15*time.Second, "the final trial's window, which confirms the answer")
+	fs.DurationVar(&s.Budget, "budget", 0, "stop the search before its trials take longer than this (0: no limit)")
+	fs.IntVar(&s.MaxTrials, "max-trials", 40, "the most trials")
+	fs.IntVarP(&c.Connections, "connections", "c", 64, "connections; each carries one request at a time, so at least rate x latency are needed")
+	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops (0: one per CPU)")
+	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive (-k=false: a new connection per request)")
+	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(v string) error {
+		h, err := report.ParseHeader(v)
+		if err != nil {
+			return errors.New("want 'Name: value'")
+		}
+		c.Headers = append(c.Headers, h)
+		return nil
+	})
+	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
+	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout of a request, as run's")
+	watchFlag(fs, &cf.run.Watches, "server process `NAME|PID` whose CPU each trial reports (repeatable)")
+	fs.StringVar(&cf.run.ProbeRoot, "probe-root", "/", "read /proc and /sys below this folder")
+	fs.StringVar(&cf.format, "format", "text", "text or json")
+	fs.BoolVarP(&cf.quiet, "quiet", "q", false, "no live progress line")
+	tf := addTLSFlags(fs, c, true)
+	rest, err := fs.Parse(args)
+	if err != nil {
+		return nil, err
+	}
+	switch len(rest) {
+	case 0:
+		return nil, cli.Usagef("missing URL: edgebench capacity --slo 'p99<50ms' [flags] URL")
+	case 1:
+		c.URL = rest[0]
+	default:
+		return nil, cli.Usagef("one URL expected, got %q", rest)
+	}
+	if cf.sloText == "" {
+		return nil, cli.Usagef("--slo is required, e.g. --slo 'p99<50ms,errors<0.1%%'")
+	}
+	if s.SLO, err = capacity.ParseSLO(cf.sloText); err != nil {
+		return nil, cli.Usagef("--slo: %v", err)
+	}
+	t := strings.TrimSpace(*tol)
+	pct := strings.HasSuffix(t, "%")
+	if _, err := fmt.Sscan(strings.TrimSuffix(t, "%"), &s.Tolerance); err != nil {
+		return nil, cli.Usagef("--tolerance %q: want a share such as 5%% or 0.05", *tol)
+	}
+	if pct {
+		s.Tolerance /= 100
+	}
+	switch {
+	case !(s.Tolerance > 0 && s.Tolerance < 1):
+		return nil, cli.Usagef("--tolerance %q: want between 0 and 100 %%", *tol)
+	case s.Duration <= 0:
+		return nil, cli.Usagef("--trial %v: want a window such as 5s", s.Duration)
+	case s.Final < s.Duration:
+		return nil, cli.Usagef("--final %v: want at least the trial's %v", s.Final, s.Duration)
+	case c.Connections < 1:
+		return nil, cli.Usagef("-c %d: want at least 1 connection", c.Connections)
+	case c.Timeout <= 0:
+		return nil, cli.Usagef("--timeout %v: want a timeout such as 2s", c.Timeout)
+	case s.Warmup < 0:
+		return nil, cli.Usagef("--warmup %v: want 0 or more", s.Warmup)
+	case cf.format != "text" && cf.format != "json":
+		return nil, cli.Usagef("--format %q: want text or json", cf.format)
+	}
+	if s.Warmup == 0 {
+		s.Warmup = -1 // none, not the default
+	}
+	if _, err := capacity.New(*s); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if err := applyTLSFlags(c, tf, fs); err != nil {
+		return nil, err
+	}
+	// The engine checks the rest once: a trial at the first rate.
+	probeCfg := *c
+	probeCfg.Rate, probeCfg.Duration = s.Start, time.Second
+	if _, err := loadgen.Request(probeCfg); err != nil {
+		return nil, cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	}
+	return cf, nil
+}
+
+func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
+	cf, err := parseCapacityFlags(args, env)
+	if err != nil {
+		return err
+	}
+	text := cf.format == "text"
+	s, err := capacity.New(cf.search)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	cfg := s.Config()
+	if text {
+		fmt.Fprintf(env.Stdout, "capacity of %s under %s (tolerance %.3g %%, trials %v + %v warm-up, final %v)\n",
+			cf.run.Load.URL, cfg.SLO, cfg.Tolerance*100, cfg.Duration, max(cfg.Warmup, 0), cfg.Final)
+		fmt.Fprintln(env.Stdout, capacity.TrialHeader)
+	}
+	shown := false
+	if text && !cf.quiet && isTerminal(env.Stderr) {
+		cf.run.Progress = func(t capacity.Trial) func(loadgen.Progress) {
+			shown = true
+			return func(p loadgen.Progress) {
+				fmt.Fprintf(env.Stderr, "\r\033[Ktrial %d at %.0f req/s: %.0fs, %d completed", t.N, t.Rate, p.Elapsed.Seconds(), p.Completed)
+			}
+		}
+	}
+	res, err := capacity.Drive(ctx, s, cf.run.Run, func(r capacity.Record) {
+		if shown {
+			fmt.Fprint(env.Stderr, "\r\033[K")
+			shown = false
+		}
+		if text {
+			capacity.WriteTrial(env.Stdout, capacity.TrialOf(r))
+		}
+	})
+	if shown {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return &cli.ExitError{Code: 130, Msg: "interrupted"}
+	case errors.Is(err, loadgen.ErrConfig):
+		return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	case err != nil:
+		return err
+	}
+	rep := res.Report(cfg)
+	if !text {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	capacity.WriteAnswer(env.Stdout, rep)
+	return nil
+}
