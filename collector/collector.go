@@ -248,6 +248,7 @@ func (c *Collector) start() error {
 		return fmt.Errorf("collector: %w", err)
 	}
 	c.sub = sub
+	c.startFleet()
 
 	if cfg.Web != "-" {
 		w, err := NewWeb(c.store, c.log.Named("web"))
@@ -258,6 +259,7 @@ func (c *Collector) start() error {
 		mux.Handle("/", w)
 		api := http.NewServeMux()
 		c.api(api)
+		c.fleetRoutes(mux, api)
 		mux.Handle("/api/", requireToken(cfg.APIToken, api))
 		ln, err := net.Listen("tcp", cfg.Web)
 		if err != nil {
