@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -340,7 +341,7 @@ func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]Sch
 				return nil, err
 			}
 			for _, e := range evs {
-				if e.State == wire.StateRejected {
+				if e.State == wire.StateRejected && !slices.ContainsFunc(out[i].Missed, func(m Missed) bool { return m.Device == e.Fleet+"/"+e.Device }) {
 					out[i].Missed = append(out[i].Missed, Missed{Device: e.Fleet + "/" + e.Device, Reason: "rejected: " + e.Reason})
 				}
 			}
@@ -450,6 +451,9 @@ func (c *Collector) fire(ctx context.Context, sch *Schedule, due, now time.Time,
 		default:
 			online = append(online, d)
 		}
+	}
+	if req.Device != "" && len(run.Missed) > 0 && len(online) == 0 {
+		return run // the one device is offline or busy: nothing sent
 	}
 	if sch.Jitter <= 0 {
 		t, err := c.Trigger(ctx, req)
