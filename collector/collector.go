@@ -68,6 +68,8 @@ type Config struct {
 	// every hour.
 	Keep time.Duration
 
+	Alerts AlertConfig // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
+
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
 	// QueueLen is how many received messages may wait for a handler.
@@ -166,6 +168,8 @@ type Collector struct {
 
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
+
+	alerts *alerter
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush

@@ -409,17 +409,8 @@ func (c *Collector) fireDue(ctx context.Context, me string, now time.Time) {
 			if err := c.store.finishRun(context.WithoutCancel(ctx), run); err != nil {
 				c.log.Warn("schedule run", zap.String("schedule", sch.Name), zap.Error(err))
 			}
-			c.scheduleFired(sch, run)
+			c.scheduleAlert(sch, run)
 		}()
-	}
-}
-
-// scheduleFired is called after each firing is recorded (alerts hook on).
-var scheduleFiredHook func(c *Collector, sch *Schedule, run *ScheduleRun)
-
-func (c *Collector) scheduleFired(sch *Schedule, run *ScheduleRun) {
-	if h := scheduleFiredHook; h != nil {
-		h(c, sch, run)
 	}
 }
 

@@ -15,10 +15,12 @@ import (
 // scheduleTick is how often the scheduler looks for due schedules.
 var scheduleTick = time.Second
 
-// startFleet starts what watches the fleet over time: the scheduler.
+// startFleet starts what watches the fleet over time: the scheduler and
+// the alerts.
 func (c *Collector) startFleet() {
 	c.wg.Add(1)
 	go c.scheduler(scheduleTick)
+	c.startAlerts()
 }
 
 // fleetRoutes adds the schedules' API to api and their page to mux:
