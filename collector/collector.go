@@ -169,7 +169,8 @@ type Collector struct {
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
 
-	alerts *alerter
+	alerts  *alerter
+	metrics *metrics
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush

@@ -18,6 +18,7 @@ var scheduleTick = time.Second
 // startFleet starts what watches the fleet over time: the scheduler and
 // the alerts.
 func (c *Collector) startFleet() {
+	c.metrics = c.newMetrics()
 	c.wg.Add(1)
 	go c.scheduler(scheduleTick)
 	c.startAlerts()
@@ -32,6 +33,7 @@ func (c *Collector) startFleet() {
 //	POST   /api/schedules/{name}/resume
 //	GET    /api/schedules/{name}/runs  []ScheduleRun, newest first (?limit=N, default 50)
 //	GET    /schedules                  the page, with pause, resume and remove buttons
+//	GET    /metrics                    the figures for Prometheus (metrics.go)
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
@@ -121,6 +123,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		}
 		writeJSON(w, runs)
 	})
+	mux.Handle("GET /metrics", c.metricsHandler())
 	page := template.Must(template.New("schedules").Funcs(template.FuncMap{"labels": LabelString}).
 		ParseFS(webFiles, "web/layout.html", "web/schedules.html"))
 	mux.HandleFunc("GET /schedules", func(w http.ResponseWriter, r *http.Request) {
