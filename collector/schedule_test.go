@@ -127,6 +127,25 @@ func TestScheduleStore(t *testing.T) {
 		if o, _ := s.Schedule(ctx, "often"); o.Paused || !o.NextAt.Equal(later.Add(time.Second)) {
 			t.Errorf("resumed: %+v, want next %s (what fell due while paused is not fired)", o, later.Add(time.Second))
 		}
+		// Two collectors claim the same firing from the same reading of
+		// the schedule: one gets it.
+		o, err := s.Schedule(ctx, "often")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var won int
+		for _, who := range []string{"one", "two"} {
+			ok, err := s.claimRun(ctx, o, o.NextAt, o.NextAt.Add(time.Second), nil, who, later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				won++
+			}
+		}
+		if runs, _ := s.ScheduleRuns(ctx, "often", 0); won != 1 || len(runs) != 1 {
+			t.Errorf("claimed by %d collectors, %d runs recorded; want 1 and 1", won, len(runs))
+		}
 		if err := s.RemoveSchedule(ctx, "often"); err != nil {
 			t.Fatal(err)
 		}
