@@ -12,7 +12,6 @@ import (
 // Gaussian noise cv, and the true change points (the first index of each
 // new level; none for outliers).
 type genSeries struct {
-	kind   string
 	xs     []float64
 	steps  []int // true changes
 	signOf int   // +1 up, -1 down
