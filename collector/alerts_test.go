@@ -60,13 +60,17 @@ func (r *receiver) kinds() map[string]int {
 // <prefix>/lab/_alerts/, where the quiet one is retained; the collector's
 // account reads them, a device's account does not.
 func TestAlerts(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) { testAlerts(t, e) })
+}
+
+func testAlerts(t *testing.T, e storeEngine) {
 	ctx := context.Background()
 	rcv := &receiver{fail: 2}
 	hook := httptest.NewServer(rcv)
 	defer hook.Close()
 	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
-	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: listen, Accounts: testAccounts(),
+	col := startCollector(t, Config{DB: e.db(t), Listen: listen, Accounts: testAccounts(),
 		Alerts: AlertConfig{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
 	defer col.Close()
 
