@@ -343,3 +343,62 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 		t.Errorf("%d firings recorded as missed while the collector was down, want 2 or more: %+v", missed, runs)
 	}
 }
+
+// TestScheduleJitter: with --jitter a fleet's firing sends each online
+// device its own command, each within the jitter window after the due
+// time, labelled with the schedule.
+func TestScheduleJitter(t *testing.T) {
+	ctx := context.Background()
+	listen := testenv.FreeAddr(t)
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "j.db"), Listen: listen, Accounts: testAccounts()})
+	defer col.Close()
+	type got struct {
+		id string
+		at time.Time
+	}
+	var mu sync.Mutex
+	recv := map[string][]got{}
+	for _, d := range []struct{ id, pw string }{{"pi-1", "one"}, {"pi-2", "two"}} {
+		c := device(t, "tcp://"+listen, "lab", d.id, d.pw)
+		defer c.Close()
+		if err := c.SubscribeCommands(func(_ context.Context, cmd *wire.Command) {
+			mu.Lock()
+			recv[d.id] = append(recv[d.id], got{cmd.ID, time.Now()})
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Until(t, "both devices online", func() bool {
+		ds, _ := col.Store().Devices(ctx)
+		return len(ds) == 2 && ds[0].Online && ds[1].Online
+	})
+	sch := testSchedule("spread")
+	sch.Every, sch.Jitter = time.Hour, 3*time.Second
+	if err := col.Store().AddSchedule(ctx, sch, time.Now().Add(-time.Hour)); err != nil { // due now
+		t.Fatal(err)
+	}
+	var run ScheduleRun
+	testenv.Until(t, "the firing recorded", func() bool {
+		runs, _ := col.Store().ScheduleRuns(ctx, "spread", 0)
+		if len(runs) == 1 && len(runs[0].Commands) == 2 {
+			run = runs[0]
+			return true
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recv["pi-1"]) != 1 || len(recv["pi-2"]) != 1 || recv["pi-1"][0].id == recv["pi-2"][0].id {
+		t.Fatalf("commands received %+v, want one each, distinct", recv)
+	}
+	for id, g := range recv {
+		if d := g[0].at.Sub(run.FiredAt); d < 0 || d > sch.Jitter+time.Second {
+			t.Errorf("%s got its command %v after the firing, want within the jitter %v", id, d, sch.Jitter)
+		}
+	}
+	if !slices.Equal(run.Devices, []string{"lab/pi-1", "lab/pi-2"}) || len(run.Missed) != 0 {
+		t.Errorf("run %+v", run)
+	}
+	t.Logf("pi-1 at +%v, pi-2 at +%v", recv["pi-1"][0].at.Sub(run.FiredAt).Round(time.Millisecond), recv["pi-2"][0].at.Sub(run.FiredAt).Round(time.Millisecond))
+}
