@@ -17,6 +17,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/wire"
 )
 
 // receiver is a real local HTTP server that takes alerts; it answers 500
@@ -169,6 +170,41 @@ func testAlerts(t *testing.T, e storeEngine) {
 	}
 	if st := col.AlertStats(); st.Posted != 3 || st.Dropped != 0 || st.Published < 3 {
 		t.Errorf("alert stats %+v", st)
+	}
+
+	// A schedule for pi-2, offline: its firing missed it. pi-1's spool
+	// grows past 10 (a raw client: the transport reports its own spool).
+	m := testSchedule("for-pi-2")
+	m.Trigger.Device = "pi-2"
+	if err := col.Store().AddSchedule(ctx, m, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Disconnect(0)
+	spooled := 10
+	testenv.Until(t, "the missed firing and the growing spool, on MQTT and at the webhook", func() bool {
+		spooled++
+		hb, _ := (&wire.Heartbeat{V: wire.SchemaVersion, At: time.Now().UTC(), UptimeS: 5, Spooled: spooled}).MarshalMsg(nil)
+		raw.Publish(prefix+"/lab/pi-1/heartbeat", 0, false, hb).Wait()
+		mu.Lock()
+		onMQTT := got[prefix+"/lab/_alerts/missed/for-pi-2"] != nil && got[prefix+"/lab/_alerts/spool/pi-1"] != nil
+		mu.Unlock()
+		k := rcv.kinds()
+		return onMQTT && k[AlertMissed] >= 1 && k[AlertSpool] == 1
+	})
+	col.Store().PauseSchedule(ctx, "for-pi-2", true, time.Now())
+	mu.Lock()
+	var a Alert
+	json.Unmarshal(got[prefix+"/lab/_alerts/missed/for-pi-2"][0], &a)
+	mu.Unlock()
+	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (Missed{Device: "lab/pi-2", Reason: "offline"}) {
+		t.Errorf("missed alert %+v", a)
+	}
+	if n := devGot.Load(); n != 0 {
+		t.Errorf("a device's account read %d alerts", n)
 	}
 }
 
