@@ -133,6 +133,16 @@ func testAlerts(t *testing.T, e storeEngine) {
 		defer mu.Unlock()
 		return got[prefix+"/lab/_alerts/change/pi-1"] != nil && got[prefix+"/lab/_alerts/quiet/pi-2"] != nil
 	})
+	// The changes page draws pi-1's req/s with the change marked red; the
+	// API lists both changes.
+	page := scrape(t, "http://"+col.WebAddr()+"/changes")
+	if !strings.Contains(page, "lab/pi-1 · GET") || strings.Count(page, `stroke="#b3261e"`) != 2 || !strings.Contains(page, "<polyline") {
+		t.Errorf("the changes page:\n%s", page)
+	}
+	var api []Change
+	if err := json.Unmarshal([]byte(scrape(t, "http://"+col.WebAddr()+"/api/changes?days=2")), &api); err != nil || len(api) != 2 {
+		t.Errorf("/api/changes: %d changes, %v", len(api), err)
+	}
 	if n := rcv.tries.Load(); n < 4 {
 		t.Errorf("%d webhook requests, want the two refused ones again and more", n)
 	}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -236,4 +237,37 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// MarshalJSON writes the interval's bounds as null when there is none
+// (JSON has no NaN).
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	out := struct {
+		plain
+		LowPct  *float64 `json:"low_pct"`
+		HighPct *float64 `json:"high_pct"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.LowPct) && !math.IsNaN(c.HighPct) {
+		out.LowPct, out.HighPct = &c.LowPct, &c.HighPct
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, null bounds as NaN.
+func (c *Change) UnmarshalJSON(b []byte) error {
+	type plain Change
+	in := struct {
+		*plain
+		LowPct  *float64 `json:"low_pct"`
+		HighPct *float64 `json:"high_pct"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	c.LowPct, c.HighPct = math.NaN(), math.NaN()
+	if in.LowPct != nil && in.HighPct != nil {
+		c.LowPct, c.HighPct = *in.LowPct, *in.HighPct
+	}
+	return nil
 }

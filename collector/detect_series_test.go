@@ -2,9 +2,11 @@ package collector
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,4 +76,23 @@ func TestChangesInTheStore(t *testing.T) {
 			t.Errorf("since the day after: %v %v", cs, err)
 		}
 	})
+}
+
+// TestChangeJSON: a change without an interval (too few results for one)
+// is written with null bounds, not refused for its NaN, and read back.
+func TestChangeJSON(t *testing.T) {
+	c := Change{Metric: "rps", Pct: -10, LowPct: math.NaN(), HighPct: math.NaN(), Before: 1000, After: 900}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Change
+	if err := json.Unmarshal(b, &back); err != nil || back.Metric != "rps" || back.Pct != -10 || !math.IsNaN(back.LowPct) || !strings.Contains(string(b), `"low_pct":null`) {
+		t.Fatalf("%s -> %+v %v", b, back, err)
+	}
+	c.LowPct, c.HighPct = -12, -8
+	b, _ = json.Marshal(c)
+	if err := json.Unmarshal(b, &back); err != nil || back.LowPct != -12 || back.HighPct != -8 {
+		t.Fatalf("%s -> %+v %v", b, back, err)
+	}
 }

@@ -34,6 +34,8 @@ func (c *Collector) startFleet() {
 //	GET    /api/schedules/{name}/runs  []ScheduleRun, newest first (?limit=N, default 50)
 //	GET    /schedules                  the page, with pause, resume and remove buttons
 //	GET    /metrics                    the figures for Prometheus (metrics.go)
+//	GET    /changes                    each series with a change: its req/s with the changes marked (?days=7)
+//	GET    /api/changes                []Change (?days=7, 0: all; &fleet=&device=)
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
@@ -124,6 +126,26 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		writeJSON(w, runs)
 	})
 	mux.Handle("GET /metrics", c.metricsHandler())
+	mux.HandleFunc("GET /changes", c.changesPage())
+	api.HandleFunc("GET /api/changes", func(w http.ResponseWriter, r *http.Request) {
+		days, err := strconv.Atoi(r.URL.Query().Get("days"))
+		if err != nil || days < 0 {
+			days = 7
+		}
+		o := ChangeOptions{Fleet: r.URL.Query().Get("fleet"), Device: r.URL.Query().Get("device")}
+		if days > 0 {
+			o.Since = time.Now().Add(-time.Duration(days) * 24 * time.Hour)
+		}
+		cs, err := c.store.Changes(r.Context(), o)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if cs == nil {
+			cs = []Change{}
+		}
+		writeJSON(w, cs)
+	})
 	page := template.Must(template.New("schedules").Funcs(template.FuncMap{"labels": LabelString}).
 		ParseFS(webFiles, "web/layout.html", "web/schedules.html"))
 	mux.HandleFunc("GET /schedules", func(w http.ResponseWriter, r *http.Request) {
