@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/internal/cli"
@@ -102,5 +103,32 @@ func TestScheduleCommands(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the schedules page lacks %q:\n%s", want, page)
 		}
+	}
+}
+
+// TestChangesCommand: --since takes days, mistakes exit 2 with one line,
+// and a store without changes says so.
+func TestChangesCommand(t *testing.T) {
+	for s, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "36h": 36 * time.Hour, "0": 0, "1.5d": 36 * time.Hour} {
+		if got, err := parseSince(s); err != nil || got != want {
+			t.Errorf("--since %s: %v %v, want %v", s, got, err, want)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "e.db")
+	for _, args := range [][]string{{"changes", "--since", "soon", "--db", db}, {"changes", "--since", "-3d", "--db", db}, {"changes", "--min-pct", "0", "--db", db}, {"changes", "extra"}} {
+		if _, errs, code := runCLI(t, args...); code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%q: exit %d, %q", args, code, errs)
+		}
+	}
+	s, err := collector.OpenStore(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if out, errs, code := runCLI(t, "changes", "--db", db); code != 0 || out != "no change\n" {
+		t.Errorf("changes on an empty store: exit %d, %q %q", code, out, errs)
+	}
+	if out, _, code := runCLI(t, "changes", "--db", db, "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("changes --json on an empty store: exit %d, %q", code, out)
 	}
 }
