@@ -184,6 +184,7 @@ func (c *Collector) raise(a *Alert) {
 func (c *Collector) webhook() {
 	defer c.wg.Done()
 	al := c.alerts
+	defer al.hc.CloseIdleConnections()
 	for {
 		select {
 		case <-c.ctx.Done():
