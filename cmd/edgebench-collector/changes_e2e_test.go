@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"net"
 	"net/http"
 	"os/exec"
@@ -37,7 +38,7 @@ func slowableServer(t *testing.T, delay *atomic.Int64) string {
 // loop of 200 req/s for 500 ms; halfway, pi-2's server starts taking 20 ms per
 // request (at 2 connections, at most 100 req/s). `changes` finds pi-2's
 // req/s change, worse, at the first result after the slowdown, and none
-// on pi-1. A firing that finds its device still busy sends nothing and
+// of that size on pi-1. A firing that finds its device still busy sends nothing and
 // records it as missed.
 func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	f := newTestFleet(t)
@@ -115,8 +116,11 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 			if !c.At.After(lastFast) || c.At.After(flipped.Add(3*time.Second)) || !c.Worse() || c.Pct > -25 {
 				t.Errorf("pi-2's change at %s (%+.1f%%), want worse by more than 25 %% between %s and %s", c.At, c.Pct, lastFast, flipped.Add(3*time.Second))
 			}
-		case c.Device == "pi-1" && c.Metric == "rps":
-			t.Errorf("pi-1's req/s changed: %+v", c)
+		case c.Device == "pi-1" && c.Metric == "rps" && math.Abs(c.Pct) >= 25:
+			// A loaded machine (make test runs packages side by side) may
+			// slow pi-1's open loop a little for a while: a real change the
+			// detector may report; one the size of pi-2's is not.
+			t.Errorf("pi-1's req/s changed %+.1f%%: %+v", c.Pct, c)
 		}
 	}
 	if !found {
