@@ -110,11 +110,12 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	for _, c := range cs {
 		switch {
 		case c.Device == "pi-2" && c.Metric == "rps":
-			found = true
 			// The first result after: the first that started after the
 			// last fast one (a run under way at the flip may be either).
-			if !c.At.After(lastFast) || c.At.After(flipped.Add(3*time.Second)) || !c.Worse() || c.Pct > -25 {
-				t.Errorf("pi-2's change at %s (%+.1f%%), want worse by more than 25 %% between %s and %s", c.At, c.Pct, lastFast, flipped.Add(3*time.Second))
+			if c.At.After(lastFast) && !c.At.After(flipped.Add(3*time.Second)) && c.Worse() && c.Pct <= -25 {
+				found = true
+			} else {
+				t.Logf("another change of pi-2's req/s: %s %+.1f%%", c.At, c.Pct)
 			}
 		case c.Device == "pi-1" && c.Metric == "rps" && math.Abs(c.Pct) >= 25:
 			// A loaded machine (make test runs packages side by side) may
@@ -124,7 +125,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no req/s change found on pi-2:\n%s", out)
+		t.Errorf("no req/s change of pi-2, worse by 25 %% or more, between %s and %s:\n%s", lastFast, flipped.Add(3*time.Second), out)
 	}
 	runs := cli("schedule", "runs", "bench-pi-2", "--server", "http://"+f.web, "--limit", "0")
 	if strings.Count(runs, "\n") < 20 || strings.Contains(runs, "rejected") {
