@@ -269,8 +269,8 @@ func (s *Store) claim(ctx context.Context, key, kind, instance string, at time.T
 // checkAlerts raises the alerts due at now.
 func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 	al := c.alerts
-	// Changes found in the last day (the history before still counts).
-	cs, err := c.store.Changes(ctx, ChangeOptions{Since: now.Add(-24 * time.Hour)})
+	// Changes found in the last day, with 30 days of history before.
+	cs, err := c.store.Changes(ctx, ChangeOptions{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
 	if err != nil {
 		return err
 	}

@@ -78,10 +78,13 @@ func (c *Change) Worse() bool {
 
 // ChangeOptions select the changes Changes finds.
 type ChangeOptions struct {
-	Since  time.Time // changes at or after this; the results before it still count as history
-	Fleet  string
-	Device string
-	Detect DetectOptions
+	Since time.Time // changes at or after this; the results before it still count as history
+	// History, when set, bounds the results read before Since (all of
+	// them otherwise).
+	History time.Duration
+	Fleet   string
+	Device  string
+	Detect  DetectOptions
 }
 
 // series groups runs (newest first, as Runs returns them) into series,
@@ -115,7 +118,11 @@ func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
 // Changes runs the detector over every series of the store and returns
 // the changes found at or after o.Since, oldest first.
 func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) {
-	runs, err := s.Runs(ctx, Filter{Fleet: o.Fleet, Device: o.Device})
+	f := Filter{Fleet: o.Fleet, Device: o.Device}
+	if o.History > 0 && !o.Since.IsZero() {
+		f.Since = o.Since.Add(-o.History)
+	}
+	runs, err := s.Runs(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,13 @@ func TestChangesInTheStore(t *testing.T) {
 		if c := cs[0]; math.Abs(c.Pct+15) > 3 || c.LowPct > c.Pct || c.HighPct < c.Pct || c.HighPct >= 0 {
 			t.Errorf("rps %+.1f%% [%+.1f %+.1f], want about -15 %%", c.Pct, c.LowPct, c.HighPct)
 		}
+		day15 := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
+		if cs, err := s.Changes(ctx, ChangeOptions{Since: day15, History: 20 * 24 * time.Hour}); err != nil || len(cs) != 2 {
+			t.Errorf("since the 15th with 20 days of history: %d changes, %v; want 2", len(cs), err)
+		}
+		if cs, err := s.Changes(ctx, ChangeOptions{Since: day15, History: 3 * 24 * time.Hour}); err != nil || len(cs) != 0 {
+			t.Errorf("with 3 days of history (fewer results than a change needs before it): %v %v", cs, err)
+		}
 		if cs, err := s.Changes(ctx, ChangeOptions{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
 			t.Errorf("since the day after: %v %v", cs, err)
 		}
