@@ -68,6 +68,8 @@ type Config struct {
 	// every hour.
 	Keep time.Duration
 
+	Alerts AlertConfig // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
+
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
 	// QueueLen is how many received messages may wait for a handler.
@@ -174,6 +176,9 @@ type Collector struct {
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
 
+	alerts  *alerter
+	metrics *metrics
+
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
 	hbAt      map[wire.Addr]time.Time       // the time of each device's latest heartbeat taken
@@ -261,6 +266,7 @@ func (c *Collector) start() error {
 		return fmt.Errorf("collector: %w", err)
 	}
 	c.sub = sub
+	c.startFleet()
 
 	if cfg.Web != "-" {
 		w, err := NewWeb(c.store, c.log.Named("web"))
@@ -274,6 +280,7 @@ func (c *Collector) start() error {
 		mux.Handle("/", w)
 		api := http.NewServeMux()
 		c.api(api)
+		c.fleetRoutes(mux, api)
 		mux.Handle("/api/", requireToken(cfg.APIToken, api))
 		ln, err := net.Listen("tcp", cfg.Web)
 		if err != nil {

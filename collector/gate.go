@@ -353,6 +353,7 @@ func newRefusals(log *zap.Logger, every time.Duration) *refusals {
 // note records one refusal: of the login of user with client id on remote
 // (any of them "" when not known yet), for reason.
 func (r *refusals) note(clientID, user, remote, reason string, fields ...zap.Field) {
+	refusedTotal.Add(1)
 	user = wire.Clip(user)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -256,6 +256,7 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // ingestRecover is Store.Ingest with a panic turned into a *panicError.
 func (c *Collector) ingestRecover(in []Incoming) (fresh []ingestState, err error) {
+	defer c.observeIngest(len(in), time.Now())
 	defer func() {
 		if v := recover(); v != nil {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})

@@ -133,8 +133,9 @@ func TestMosquittoACL(t *testing.T) {
 	}
 	pub(col, p+"lab/_all/cmd")
 	pub(col, p+"collector/status")
+	pub(col, p+"lab/_alerts/change/pi-1") // alerts: for the collectors' accounts only
 	testenv.Until(t, "the allowed messages", func() bool {
-		return col.seen(p+"lab/pi-1/result") > 0 && col.seen(p+"lab/pi-1/status") > 0 && pi2.seen(p+"lab/pi-2/cmd") > 0 &&
+		return col.seen(p+"lab/_alerts/change/pi-1") > 0 && col.seen(p+"lab/pi-1/result") > 0 && col.seen(p+"lab/pi-1/status") > 0 && pi2.seen(p+"lab/pi-2/cmd") > 0 &&
 			pi2.seen(p+"lab/pi-2/ack") > 0 && pi2.seen(p+"lab/_all/cmd") > 0 && pi2.seen(p+"collector/status") > 0
 	})
 	// ...and what they may not does not: pi-1 publishes on others' topics,
@@ -152,7 +153,7 @@ func TestMosquittoACL(t *testing.T) {
 		}
 	}
 	for topic, want := range map[string]int{"lab/pi-2/cmd": 0, "lab/pi-2/ack": 0, "lab/pi-1/result": 0, "lab/pi-1/heartbeat": 0,
-		"lab/_all/cmd": 1, "collector/status": 1} {
+		"lab/_alerts/change/pi-1": 0, "lab/_all/cmd": 1, "collector/status": 1} {
 		if n := pi1.seen(p + topic); n != want {
 			t.Errorf("pi-1 read %d messages of %s, want %d", n, topic, want)
 		}

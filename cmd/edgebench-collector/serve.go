@@ -30,6 +30,7 @@ type serveConfig struct {
 	webHosts                   []string
 	signHMAC, signEd25519      string
 	keep                       time.Duration
+	alerts                     collector.AlertConfig
 }
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
@@ -63,6 +64,10 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 		return err
 	})
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
+	fs.Func("alert-webhook", "POST every alert (change, quiet device, missed firing, growing spool) as JSON to this URL, retried with backoff", func(s string) error {
+		c.alerts.Webhook = s
+		return collector.CheckWebhook(s)
+	})
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return nil, err
@@ -121,7 +126,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log}
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err
 	}

@@ -1,0 +1,280 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// A series is the succeeded results of one device running one Spec with
+// the same labels, in the order they ran; the labels of SeriesIgnore do
+// not split series (a scheduled run and a manual one of the same work are
+// one experiment). The detector watches three figures of each series:
+//
+//	rps          requests per second (higher is better)
+//	p99_us       the 99th percentile of latency, µs (lower is better)
+//	cpu_per_kreq the device's CPU % per 1000 req/s (lower is better): what
+//	             one request costs the machine serving it
+var SeriesIgnore = []string{ScheduleLabel}
+
+// ChangeMetrics are the figures the change detector watches, in order.
+var ChangeMetrics = []string{"rps", "p99_us", "cpu_per_kreq"}
+
+func metricOf(r *RunRow, m string) float64 {
+	switch m {
+	case "rps":
+		return r.RPS
+	case "p99_us":
+		return r.P99US
+	case "cpu_per_kreq":
+		if r.RPS <= 0 || math.IsNaN(r.CPUPct) {
+			return math.NaN()
+		}
+		return 1000 * r.CPUPct / r.RPS
+	}
+	return math.NaN()
+}
+
+// Change is a lasting change found in a series.
+type Change struct {
+	Series   string            `json:"series"` // fleet/device · spec · labels
+	Fleet    string            `json:"fleet"`
+	Device   string            `json:"device"`
+	Spec     string            `json:"spec"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Metric   string            `json:"metric"`
+	At       time.Time         `json:"at"`        // when the first result after it ran
+	ResultID string            `json:"result_id"` // the first result after it
+	Before   float64           `json:"before"`    // medians
+	After    float64           `json:"after"`
+	Pct      float64           `json:"pct"` // the shift, % of Before, with its 95 % interval
+	LowPct   float64           `json:"low_pct"`
+	HighPct  float64           `json:"high_pct"`
+	P        float64           `json:"p"`
+	// The results compared on each side, oldest first.
+	BeforeIDs []string `json:"before_ids"`
+	AfterIDs  []string `json:"after_ids"`
+	// Also is what else changed there: the fingerprint of the last result
+	// before against the first after (kernel, firmware, edgebench's
+	// version, the server's, the CPU governor), and throttling on each
+	// side.
+	Also []string `json:"also,omitempty"`
+}
+
+// Worse reports whether the change is for the worse.
+func (c *Change) Worse() bool {
+	if c.Metric == "rps" {
+		return c.Pct < 0
+	}
+	return c.Pct > 0
+}
+
+// ChangeOptions select the changes Changes finds.
+type ChangeOptions struct {
+	Since time.Time // changes at or after this; the results before it still count as history
+	// History, when set, bounds the results read before Since (all of
+	// them otherwise).
+	History time.Duration
+	Fleet   string
+	Device  string
+	Detect  DetectOptions
+}
+
+// series groups runs (newest first, as Runs returns them) into series,
+// each oldest first, keyed by fleet/device · spec · labels.
+func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
+	by = map[string][]RunRow{}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.Outcome != string(wire.StateSucceeded) {
+			continue
+		}
+		labels := map[string]string{}
+		for k, v := range r.Labels {
+			if !slices.Contains(SeriesIgnore, k) {
+				labels[k] = v
+			}
+		}
+		key := r.Fleet + "/" + r.Device + " · " + r.Spec.String()
+		if l := LabelString(labels); l != "" {
+			key += " · " + l
+		}
+		if _, ok := by[key]; !ok {
+			keys = append(keys, key)
+		}
+		by[key] = append(by[key], r)
+	}
+	sort.Strings(keys)
+	return keys, by
+}
+
+// Changes runs the detector over every series of the store and returns
+// the changes found at or after o.Since, oldest first.
+func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) {
+	f := Filter{Fleet: o.Fleet, Device: o.Device}
+	if o.History > 0 && !o.Since.IsZero() {
+		f.Since = o.Since.Add(-o.History)
+	}
+	runs, err := s.Runs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	keys, by := series(runs)
+	var out []Change
+	opt := o.Detect.fill()
+	for _, key := range keys {
+		rs := by[key]
+		for _, m := range ChangeMetrics {
+			xs := make([]float64, len(rs))
+			for i := range rs {
+				xs[i] = metricOf(&rs[i], m)
+			}
+			for _, cp := range DetectChanges(xs, opt) {
+				r := rs[cp.Index]
+				if r.Started.Before(o.Since) {
+					continue
+				}
+				c := Change{Series: key, Fleet: r.Fleet, Device: r.Device, Spec: r.Spec.String(), Labels: r.Labels, Metric: m,
+					At: r.Started, ResultID: r.ID, Before: cp.Delta.Base, After: cp.Delta.Other,
+					Pct: cp.Delta.Pct, LowPct: cp.Delta.LowPct, HighPct: cp.Delta.HighPct, P: cp.Delta.P}
+				before, after := sideIDs(rs, xs, cp.Index, opt)
+				for _, i := range before {
+					c.BeforeIDs = append(c.BeforeIDs, rs[i].ID)
+				}
+				for _, i := range after {
+					c.AfterIDs = append(c.AfterIDs, rs[i].ID)
+				}
+				c.Also, err = s.alsoChanged(ctx, rs, before, after)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}
+
+// sideIDs are the indexes of the finite values the detector compared on
+// each side of a change at k: at most MaxBefore before, Window from k on.
+func sideIDs(rs []RunRow, xs []float64, k int, o DetectOptions) (before, after []int) {
+	for i := k - 1; i >= 0 && len(before) < o.MaxBefore; i-- {
+		if !math.IsNaN(xs[i]) {
+			before = append(before, i)
+		}
+	}
+	slices.Reverse(before)
+	for i := k; i < len(rs) && len(after) < o.Window; i++ {
+		if !math.IsNaN(xs[i]) {
+			after = append(after, i)
+		}
+	}
+	return before, after
+}
+
+// alsoChanged compares the fingerprints on both sides of a change.
+func (s *Store) alsoChanged(ctx context.Context, rs []RunRow, before, after []int) ([]string, error) {
+	if len(before) == 0 || len(after) == 0 {
+		return nil, nil
+	}
+	a, err := s.Result(ctx, rs[before[len(before)-1]].ID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.Result(ctx, rs[after[0]].ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s %s -> %s", what, Printable(orNone(x)), Printable(orNone(y))))
+		}
+	}
+	fa, fb := a.Fingerprint, b.Fingerprint
+	diff("kernel", fa.Kernel, fb.Kernel)
+	diff("firmware", extra(fa.Extra, "firmware"), extra(fb.Extra, "firmware"))
+	diff("edgebench", fa.AgentVersion, fb.AgentVersion)
+	diff("server", fa.Server, fb.Server)
+	diff("server binary", short(fa.ServerSHA256), short(fb.ServerSHA256))
+	diff("os", fa.OS, fb.OS)
+	diff("governor", fa.Governor, fb.Governor)
+	diff("max MHz", strconv.Itoa(fa.MaxFreqMHz), strconv.Itoa(fb.MaxFreqMHz))
+	thr := func(idx []int) int {
+		n := 0
+		for _, i := range idx {
+			if rs[i].Throttled {
+				n++
+			}
+		}
+		return n
+	}
+	if tb, ta := thr(before), thr(after); tb > 0 || ta > 0 {
+		out = append(out, fmt.Sprintf("throttled in %d of %d results before, %d of %d after", tb, len(before), ta, len(after)))
+	}
+	return out, nil
+}
+
+func extra(ls []wire.Label, k string) string {
+	for _, l := range ls {
+		if l.K == k {
+			return l.V
+		}
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" || s == "0" {
+		return "(none)"
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// MarshalJSON writes the interval's bounds as null when there is none
+// (JSON has no NaN).
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	out := struct {
+		plain
+		LowPct  *float64 `json:"low_pct"`
+		HighPct *float64 `json:"high_pct"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.LowPct) && !math.IsNaN(c.HighPct) {
+		out.LowPct, out.HighPct = &c.LowPct, &c.HighPct
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, null bounds as NaN.
+func (c *Change) UnmarshalJSON(b []byte) error {
+	type plain Change
+	in := struct {
+		*plain
+		LowPct  *float64 `json:"low_pct"`
+		HighPct *float64 `json:"high_pct"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	c.LowPct, c.HighPct = math.NaN(), math.NaN()
+	if in.LowPct != nil && in.HighPct != nil {
+		c.LowPct, c.HighPct = *in.LowPct, *in.HighPct
+	}
+	return nil
+}

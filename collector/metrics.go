@@ -1,0 +1,241 @@
+package collector
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// The collector's figures for Prometheus, at GET /metrics on its web
+// address. Labels are bounded: fleet and device (the fleet's accounts),
+// server (a result's server label, or else the server's name without its
+// version), metric (one of ChangeMetrics); never a result's, command's or
+// URL's id. Of the series of one fleet, device and server (several specs
+// or labels), the one that ran last is exported, and at most
+// MaxSeriesMetrics of them (those that ran last); the rest are counted in
+// edgebench_series_not_exported.
+//
+//	edgebench_results_stored_total                 counter  results committed (new)
+//	edgebench_results_duplicate_total              counter  results already stored, resent by their device
+//	edgebench_results_failed_total                 counter  results the store did not take (not acked, resent)
+//	edgebench_ingest_batches_total                 counter  store transactions of results
+//	edgebench_ingest_batch_seconds                 histogram  a batch's time in the store
+//	edgebench_ingest_batch_results                 histogram  results per batch
+//	edgebench_broker_refused_total                 counter  logins and packets the embedded broker refused
+//	edgebench_devices{fleet,state}                 gauge    devices online / offline
+//	edgebench_device_spooled_results{fleet,device} gauge   results waiting in a device's spool (its last heartbeat)
+//	edgebench_series_latest{fleet,device,server,metric} gauge  the latest result's figure of a series
+//	edgebench_series_not_exported                  gauge    series left out past MaxSeriesMetrics
+//	edgebench_alerts_published_total, edgebench_alerts_posted_total, edgebench_alerts_dropped_total
+//	edgebench_schedules{state}                     gauge    schedules active / paused
+var MaxSeriesMetrics = 2000
+
+// refusedTotal counts the embedded brokers' refusals (gate.go's note).
+var refusedTotal atomic.Int64
+
+type metrics struct {
+	reg     *prometheus.Registry
+	batches prometheus.Counter
+	latency prometheus.Histogram
+	size    prometheus.Histogram
+}
+
+// observeIngest records one batch given to the store, started at start.
+func (c *Collector) observeIngest(n int, start time.Time) {
+	if m := c.metrics; m != nil {
+		m.batches.Inc()
+		m.latency.Observe(time.Since(start).Seconds())
+		m.size.Observe(float64(n))
+	}
+}
+
+func (c *Collector) newMetrics() *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{reg: reg,
+		batches: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgebench_ingest_batches_total", Help: "Store transactions of results."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgebench_ingest_batch_seconds", Help: "A batch's time in the store.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		size: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgebench_ingest_batch_results", Help: "Results per batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
+	}
+	reg.MustRegister(m.batches, m.latency, m.size)
+	counter := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+	}
+	counter("edgebench_results_stored_total", "Results committed to the store.", func() float64 { return float64(c.stored.Load()) })
+	counter("edgebench_results_duplicate_total", "Results already stored, resent by their device.", func() float64 { return float64(c.duplicates.Load()) })
+	counter("edgebench_results_failed_total", "Results the store did not take (not acked: the device resends them).", func() float64 { return float64(c.failed.Load()) })
+	counter("edgebench_broker_refused_total", "Logins, subscriptions and packets the embedded broker refused.", func() float64 { return float64(refusedTotal.Load()) })
+	counter("edgebench_alerts_published_total", "Alerts published on MQTT.", func() float64 { return float64(c.AlertStats().Published) })
+	counter("edgebench_alerts_posted_total", "Alerts the webhook took.", func() float64 { return float64(c.AlertStats().Posted) })
+	counter("edgebench_alerts_dropped_total", "Alerts not posted: the queue was full or every attempt failed.", func() float64 { return float64(c.AlertStats().Dropped) })
+	reg.MustRegister(&fleetCollector{c: c})
+	return m
+}
+
+// fleetCollector reads the fleet's figures from the store at each scrape
+// (at most every 10 s; a scrape in between gets the figures read last).
+type fleetCollector struct {
+	c    *Collector
+	mu   sync.Mutex
+	at   time.Time
+	last []prometheus.Metric
+}
+
+var (
+	descDevices  = prometheus.NewDesc("edgebench_devices", "Devices by state (online, offline).", []string{"fleet", "state"}, nil)
+	descSpooled  = prometheus.NewDesc("edgebench_device_spooled_results", "Results waiting in a device's spool, from its last heartbeat.", []string{"fleet", "device"}, nil)
+	descLatest   = prometheus.NewDesc("edgebench_series_latest", "The latest result's figure of each series (metric: rps, p99_us, cpu_per_kreq).", []string{"fleet", "device", "server", "metric"}, nil)
+	descDropped  = prometheus.NewDesc("edgebench_series_not_exported", "Series left out of edgebench_series_latest past its cap.", nil, nil)
+	descSchedule = prometheus.NewDesc("edgebench_schedules", "Schedules by state (active, paused).", []string{"state"}, nil)
+	descUp       = prometheus.NewDesc("edgebench_store_up", "1 when the store answered the last scrape's queries.", nil, nil)
+)
+
+func (f *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descDevices, descSpooled, descLatest, descDropped, descSchedule, descUp} {
+		ch <- d
+	}
+}
+
+func (f *fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Since(f.at) >= 10*time.Second || f.last == nil {
+		ctx, cancel := context.WithTimeout(f.c.ctx, 10*time.Second)
+		ms, err := f.c.fleetMetrics(ctx)
+		cancel()
+		if err != nil {
+			f.c.log.Warn("metrics", zap.Error(err))
+			ms = []prometheus.Metric{prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 0)}
+		}
+		f.at, f.last = time.Now(), ms
+	}
+	for _, m := range f.last {
+		ch <- m
+	}
+}
+
+func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, error) {
+	var out []prometheus.Metric
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
+	}
+	devs, err := c.store.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type fs struct{ online, offline int }
+	fleets := map[string]*fs{}
+	for _, d := range devs {
+		f := fleets[d.Fleet]
+		if f == nil {
+			f = &fs{}
+			fleets[d.Fleet] = f
+		}
+		if d.Online {
+			f.online++
+		} else {
+			f.offline++
+		}
+		if d.Heartbeat != nil {
+			gauge(descSpooled, float64(d.Heartbeat.Spooled), d.Fleet, d.ID)
+		}
+	}
+	for name, f := range fleets {
+		gauge(descDevices, float64(f.online), name, "online")
+		gauge(descDevices, float64(f.offline), name, "offline")
+	}
+	ss, err := c.store.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var active, paused int
+	for _, s := range ss {
+		if s.Paused {
+			paused++
+		} else {
+			active++
+		}
+	}
+	gauge(descSchedule, float64(active), "active")
+	gauge(descSchedule, float64(paused), "paused")
+	// The latest result of each series within the last 30 days.
+	runs, err := c.store.Runs(ctx, Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
+	if err != nil {
+		return nil, err
+	}
+	keys, by := series(runs)
+	// One series per fleet, device and server: of several (specs,
+	// labels), the one whose latest result ran last.
+	type lk struct{ fleet, device, server string }
+	latest := map[lk]RunRow{}
+	dropped := 0
+	for _, k := range keys {
+		rs := by[k]
+		r := rs[len(rs)-1]
+		l := lk{r.Fleet, r.Device, serverLabel(&r)}
+		if have, ok := latest[l]; ok {
+			dropped++
+			if have.Started.After(r.Started) {
+				continue
+			}
+		}
+		latest[l] = r
+	}
+	ls := make([]lk, 0, len(latest))
+	for l := range latest {
+		ls = append(ls, l)
+	}
+	sort.Slice(ls, func(i, j int) bool { return latest[ls[i]].Started.After(latest[ls[j]].Started) })
+	if len(ls) > MaxSeriesMetrics { // the most recent ones are kept
+		dropped += len(ls) - MaxSeriesMetrics
+		ls = ls[:MaxSeriesMetrics]
+	}
+	for _, l := range ls {
+		r := latest[l]
+		for _, m := range ChangeMetrics {
+			if v := metricOf(&r, m); !math.IsNaN(v) {
+				gauge(descLatest, v, l.fleet, l.device, l.server, m)
+			}
+		}
+	}
+	gauge(descDropped, float64(dropped))
+	gauge(descUp, 1)
+	return out, nil
+}
+
+// serverLabel is a result's server: its server label, or else the Server
+// header's product without its version ("nginx/1.22.1" -> "nginx").
+func serverLabel(r *RunRow) string {
+	if s := r.Labels["server"]; s != "" {
+		return clip(s, 64)
+	}
+	s := r.Server
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' || s[i] == ' ' {
+			s = s[:i]
+			break
+		}
+	}
+	return clip(s, 64)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// metricsHandler serves /metrics.
+func (c *Collector) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(c.log), Timeout: 20 * time.Second})
+}

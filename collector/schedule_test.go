@@ -1,0 +1,404 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/wire"
+)
+
+func TestCronNext(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse("2006-01-02 15:04", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct{ expr, from, want string }{
+		{"30 2 * * *", "2026-12-04 09:00", "2026-12-05 02:30"},
+		{"30 2 * * *", "2026-12-04 02:29", "2026-12-04 02:30"},
+		{"30 2 * * *", "2026-12-04 02:30", "2026-12-05 02:30"}, // strictly after
+		{"*/15 * * * *", "2026-12-04 09:07", "2026-12-04 09:15"},
+		{"0 */6 * * *", "2026-12-04 19:00", "2026-12-05 00:00"},
+		{"0 0 1 * *", "2026-12-04 09:00", "2027-01-01 00:00"},
+		{"0 8 * * 1-5", "2026-12-04 09:00", "2026-12-07 08:00"}, // Friday -> Monday
+		{"0 8 * * 7", "2026-12-04 09:00", "2026-12-06 08:00"},   // 7 is Sunday
+		{"0 0 13 * 5", "2026-12-04 09:00", "2026-12-11 00:00"},  // either the 13th or a Friday
+		{"5,10 1 * * *", "2026-12-04 01:05", "2026-12-04 01:10"},
+		{"0 0 29 2 *", "2026-12-04 09:00", "2028-02-29 00:00"},
+	} {
+		c, err := ParseCron(tc.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		if got := c.Next(at(tc.from)); !got.Equal(at(tc.want)) {
+			t.Errorf("%q after %s: %s, want %s", tc.expr, tc.from, got.Format("2006-01-02 15:04 Mon"), tc.want)
+		}
+	}
+	if c, _ := ParseCron("0 0 31 2 *"); !c.Next(at("2026-01-01 00:00")).IsZero() {
+		t.Error("31 February is never due")
+	}
+	for _, bad := range []string{"", "* * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *", "a * * * *"} {
+		if _, err := ParseCron(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func testSchedule(name string) *Schedule {
+	return &Schedule{Name: name, Every: time.Second, Trigger: TriggerRequest{Fleet: "lab",
+		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}}}
+}
+
+// TestScheduleStore: a schedule's life in each engine, and that it
+// survives the store's closing.
+func TestScheduleStore(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e storeEngine) {
+		ctx := context.Background()
+		db := e.db(t)
+		s, err := OpenStore(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+		sch := testSchedule("nightly")
+		sch.Every, sch.Cron = 0, "30 2 * * *"
+		if err := s.AddSchedule(ctx, sch, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddSchedule(ctx, testSchedule("nightly"), now); !errors.Is(err, ErrExists) {
+			t.Errorf("a second nightly: %v, want ErrExists", err)
+		}
+		for _, bad := range []*Schedule{
+			{Name: "x", Trigger: sch.Trigger},                                      // neither
+			{Name: "x", Every: time.Hour, Cron: "* * * * *", Trigger: sch.Trigger}, // both
+			{Name: "x", Every: time.Hour, Jitter: time.Hour, Trigger: sch.Trigger},
+			{Name: "x/y", Every: time.Hour, Trigger: sch.Trigger},
+			{Name: "x", Every: time.Hour, Trigger: TriggerRequest{Spec: sch.Trigger.Spec}}, // no devices
+		} {
+			if err := s.AddSchedule(ctx, bad, now); err == nil {
+				t.Errorf("%+v stored", bad)
+			}
+		}
+		if err := s.AddSchedule(ctx, testSchedule("often"), now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PauseSchedule(ctx, "often", true, now); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+
+		s, err = OpenStore(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ss, err := s.Schedules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ss) != 2 || ss[0].Name != "nightly" || ss[1].Name != "often" || !ss[1].Paused || ss[0].Paused {
+			t.Fatalf("after reopening: %+v", ss)
+		}
+		if want := time.Date(2026, 12, 5, 2, 30, 0, 0, time.UTC); !ss[0].NextAt.Equal(want) || ss[0].Trigger.Fleet != "lab" || ss[0].Trigger.Spec.URL != "http://127.0.0.1/" {
+			t.Errorf("nightly: %+v, want next %s", ss[0], want)
+		}
+		due, err := s.dueSchedules(ctx, now.Add(time.Hour))
+		if err != nil || len(due) != 0 {
+			t.Errorf("due while paused: %v %v", due, err)
+		}
+		later := now.Add(time.Hour)
+		if err := s.PauseSchedule(ctx, "often", false, later); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := s.Schedule(ctx, "often"); o.Paused || !o.NextAt.Equal(later.Add(time.Second)) {
+			t.Errorf("resumed: %+v, want next %s (what fell due while paused is not fired)", o, later.Add(time.Second))
+		}
+		// Two collectors claim the same firing from the same reading of
+		// the schedule: one gets it.
+		o, err := s.Schedule(ctx, "often")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var won int
+		for _, who := range []string{"one", "two"} {
+			ok, err := s.claimRun(ctx, o, o.NextAt, o.NextAt.Add(time.Second), nil, who, later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				won++
+			}
+		}
+		if runs, _ := s.ScheduleRuns(ctx, "often", 0); won != 1 || len(runs) != 1 {
+			t.Errorf("claimed by %d collectors, %d runs recorded; want 1 and 1", won, len(runs))
+		}
+		if err := s.RemoveSchedule(ctx, "often"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveSchedule(ctx, "often"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("removed twice: %v", err)
+		}
+	})
+}
+
+// TestScheduleFiresOnceWithTwoCollectors: two collectors on one
+// PostgreSQL and one broker both run the scheduler; each firing of a
+// schedule reaches the devices once, labelled with the schedule's name,
+// and a device offline at a firing is recorded as missed.
+func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
+	broker := testenv.Mosquitto(t)
+	db := testenv.PostgresDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var cols []*Collector
+	for i := range 2 {
+		c := startCollector(t, Config{DB: db, Broker: broker, Share: "ingest", ClientID: fmt.Sprintf("sched-%d", i)})
+		defer c.Close()
+		cols = append(cols, c)
+	}
+	// pi-3 says hello and leaves: known, offline.
+	gone := device(t, broker, "lab", "pi-3", "")
+	var mu sync.Mutex
+	got := map[string][]*wire.Command{}
+	for _, id := range []string{"pi-1", "pi-2"} {
+		d := device(t, broker, "lab", id, "")
+		defer d.Close()
+		if err := d.SubscribeCommands(func(_ context.Context, cmd *wire.Command) {
+			mu.Lock()
+			got[id] = append(got[id], cmd)
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Until(t, "three devices known, two online", func() bool {
+		ds, _ := cols[0].Store().Devices(ctx)
+		on := 0
+		for _, d := range ds {
+			if d.Online {
+				on++
+			}
+		}
+		return len(ds) == 3 && on == 3
+	})
+	gone.Close()
+	testenv.Until(t, "pi-3 offline", func() bool {
+		ds, _ := cols[1].Store().Devices(ctx)
+		for _, d := range ds {
+			if d.ID == "pi-3" {
+				return !d.Online
+			}
+		}
+		return false
+	})
+
+	// Added through the first collector's API; both collectors see it due.
+	body, _ := json.Marshal(testSchedule("often"))
+	resp, err := http.Post("http://"+cols[0].WebAddr()+"/api/schedules", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("add: %s %s", resp.Status, b)
+	}
+	var runs []ScheduleRun
+	testenv.Until(t, "five firings", func() bool {
+		runs, err = cols[1].Store().ScheduleRuns(ctx, "often", 0)
+		n := 0
+		for _, r := range runs {
+			if len(r.Commands) > 0 {
+				n++
+			}
+		}
+		return err == nil && n >= 5
+	})
+	if err := cols[1].Store().PauseSchedule(ctx, "often", true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // a firing claimed before the pause finishes
+	runs, err = cols[1].Store().ScheduleRuns(ctx, "often", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := map[string]bool{}
+	by := map[string]int{}
+	for _, r := range runs {
+		if len(r.Commands) != 1 {
+			continue
+		}
+		fired[r.Commands[0]] = true
+		by[strings.Split(r.Collector, "@")[0]]++
+		if !slices.Contains(r.Missed, Missed{Device: "lab/pi-3", Reason: "offline"}) {
+			t.Errorf("run at %s: missed %v, want lab/pi-3 offline", r.DueAt, r.Missed)
+		}
+	}
+	t.Logf("%d firings, by collector %v", len(fired), by)
+
+	// Both collectors find "race" due at the same moment, five times over:
+	// each firing is claimed by one.
+	race := testSchedule("race")
+	race.Every = time.Hour
+	start := time.Now()
+	if err := cols[0].Store().AddSchedule(ctx, race, start); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		at := start.Add(time.Duration(round+1)*time.Hour + time.Second)
+		var wg sync.WaitGroup
+		for i, c := range cols {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.fireDue(ctx, fmt.Sprintf("racer-%d", i), at) }()
+		}
+		wg.Wait()
+	}
+	testenv.Until(t, "five race firings recorded", func() bool {
+		rr, err := cols[0].Store().ScheduleRuns(ctx, "race", 0)
+		if err != nil || len(rr) != 5 {
+			return false
+		}
+		for _, r := range rr {
+			if len(r.Commands) != 1 {
+				return false
+			}
+			fired[r.Commands[0]] = true
+		}
+		return true
+	})
+	const total = 10 // firings: five of often (more may follow its pause), five of race
+	testenv.Until(t, "every firing's command at both devices", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got["pi-1"]) >= len(fired) && len(got["pi-2"]) >= len(fired)
+	})
+	time.Sleep(time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for id, cmds := range got {
+		seen := map[string]bool{}
+		for _, c := range cmds {
+			if !fired[c.ID] || seen[c.ID] {
+				t.Errorf("%s got command %s: not one of the recorded firings, or twice", id, c.ID)
+			}
+			seen[c.ID] = true
+			if !slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: ScheduleLabel, V: "often"}) &&
+				!slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: ScheduleLabel, V: "race"}) {
+				t.Errorf("%s: command labels %v lack the schedule's", id, c.Spec.LoadTest.Labels)
+			}
+		}
+		if len(fired) < total || len(cmds) != len(fired) {
+			t.Errorf("%s got %d commands for %d firings", id, len(cmds), len(fired))
+		}
+	}
+}
+
+// TestScheduleSurvivesRestart: a collector closed for several periods
+// fires the schedule again when it starts, once, and records the firings
+// it missed meanwhile.
+func TestScheduleSurvivesRestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "edgebench.db")
+	ctx := context.Background()
+	cfg := func() Config { return Config{DB: db, Listen: testenv.FreeAddr(t), Accounts: testAccounts()} }
+	c := startCollector(t, cfg())
+	sch := testSchedule("often")
+	sch.Every = 2 * time.Second
+	if err := c.Store().AddSchedule(ctx, sch, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Until(t, "a firing", func() bool {
+		runs, _ := c.Store().ScheduleRuns(ctx, "often", 0)
+		return len(runs) == 1 && len(runs[0].Commands) == 1
+	})
+	c.Close()
+	time.Sleep(7 * time.Second)
+	c = startCollector(t, cfg())
+	defer c.Close()
+	var runs []ScheduleRun
+	testenv.Until(t, "a firing after the restart", func() bool {
+		runs, _ = c.Store().ScheduleRuns(ctx, "often", 0)
+		return len(runs) > 0 && len(runs[0].Commands) == 1 && runs[0].DueAt.After(time.Now().Add(-3*time.Second))
+	})
+	missed := 0
+	for _, r := range runs {
+		if strings.Contains(r.Error, "no collector was running") {
+			missed++
+		}
+	}
+	if missed < 2 {
+		t.Errorf("%d firings recorded as missed while the collector was down, want 2 or more: %+v", missed, runs)
+	}
+}
+
+// TestScheduleJitter: with --jitter a fleet's firing sends each online
+// device its own command, each within the jitter window after the due
+// time, labelled with the schedule.
+func TestScheduleJitter(t *testing.T) {
+	ctx := context.Background()
+	listen := testenv.FreeAddr(t)
+	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "j.db"), Listen: listen, Accounts: testAccounts()})
+	defer col.Close()
+	type got struct {
+		id string
+		at time.Time
+	}
+	var mu sync.Mutex
+	recv := map[string][]got{}
+	for _, d := range []struct{ id, pw string }{{"pi-1", "one"}, {"pi-2", "two"}} {
+		c := device(t, "tcp://"+listen, "lab", d.id, d.pw)
+		defer c.Close()
+		if err := c.SubscribeCommands(func(_ context.Context, cmd *wire.Command) {
+			mu.Lock()
+			recv[d.id] = append(recv[d.id], got{cmd.ID, time.Now()})
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Until(t, "both devices online", func() bool {
+		ds, _ := col.Store().Devices(ctx)
+		return len(ds) == 2 && ds[0].Online && ds[1].Online
+	})
+	sch := testSchedule("spread")
+	sch.Every, sch.Jitter = time.Hour, 3*time.Second
+	if err := col.Store().AddSchedule(ctx, sch, time.Now().Add(-time.Hour)); err != nil { // due now
+		t.Fatal(err)
+	}
+	var run ScheduleRun
+	testenv.Until(t, "the firing recorded", func() bool {
+		runs, _ := col.Store().ScheduleRuns(ctx, "spread", 0)
+		if len(runs) == 1 && len(runs[0].Commands) == 2 {
+			run = runs[0]
+			return true
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recv["pi-1"]) != 1 || len(recv["pi-2"]) != 1 || recv["pi-1"][0].id == recv["pi-2"][0].id {
+		t.Fatalf("commands received %+v, want one each, distinct", recv)
+	}
+	for id, g := range recv {
+		if d := g[0].at.Sub(run.FiredAt); d < 0 || d > sch.Jitter+time.Second {
+			t.Errorf("%s got its command %v after the firing, want within the jitter %v", id, d, sch.Jitter)
+		}
+	}
+	if !slices.Equal(run.Devices, []string{"lab/pi-1", "lab/pi-2"}) || len(run.Missed) != 0 {
+		t.Errorf("run %+v", run)
+	}
+	t.Logf("pi-1 at +%v, pi-2 at +%v", recv["pi-1"][0].at.Sub(run.FiredAt).Round(time.Millisecond), recv["pi-2"][0].at.Sub(run.FiredAt).Round(time.Millisecond))
+}
