@@ -119,12 +119,20 @@ func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
 // the changes found at or after o.Since, oldest first.
 func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) {
 	f := Filter{Fleet: o.Fleet, Device: o.Device}
+	var from time.Time
 	if o.History > 0 && !o.Since.IsZero() {
-		f.Since = o.Since.Add(-o.History)
+		// The history is by the results' own times, as the series are;
+		// the store selects by receive time, which is at most a day
+		// before a result's time (a later stamp is refused at ingest).
+		from = o.Since.Add(-o.History)
+		f.Since = from.Add(-24 * time.Hour)
 	}
 	runs, err := s.Runs(ctx, f)
 	if err != nil {
 		return nil, err
+	}
+	if !from.IsZero() {
+		runs = slices.DeleteFunc(runs, func(r RunRow) bool { return r.Started.Before(from) })
 	}
 	keys, by := series(runs)
 	var out []Change

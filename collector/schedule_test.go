@@ -315,6 +315,10 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	cfg := func() Config { return Config{DB: db, Listen: testenv.FreeAddr(t), Accounts: testAccounts()} }
 	c := startCollector(t, cfg())
+	// A fleet with a device known (offline): its firings go to the fleet.
+	if _, err := c.Store().SetStatus(ctx, "lab", "pi-1", &wire.Status{V: wire.SchemaVersion, State: wire.StatusOffline, BootID: "b1", ConnSeq: 1, At: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
 	sch := testSchedule("often")
 	sch.Every = 2 * time.Second
 	if err := c.Store().AddSchedule(ctx, sch, time.Now()); err != nil {

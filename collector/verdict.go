@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,11 +89,13 @@ func (s *Store) withVerdicts(ctx context.Context, runs []GroupedRun, exclude boo
 		vs, ok := verdicts[r.ResultID]
 		if !ok {
 			res, err := s.Result(ctx, r.ResultID)
-			if err != nil {
+			if err != nil && !unreadable(ctx, err) {
 				return nil, err
 			}
-			for i := range res.Runs {
-				vs = append(vs, res.Runs[i].Verdict)
+			if err == nil {
+				for i := range res.Runs {
+					vs = append(vs, res.Runs[i].Verdict)
+				}
 			}
 			verdicts[r.ResultID] = vs
 		}
@@ -126,10 +129,20 @@ func noDifferenceOfGenerators(d Delta, base, other *Group) Delta {
 func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
 	for i := range rows {
 		res, err := s.Result(ctx, rows[i].ID)
+		if unreadable(ctx, err) {
+			continue // a payload stored before the decoder refused it has no verdict to show
+		}
 		if err != nil {
 			return err
 		}
 		rows[i].Verdict, rows[i].Stable = ResultVerdict(res), StableText(res.Repeat)
 	}
 	return nil
+}
+
+// unreadable says err is a stored payload that no longer decodes, not a
+// store that is away: its result is shown without a verdict.
+func unreadable(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() == nil && !Unavailable(err) && !errors.Is(err, ErrNotFound) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
