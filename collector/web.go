@@ -219,7 +219,8 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		idx = n
 	}
-	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": SpecOf(res.Spec), "Run": idx}
+	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": SpecOf(res.Spec), "Run": idx,
+		"CapacityCharts": CapacityCharts(res.Capacity)}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
 		fig := Figures(run, res.Fingerprint)
