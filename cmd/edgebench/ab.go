@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,14 +50,7 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 	fs.DurationVar(&c.MaxTime, "max-time", loadgen.DefaultMaxTime, "without -t: the run ends after this long, its requests in flight cut, so a server that never ends a response cannot hold it (0: no bound; ab has none)")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", false, "use HTTP keep-alive")
 	var headers, cookie, auth []report.Header
-	fs.FuncP("header", "H", "add a header line `'Name: value'` (repeatable)", func(s string) error {
-		h, err := report.ParseHeader(s)
-		if err != nil {
-			return errors.New("want 'Name: value'")
-		}
-		headers = append(headers, h)
-		return nil
-	})
+	headerFlag(fs, &headers, "add a header line `'Name: value'` (repeatable)")
 	fs.FuncP("cookie", "C", "add a cookie, e.g. `'Apache=1234'` (the last one given is sent, as in ab)", func(s string) error {
 		cookie = []report.Header{{Name: "Cookie", Value: s}}
 		return nil

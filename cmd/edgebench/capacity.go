@@ -12,7 +12,6 @@ import (
 	"github.com/edgebench/edgebench/capacity/loadtrial"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // capacityFlags is what edgebench capacity was given.
@@ -42,14 +41,7 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	fs.IntVarP(&c.Connections, "connections", "c", 64, "connections; each carries one request at a time, so at least rate x latency are needed")
 	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops (0: one per CPU)")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive (-k=false: a new connection per request)")
-	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(v string) error {
-		h, err := report.ParseHeader(v)
-		if err != nil {
-			return errors.New("want 'Name: value'")
-		}
-		c.Headers = append(c.Headers, h)
-		return nil
-	})
+	headerFlag(fs, &c.Headers, "request header `'Name: value'` (repeatable)")
 	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout of a request, as run's")
 	watchFlag(fs, &cf.run.Watches, "server process `NAME|PID` whose CPU each trial reports (repeatable)")

@@ -70,14 +70,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		c.KeepAlive = !off
 		return err
 	})
-	fs.FuncP("header", "H", "request header `'Name: value'` (repeatable)", func(s string) error {
-		h, err := report.ParseHeader(s)
-		if err != nil {
-			return errors.New("want 'Name: value'")
-		}
-		c.Headers = append(c.Headers, h)
-		return nil
-	})
+	headerFlag(fs, &c.Headers, "request header `'Name: value'` (repeatable)")
 	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
 	body := fs.String("body", "", "request body; @FILE reads it from FILE")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout: a request fails when the server sends nothing for this long (connecting, before the first byte or between reads); a body still flowing never times out")
@@ -478,4 +471,17 @@ func noteMaxTime(stderr io.Writer, c loadgen.Config, r *report.LoadResult) {
 	}
 	fmt.Fprintf(stderr, "edgebench: --max-time %v ended the run before its %d requests: %d in flight were cut\n",
 		c.MaxTime, c.Requests, r.Drained.Cut)
+}
+
+// headerFlag defines the repeatable -H/--header 'Name: value' flag of
+// the load-testing commands on fs.
+func headerFlag(fs *cli.FlagSet, headers *[]report.Header, usage string) {
+	fs.FuncP("header", "H", usage, func(s string) error {
+		h, err := report.ParseHeader(s)
+		if err != nil {
+			return errors.New("want 'Name: value'")
+		}
+		*headers = append(*headers, h)
+		return nil
+	})
 }

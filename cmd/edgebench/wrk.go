@@ -25,14 +25,7 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	fs.VarP((*siCount)(&c.Connections), "connections", "c", "connections to keep open")
 	fs.DurationVarP(&c.Duration, "duration", "d", 10*time.Second, "duration of the test")
 	fs.VarP((*siCount)(&c.Threads), "threads", "t", "number of threads (event loops) to use")
-	fs.FuncP("header", "H", "add a header `'Name: value'` to the request (repeatable)", func(s string) error {
-		h, err := report.ParseHeader(s)
-		if err != nil {
-			return errors.New("want 'Name: value'")
-		}
-		c.Headers = append(c.Headers, h)
-		return nil
-	})
+	headerFlag(fs, &c.Headers, "add a header `'Name: value'` to the request (repeatable)")
 	latency := fs.Bool("latency", false, "print the latency distribution")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "request timeout: a response that took this long or longer counts as a timeout, as in wrk")
 	showVersion := fs.BoolP("version", "v", false, "print the version and exit")
