@@ -196,6 +196,10 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
 		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
+	if b := st.backfilled; b.Results > 0 {
+		cfg.Log.Info("verdicts of stored results filled from their payloads", zap.Int("results", b.Results),
+			zap.Int("runs", b.Runs), zap.Int("undecodable", b.Undecodable))
+	}
 	accounts := cfg.Accounts
 	if cfg.Broker != "" {
 		accounts = nil // an external broker's devices: DefaultQuota

@@ -29,11 +29,8 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 				strings.Join(groupKeys(nil), ", "))
 		}
 	}
-	runs, err := s.GroupRuns(ctx, o.By, o.Filter)
+	runs, err := s.GroupRuns(ctx, o.By, o.Filter) // with each run's verdict; --exclude-invalid's left out
 	if err != nil {
-		return nil, err
-	}
-	if runs, err = s.withVerdicts(ctx, runs, o.Filter.ExcludeInvalid); err != nil {
 		return nil, err
 	}
 	note := ""

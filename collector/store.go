@@ -36,6 +36,10 @@ type Store struct {
 	w *sql.DB // writes
 	r *sql.DB // reads: SQLite's query-only pool, or w
 	d dialect
+	// backfilled is what opening the store did to the verdicts of the
+	// results stored before the store kept them (zero when none were
+	// left), for the log.
+	backfilled verdictBackfill
 }
 
 // OpenStore opens the store at dsn, a postgres:// (or postgresql://) URL or

@@ -53,6 +53,10 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
+	if s.backfilled, err = s.backfillVerdicts(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", name, err)
+	}
 	return s, nil
 }
 

@@ -394,11 +394,14 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	}
 	q := `SELECT CAST(` + col + ` AS TEXT), r.id, coalesce(sp.spec, ''), r.url, r.connections, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
 		u.timeouts, u.errors, u.err_connect, u.err_read, u.err_write, u.err_status, u.err_length,
-		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled, u.capacity_rps
+		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled, u.capacity_rps, u.limited_by, u.valid
 		FROM results r JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		WHERE r.outcome = 'succeeded' AND ` + where
 	if f.ExcludeThrottled {
 		q += " AND NOT u.throttled"
+	}
+	if f.ExcludeInvalid { // a run without a verdict stays
+		q += " AND (u.valid IS NULL OR u.valid)"
 	}
 	q += " ORDER BY r.started, r.id, u.idx"
 	rows, err := s.query(ctx, s.r, q, args...)
@@ -414,10 +417,12 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		var spec, url string
 		var conns int
 		var mean, p50, p99, mx, cpu, user, io, mem, cached, temp, capRPS sql.NullFloat64
+		var limitedBy sql.NullString
+		var valid sql.NullBool
 		e := &g.ErrBy
 		if err := rows.Scan(&g.Group, &g.ResultID, &spec, &url, &conns, &started, &g.DurationS, &g.Completed, &g.RPS, &mean, &p50, &p99, &mx,
 			&g.Timeouts, &g.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
-			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled, &capRPS); err != nil {
+			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled, &capRPS, &limitedBy, &valid); err != nil {
 			return nil, fmt.Errorf("group runs by %s: %w", by, err)
 		}
 		sp, ok := specs[g.ResultID]
@@ -434,6 +439,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		g.MeanUS, g.P50US, g.P99US, g.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
 		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = nf(cpu), nf(user), nf(io), nf(mem), nf(cached), nf(temp)
 		g.CapacityRPS = nf(capRPS)
+		g.Invalid, g.GeneratorBound = runVerdict(limitedBy, valid)
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {

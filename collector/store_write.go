@@ -152,10 +152,11 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
 		}
 		fp := r.Fingerprint
+		stable, rsd, nrep := repeatColumns(r.Repeat)
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, in.Raw})
+			throttled, in.Raw, stable, rsd, nrep})
 	}
 
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -166,8 +167,9 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 	inserted := make(map[string]bool, len(order))
 	err = s.insertRows(ctx, tx, `INSERT INTO results
 		(id, fleet, device, command_id, kind, outcome, reason, created_at, started, received, labels, url,
-		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw)
-		VALUES `, 25, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
+		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw,
+		 stable, stable_rsd_pct, stable_runs)
+		VALUES `, 28, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
 		var id string
 		if err := rs.Scan(&id); err != nil {
 			return err
@@ -234,11 +236,12 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 			specs = append(specs, []any{r.ID, SpecOf(r.Spec).key()})
 			for j, f := range p.figs {
 				e := f.ErrBy
+				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
 				runs = append(runs, []any{r.ID, j, f.Started.UnixNano(), f.DurationS, f.Completed, f.RPS,
 					null(f.MeanUS), null(f.P50US), null(f.P99US), null(f.MaxUS), f.Timeouts, f.Errors,
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
 					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled,
-					null(f.CapacityRPS)})
+					null(f.CapacityRPS), limitedBy, valid})
 			}
 			// A device's last result: the latest received (not by the
 			// device's clock), the later id of two received at once.
@@ -254,8 +257,8 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 		if err := s.insertRows(ctx, tx, `INSERT INTO runs
 			(result_id, idx, started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, timeouts, errors,
 			 err_connect, err_read, err_write, err_status, err_length, cpu_pct, cpu_user_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled,
-			 capacity_rps)
-			VALUES `, 25, runs, "", nil); err != nil {
+			 capacity_rps, limited_by, valid)
+			VALUES `, 27, runs, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: runs: %w", err)
 		}
 		var devRows [][]any

@@ -2,7 +2,8 @@ package collector
 
 import (
 	"context"
-	"errors"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,9 +24,18 @@ func VerdictOf(r *wire.Run) *verdict.Verdict {
 // "server", "NOT VALID: generator" (the first invalid run's), or "" when
 // no run has a verdict.
 func ResultVerdict(res *wire.Result) string {
-	var limited []string
+	vs := make([]*wire.Verdict, len(res.Runs))
 	for i := range res.Runs {
-		v := res.Runs[i].Verdict
+		vs[i] = res.Runs[i].Verdict
+	}
+	return summarize(vs)
+}
+
+// summarize is ResultVerdict of a result's runs' verdicts, nil for a run
+// without one.
+func summarize(vs []*wire.Verdict) string {
+	var limited []string
+	for _, v := range vs {
 		if v == nil {
 			continue
 		}
@@ -77,41 +87,6 @@ func StableText(rp *wire.Repeat) string {
 	return fmt.Sprintf("%s (%s %%) after %d runs", word, strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.1f", rp.RSDPct), "0"), "."), rp.Runs)
 }
 
-// withVerdicts sets each run's Invalid and GeneratorBound from the
-// verdicts in its result's payload (the store keeps no column of them),
-// and leaves the invalid runs out when exclude is set. runs come in the
-// order of their index within each result.
-func (s *Store) withVerdicts(ctx context.Context, runs []GroupedRun, exclude bool) ([]GroupedRun, error) {
-	verdicts := map[string][]*wire.Verdict{}
-	next := map[string]int{}
-	out := runs[:0]
-	for _, r := range runs {
-		vs, ok := verdicts[r.ResultID]
-		if !ok {
-			res, err := s.Result(ctx, r.ResultID)
-			if err != nil && !unreadable(ctx, err) {
-				return nil, err
-			}
-			if err == nil {
-				for i := range res.Runs {
-					vs = append(vs, res.Runs[i].Verdict)
-				}
-			}
-			verdicts[r.ResultID] = vs
-		}
-		i := next[r.ResultID]
-		next[r.ResultID]++
-		if i < len(vs) && vs[i] != nil {
-			r.Invalid, r.GeneratorBound = !vs[i].Valid, vs[i].LimitedBy == verdict.Generator
-		}
-		if exclude && r.Invalid {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 // noDifferenceOfGenerators withdraws a significant difference between
 // two groups when a run of either was limited by the load generator:
 // its figure is a lower bound of the server's, not the server's.
@@ -124,25 +99,177 @@ func noDifferenceOfGenerators(d Delta, base, other *Group) Delta {
 	return d
 }
 
-// AddVerdicts sets each row's Verdict and Stable from its result's
-// payload (the store keeps no column of them).
+// AddVerdicts sets each row's Verdict and Stable from the store's
+// columns of its runs' verdicts and its repeat, in one query.
 func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	ids := make([]string, len(rows))
 	for i := range rows {
-		res, err := s.Result(ctx, rows[i].ID)
-		if unreadable(ctx, err) {
-			continue // a payload stored before the decoder refused it has no verdict to show
+		ids[i] = rows[i].ID
+	}
+	list, _ := json.Marshal(ids) // strings: cannot fail
+	rs, err := s.query(ctx, s.r, `SELECT r.id, r.stable, r.stable_rsd_pct, r.stable_runs, u.limited_by, u.valid
+		FROM results r LEFT JOIN runs u ON u.result_id = r.id WHERE `+s.d.inJSON("r.id")+` ORDER BY r.id, u.idx`, string(list))
+	if err != nil {
+		return fmt.Errorf("verdicts: %w", err)
+	}
+	defer rs.Close()
+	type summary struct {
+		runs []*wire.Verdict
+		rep  *wire.Repeat
+	}
+	of := make(map[string]*summary, len(rows))
+	for rs.Next() {
+		var id string
+		var stable, valid sql.NullBool
+		var rsd sql.NullFloat64
+		var n sql.NullInt64
+		var limitedBy sql.NullString
+		if err := rs.Scan(&id, &stable, &rsd, &n, &limitedBy, &valid); err != nil {
+			return fmt.Errorf("verdicts: %w", err)
 		}
-		if err != nil {
-			return err
+		sm := of[id]
+		if sm == nil {
+			sm = &summary{rep: repeatOf(stable, rsd, n)}
+			of[id] = sm
 		}
-		rows[i].Verdict, rows[i].Stable = ResultVerdict(res), StableText(res.Repeat)
+		if limitedBy.Valid && valid.Valid {
+			sm.runs = append(sm.runs, &wire.Verdict{LimitedBy: limitedBy.String, Valid: valid.Bool})
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("verdicts: %w", err)
+	}
+	for i := range rows {
+		if sm := of[rows[i].ID]; sm != nil {
+			rows[i].Verdict, rows[i].Stable = summarize(sm.runs), StableText(sm.rep)
+		}
 	}
 	return nil
 }
 
-// unreadable says err is a stored payload that no longer decodes, not a
-// store that is away: its result is shown without a verdict.
-func unreadable(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() == nil && !Unavailable(err) && !errors.Is(err, ErrNotFound) &&
-		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+// verdictColumns are the store's columns of a run's verdict, limited_by
+// and valid: NULL for a run recorded before verdicts.
+func verdictColumns(v *wire.Verdict) (limitedBy, valid any) {
+	if v == nil {
+		return nil, nil
+	}
+	return v.LimitedBy, v.Valid
+}
+
+// runVerdict reads a run's verdict columns back: its figure does not
+// stand; the load generator was its limit. Both false without a verdict.
+func runVerdict(limitedBy sql.NullString, valid sql.NullBool) (invalid, generatorBound bool) {
+	if !limitedBy.Valid || !valid.Valid {
+		return false, false
+	}
+	return !valid.Bool, limitedBy.String == verdict.Generator
+}
+
+// repeatColumns are the store's columns of --repeat auto's outcome,
+// stable, stable_rsd_pct and stable_runs: NULL where StableText says
+// nothing.
+func repeatColumns(rp *wire.Repeat) (stable, rsdPct, runs any) {
+	if rp == nil || !rp.Auto || rp.Stable == nil {
+		return nil, nil, nil
+	}
+	return *rp.Stable, rp.RSDPct, rp.Runs
+}
+
+// repeatOf reads the repeat columns back, as much of the repeat as
+// StableText needs; nil where they are NULL.
+func repeatOf(stable sql.NullBool, rsdPct sql.NullFloat64, runs sql.NullInt64) *wire.Repeat {
+	if !stable.Valid {
+		return nil
+	}
+	b := stable.Bool
+	return &wire.Repeat{Auto: true, Stable: &b, RSDPct: rsdPct.Float64, Runs: int(runs.Int64)}
+}
+
+// verdictBackfill is what backfillVerdicts did: results whose columns
+// it filled from their payloads, runs given a verdict, results whose
+// payload did not decode (left without one).
+type verdictBackfill struct {
+	Results, Runs, Undecodable int
+}
+
+// backfillVerdicts fills the verdict columns of the runs, and the repeat
+// columns, of the results the verdicts migration listed (stored before
+// the columns were) from their payloads, a batch at a time, and empties
+// the list. A payload that does not decode, or holds no verdict, leaves
+// them NULL: no verdict, as before. It does nothing once the list is
+// empty, and a batch done twice (two collectors opening a store at once)
+// writes the same.
+func (s *Store) backfillVerdicts(ctx context.Context) (verdictBackfill, error) {
+	var done verdictBackfill
+	for {
+		rows, err := s.query(ctx, s.w, `SELECT p.result_id, coalesce(r.raw, '') FROM verdicts_backfill p
+			LEFT JOIN results r ON r.id = p.result_id ORDER BY p.result_id LIMIT 200`)
+		if err != nil {
+			return done, fmt.Errorf("backfill verdicts: %w", err)
+		}
+		var ids []string
+		decoded := map[string]*wire.Result{}
+		for rows.Next() {
+			var id string
+			var raw []byte
+			if err := rows.Scan(&id, &raw); err != nil {
+				rows.Close()
+				return done, fmt.Errorf("backfill verdicts: %w", err)
+			}
+			ids = append(ids, id)
+			if r, err := wire.DecodeResult(raw); err == nil {
+				decoded[id] = r
+			} else if len(raw) > 0 {
+				done.Undecodable++
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return done, fmt.Errorf("backfill verdicts: %w", err)
+		}
+		if len(ids) == 0 {
+			return done, nil
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return done, fmt.Errorf("backfill verdicts: %w", err)
+		}
+		for _, id := range ids {
+			if err := s.backfillVerdictsOf(ctx, tx, id, decoded[id], &done); err != nil {
+				tx.Rollback()
+				return done, fmt.Errorf("backfill verdicts: %s: %w", id, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return done, fmt.Errorf("backfill verdicts: %w", s.wrap(err))
+		}
+		done.Results += len(ids)
+	}
+}
+
+func (s *Store) backfillVerdictsOf(ctx context.Context, tx *sql.Tx, id string, r *wire.Result, done *verdictBackfill) error {
+	if r != nil {
+		for j := range r.Runs {
+			if r.Runs[j].Verdict == nil {
+				continue
+			}
+			limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
+			if _, err := s.exec(ctx, tx, "UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
+				limitedBy, valid, id, j); err != nil {
+				return err
+			}
+			done.Runs++
+		}
+		if stable, rsd, n := repeatColumns(r.Repeat); stable != nil {
+			if _, err := s.exec(ctx, tx, "UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ? WHERE id = ?",
+				stable, rsd, n, id); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := s.exec(ctx, tx, "DELETE FROM verdicts_backfill WHERE result_id = ?", id)
+	return err
 }

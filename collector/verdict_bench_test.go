@@ -1,0 +1,90 @@
+package collector
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// seedVerdictBench stores n results of 3 runs each on SQLite, every run
+// with a verdict (a third of the results generator-bound, not valid) and
+// every result --repeat auto's.
+func seedVerdictBench(b *testing.B, n int) *Store {
+	b.Helper()
+	ctx := context.Background()
+	s, err := OpenStore(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	rng := rand.New(rand.NewPCG(7, 7))
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var batch []Incoming
+	for i := range n {
+		server := []string{"nginx", "kangle", "caddy"}[i%3]
+		r := fakeResult(rng, "lab", "pi-"+string(rune('1'+i%4)), map[string]string{"server": server}, at, 1000+rng.Float64()*50, 800)
+		r.Runs = append(r.Runs, fakeRun(rng, at.Add(11*time.Second), 1000+rng.Float64()*50, 800, 3500),
+			fakeRun(rng, at.Add(22*time.Second), 1000+rng.Float64()*50, 800, 3500))
+		for j := range r.Runs {
+			v := &wire.Verdict{LimitedBy: "server", Valid: true, Reasons: []string{"nginx at 99 % of one core"}}
+			if server == "kangle" {
+				v = &wire.Verdict{LimitedBy: "generator", Reasons: []string{"edgebench itself used 99 % of one core"}}
+			}
+			r.Runs[j].Verdict = v
+		}
+		stable := i%2 == 0
+		r.Repeat = &wire.Repeat{Runs: 3, RSDPct: 2.5, Auto: true, Stable: &stable}
+		batch = append(batch, incoming(b, r))
+		at = at.Add(time.Minute)
+		if len(batch) == 500 {
+			if _, err := s.Ingest(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if _, err := s.Ingest(ctx, batch); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkCompareVerdicts is compare by server over 2,000 results of 3
+// runs each, every run with a verdict.
+func BenchmarkCompareVerdicts(b *testing.B) {
+	s := seedVerdictBench(b, 2000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		c, err := s.Compare(ctx, CompareOptions{By: "server", Base: "nginx"})
+		if err != nil || len(c.Tables) != 1 || len(c.Tables[0].Groups) != 3 {
+			b.Fatalf("%+v %v", c, err)
+		}
+		for _, g := range c.Tables[0].Groups {
+			if (g.Key == "kangle") != (g.Invalid == g.N && g.GeneratorBound == g.N) {
+				b.Fatalf("group %s: %d runs, %d invalid", g.Key, g.N, g.Invalid)
+			}
+		}
+	}
+}
+
+// BenchmarkRunsVerdicts is the runs listing of the same 2,000 results
+// with their verdicts and repeat outcomes.
+func BenchmarkRunsVerdicts(b *testing.B) {
+	s := seedVerdictBench(b, 2000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		rows, err := s.Runs(ctx, Filter{})
+		if err == nil {
+			err = s.AddVerdicts(ctx, rows)
+		}
+		if err != nil || len(rows) != 2000 || rows[0].Verdict == "" || rows[0].Stable == "" {
+			b.Fatalf("%d rows %v", len(rows), err)
+		}
+	}
+}
