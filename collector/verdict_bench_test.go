@@ -88,3 +88,26 @@ func BenchmarkRunsVerdicts(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGroupRunsVerdicts is the store's part of that compare: the
+// 6,000 runs grouped by server, each with its verdict.
+func BenchmarkGroupRunsVerdicts(b *testing.B) {
+	s := seedVerdictBench(b, 2000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		runs, err := s.GroupRuns(ctx, "server", Filter{})
+		if err != nil || len(runs) != 6000 {
+			b.Fatalf("%d runs %v", len(runs), err)
+		}
+		invalid := 0
+		for _, r := range runs {
+			if r.Invalid && r.GeneratorBound {
+				invalid++
+			}
+		}
+		if invalid != 2001 {
+			b.Fatalf("%d runs not valid, want 2001", invalid)
+		}
+	}
+}
