@@ -15,8 +15,13 @@ import (
 // every result --repeat auto's.
 func seedVerdictBench(b *testing.B, n int) *Store {
 	b.Helper()
+	return seedVerdictBenchAt(b, filepath.Join(b.TempDir(), "bench.db"), n)
+}
+
+func seedVerdictBenchAt(b *testing.B, path string, n int) *Store {
+	b.Helper()
 	ctx := context.Background()
-	s, err := OpenStore(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	s, err := OpenStore(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,5 +114,28 @@ func BenchmarkGroupRunsVerdicts(b *testing.B) {
 		if invalid != 2001 {
 			b.Fatalf("%d runs not valid, want 2001", invalid)
 		}
+	}
+}
+
+// BenchmarkVerdictBackfill is opening a store of the schema before the
+// verdict columns that holds the same 2,000 results: the backfill
+// decodes each payload once and fills the columns.
+func BenchmarkVerdictBackfill(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "bench.db")
+		s := seedVerdictBenchAt(b, path, 2000)
+		downgradeVerdicts(b, s)
+		s.Close()
+		b.StartTimer()
+		s, err := OpenStore(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.backfilled != (verdictBackfill{Results: 2000, Runs: 6000}) {
+			b.Fatalf("backfill did %+v", s.backfilled)
+		}
+		s.Close()
 	}
 }

@@ -186,7 +186,7 @@ func TestVerdictColumns(t *testing.T) {
 // downgradeVerdicts takes a store back to the schema before the verdict
 // columns: the columns and the backfill list dropped, the last migration
 // unrecorded.
-func downgradeVerdicts(t *testing.T, s *Store) {
+func downgradeVerdicts(t testing.TB, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	engine := s.Engine()
