@@ -233,43 +233,61 @@ func (s *Store) backfillVerdicts(ctx context.Context) (verdictBackfill, error) {
 		if len(ids) == 0 {
 			return done, nil
 		}
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
+		if err := s.backfillBatch(ctx, ids, decoded, &done); err != nil {
 			return done, fmt.Errorf("backfill verdicts: %w", err)
-		}
-		for _, id := range ids {
-			if err := s.backfillVerdictsOf(ctx, tx, id, decoded[id], &done); err != nil {
-				tx.Rollback()
-				return done, fmt.Errorf("backfill verdicts: %s: %w", id, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return done, fmt.Errorf("backfill verdicts: %w", s.wrap(err))
 		}
 		done.Results += len(ids)
 	}
 }
 
-func (s *Store) backfillVerdictsOf(ctx context.Context, tx *sql.Tx, id string, r *wire.Result, done *verdictBackfill) error {
-	if r != nil {
-		for j := range r.Runs {
-			if r.Runs[j].Verdict == nil {
-				continue
-			}
-			limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
-			if _, err := s.exec(ctx, tx, "UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
-				limitedBy, valid, id, j); err != nil {
-				return err
-			}
-			done.Runs++
+// backfillBatch fills the columns of a batch of listed results, decoded
+// (nil: the payload did not decode), and takes them off the list, in one
+// transaction of three prepared statements.
+func (s *Store) backfillBatch(ctx context.Context, ids []string, decoded map[string]*wire.Result, done *verdictBackfill) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	var stmts [3]*sql.Stmt
+	for i, q := range []string{"UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
+		"UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ? WHERE id = ?",
+		"DELETE FROM verdicts_backfill WHERE result_id = ?"} {
+		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
+			return s.wrap(err)
 		}
-		if stable, rsd, n := repeatColumns(r.Repeat); stable != nil {
-			if _, err := s.exec(ctx, tx, "UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ? WHERE id = ?",
-				stable, rsd, n, id); err != nil {
-				return err
+		defer stmts[i].Close()
+	}
+	exec := func(st *sql.Stmt, args ...any) error {
+		_, err := st.ExecContext(ctx, s.d.args(args)...)
+		return s.wrap(err)
+	}
+	runs := 0
+	for _, id := range ids {
+		if r := decoded[id]; r != nil {
+			for j := range r.Runs {
+				if r.Runs[j].Verdict == nil {
+					continue
+				}
+				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
+				if err := exec(stmts[0], limitedBy, valid, id, j); err != nil {
+					return fmt.Errorf("%s: %w", id, err)
+				}
+				runs++
 			}
+			if stable, rsd, n := repeatColumns(r.Repeat); stable != nil {
+				if err := exec(stmts[1], stable, rsd, n, id); err != nil {
+					return fmt.Errorf("%s: %w", id, err)
+				}
+			}
+		}
+		if err := exec(stmts[2], id); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
 		}
 	}
-	_, err := s.exec(ctx, tx, "DELETE FROM verdicts_backfill WHERE result_id = ?", id)
-	return err
+	if err := tx.Commit(); err != nil {
+		return s.wrap(err)
+	}
+	done.Runs += runs
+	return nil
 }
