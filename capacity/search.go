@@ -367,7 +367,7 @@ func (s *Search) Observe(o Observation) (Record, error) {
 	s.res.Records = s.records
 	if j.GeneratorLimited {
 		lo := s.passBelow(t.Rate)
-		s.finish(lo, ByGenerator, j.GeneratorReason)
+		s.finish(lo, ByGenerator, fmt.Sprintf("at %.0f req/s offered, %.0f achieved: %s", t.Rate, o.Achieved, j.GeneratorReason))
 		return rec, nil
 	}
 	l := s.loads[t.Rate]
