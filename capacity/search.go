@@ -169,7 +169,8 @@ func (l *load) trials() int { return l.pass + l.fail }
 // are measured again rather than trusted once: a rate whose trials split
 // gets another, and a final trial that fails where the short one passed
 // makes that rate an upper bound and the search goes on below it.
-// A trial the generator could not deliver ends the search with a lower
+// A trial the run verdict calls the generator's (Observation.Generator)
+// ends the search with a lower
 // bound.
 type Search struct {
 	cfg     Config
