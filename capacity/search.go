@@ -170,8 +170,7 @@ func (l *load) trials() int { return l.pass + l.fail }
 // gets another, and a final trial that fails where the short one passed
 // makes that rate an upper bound and the search goes on below it.
 // A trial the run verdict calls the generator's (Observation.Generator)
-// ends the search with a lower
-// bound.
+// ends the search with a lower bound.
 type Search struct {
 	cfg     Config
 	loads   map[float64]*load
