@@ -367,6 +367,12 @@ func (s *Search) Observe(o Observation) (Record, error) {
 	s.res.Records = s.records
 	if j.GeneratorLimited {
 		lo := s.passBelow(t.Rate)
+		if j.Pass && o.Achieved >= Delivered*o.Offered {
+			// The rate delivered and the SLO met with the generator at
+			// its limit: its own delays count in the latency (from the
+			// scheduled send), so the server did at least as well.
+			lo = t.Rate
+		}
 		s.finish(lo, ByGenerator, fmt.Sprintf("at %.0f req/s offered, %.0f achieved: %s", t.Rate, o.Achieved, j.GeneratorReason))
 		return rec, nil
 	}
