@@ -12,9 +12,14 @@ import (
 // CPU (the probe's figure of GeneratorPID, else Input.GeneratorCPU), the
 // CPU its threads could use and, when edgebench and not the server was
 // the limit, the reason:
-//   - its threads at GeneratorBusy % of min(event loops, its cores);
+//   - closed loop: its threads at GeneratorBusy % of min(event loops, its
+//     cores);
 //   - open loop: the rate not reached (below RateReached %) while it used
-//     3/4 of that: the schedule fell behind because edgebench was busy;
+//     3/4 of that: the schedule fell behind because edgebench was busy.
+//     Its CPU alone says nothing in open loop: an event loop spins
+//     through the last millisecond before each scheduled send (epoll's
+//     timeout is in milliseconds), so one loop at 1000 req/s uses a whole
+//     core and still sends every request on time;
 //   - pinned to some of the cores, those GeneratorStarve % busy while it
 //     did not get its share: other processes starved it.
 //
@@ -48,7 +53,7 @@ func (t Thresholds) generator(in Input, sum *machine.Summary, j *judgement) {
 	busy := known && j.genCPU >= j.genCap*t.GeneratorBusy/100
 	if known {
 		switch {
-		case busy:
+		case busy && l.Rate <= 0:
 			j.genReason = fmt.Sprintf("edgebench itself used %.0f %% of %s (%d event loop%s): the server's capacity is at least this",
 				j.genCPU, coresText(threads), l.Threads, plural(l.Threads))
 		case j.rateShort && j.genCPU >= j.genCap*0.75:

@@ -221,3 +221,25 @@ func TestGeneratorCPUOutsideTheProbe(t *testing.T) {
 		}
 	}
 }
+
+// In open loop the generator's CPU alone is not its limit: an event loop
+// spins through the last millisecond before each scheduled send, so one
+// loop at 1000 req/s used 100 % of its core (edgebench run --rate 1000 -t
+// 1, measured) and sent every request on time. Only the schedule falling
+// behind while it is busy makes the generator the limit.
+func TestOpenLoopGeneratorCPUIsNotItsLimit(t *testing.T) {
+	l := load(10000, 300)
+	l.Rate, l.Threads = 1000, 1
+	v := Judge(Input{Load: l, System: sys(60, 10, 100), GeneratorPID: 42})
+	if v.LimitedBy != Rate || !v.Valid {
+		t.Errorf("rate delivered, edgebench at 100 %% of its loop: %s", v.Line())
+	}
+	short := load(8000, 300)
+	short.Rate, short.Threads = 1000, 1
+	if v := Judge(Input{Load: short, System: sys(60, 10, 100), GeneratorPID: 42}); v.LimitedBy != Generator || !strings.Contains(v.Reasons[0], "the schedule fell behind (800.0 of 1000 req/s)") {
+		t.Errorf("rate short, edgebench at 100 %% of its loop: %s", v.Line())
+	}
+	if v := Judge(Input{Load: load(10000, 300), System: sys(60, 10, 180), GeneratorPID: 42}); v.LimitedBy != Generator {
+		t.Errorf("closed loop, edgebench at 90 %% of its loops: %s", v.Line())
+	}
+}
