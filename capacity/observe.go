@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 )
 
 // Observation is what one trial measured over its window (the warm-up
@@ -29,9 +30,28 @@ type Observation struct {
 	// ServerCPU is the watched server's CPU in percent of one core;
 	// negative when unknown.
 	ServerCPU float64
-	// ScheduleLag is how far the open-loop schedule fell behind at the
-	// window's end, when the generator knows it; 0 when unknown.
-	ScheduleLag time.Duration
+	// Generator is the run verdict's judgement of the load generator over
+	// the trial (verdict.GeneratorBound; FromRun sets it): the caller
+	// measures, the verdict's rule decides, the search follows.
+	Generator GeneratorVerdict
+}
+
+// GeneratorVerdict is what the verdict's rule said of the load generator
+// over a trial.
+type GeneratorVerdict struct {
+	Bound  bool   // the generator, not the server, limited the trial
+	Reason string // with its figures, as the run's verdict states it
+}
+
+// FromRun maps a trial's measured run onto an Observation: its load
+// test's figures (FromLoad), and the verdict's rule on the generator over
+// the same figures (verdict.GeneratorBound), so that a trial the search
+// calls generator-limited is one whose run verdict says "limited by
+// generator", and the reverse.
+func FromRun(in verdict.Input) Observation {
+	o := FromLoad(in.Load)
+	o.Generator.Bound, o.Generator.Reason = verdict.GeneratorBound(in)
+	return o
 }
 
 // FromLoad maps a load test's result onto an Observation: the drained
@@ -73,8 +93,9 @@ type Judgement struct {
 	// Goodput is the share of requests inside the tightest latency bound
 	// of the SLO and not failed (without a latency bound: not failed).
 	Goodput float64
-	// GeneratorLimited: the generator, not the server, failed to deliver
-	// the trial; Pass says nothing about the server then.
+	// GeneratorLimited: the generator, not the server, limited the trial
+	// (Observation.Generator, the verdict's rule); Pass says nothing about
+	// the server then.
 	GeneratorLimited bool
 	GeneratorReason  string
 }
@@ -99,8 +120,8 @@ func within(h *report.Histogram, d time.Duration) int64 {
 // below its bound.
 func Judge(slo SLO, o Observation) Judgement {
 	j := Judgement{Pass: true, Goodput: 1}
-	if lim, why := GeneratorLimited(o); lim {
-		j.GeneratorLimited, j.GeneratorReason = true, why
+	if o.Generator.Bound {
+		j.GeneratorLimited, j.GeneratorReason = true, o.Generator.Reason
 	}
 	if o.Requests <= 0 {
 		j.Pass = false
@@ -159,34 +180,7 @@ func pct(f float64) string {
 	}
 }
 
-// Thresholds of Judge and GeneratorLimited.
-const (
-	// Delivered: a trial passes only when at least this share of its
-	// offered rate ended in the window (the rest is lost).
-	Delivered = 0.95
-	// ShortOfRate: a trial that achieved less than this share of its
-	// offered rate fell short.
-	ShortOfRate = 0.90
-	// BusyGenerator: a generator busy this share of its event loops'
-	// time had no room left.
-	BusyGenerator = 0.90
-)
-
-// GeneratorLimited reports whether the load generator, not the server,
-// failed to deliver the trial, with the figures that say so: it fell
-// short of the offered rate while its event loops were busy (or, when the
-// engine reports it, its schedule fell behind by more than a tenth of a
-// second with no request failed). Every decision of the search about the
-// generator is here, in one place.
-func GeneratorLimited(o Observation) (bool, string) {
-	if o.Offered <= 0 || o.Achieved >= ShortOfRate*o.Offered {
-		return false, ""
-	}
-	switch {
-	case o.GeneratorCPU >= BusyGenerator:
-		return true, fmt.Sprintf("the generator reached %.0f of %.0f req/s with its event loops %.0f %% busy", o.Achieved, o.Offered, o.GeneratorCPU*100)
-	case o.ScheduleLag > 100*time.Millisecond && o.Failed == 0:
-		return true, fmt.Sprintf("the generator reached %.0f of %.0f req/s, its schedule %v behind, without a failed request", o.Achieved, o.Offered, o.ScheduleLag.Round(time.Millisecond))
-	}
-	return false, ""
-}
+// Delivered: a trial passes only when at least this share of its
+// offered rate ended in the window (the rest is lost). Whether the
+// generator could deliver it is the verdict's rule (Observation.Generator).
+const Delivered = 0.95

@@ -169,8 +169,8 @@ func (l *load) trials() int { return l.pass + l.fail }
 // are measured again rather than trusted once: a rate whose trials split
 // gets another, and a final trial that fails where the short one passed
 // makes that rate an upper bound and the search goes on below it.
-// A trial the generator could not deliver ends the search with a lower
-// bound.
+// A trial the run verdict calls the generator's (Observation.Generator)
+// ends the search with a lower bound.
 type Search struct {
 	cfg     Config
 	loads   map[float64]*load
@@ -367,7 +367,13 @@ func (s *Search) Observe(o Observation) (Record, error) {
 	s.res.Records = s.records
 	if j.GeneratorLimited {
 		lo := s.passBelow(t.Rate)
-		s.finish(lo, ByGenerator, j.GeneratorReason)
+		if j.Pass && o.Achieved >= Delivered*o.Offered {
+			// The rate delivered and the SLO met with the generator at
+			// its limit: its own delays count in the latency (from the
+			// scheduled send), so the server did at least as well.
+			lo = t.Rate
+		}
+		s.finish(lo, ByGenerator, fmt.Sprintf("at %.0f req/s offered, %.0f achieved: %s", t.Rate, o.Achieved, j.GeneratorReason))
 		return rec, nil
 	}
 	l := s.loads[t.Rate]

@@ -134,13 +134,21 @@ func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time
 
 // judge is the verdict on r, measured by this process below root.
 func judge(r Run, root string) *verdict.Verdict {
+	v := verdict.Judge(VerdictInput(r, root))
+	return &v
+}
+
+// VerdictInput is what the verdict on r reads: its figures, and this
+// process as the load generator with the cores it may run on when the
+// probe read this machine (root "/" or ""). A caller that measured the
+// generator's CPU itself sets GeneratorCPU before judging.
+func VerdictInput(r Run, root string) verdict.Input {
 	in := verdict.Input{Load: r.Load, System: r.System}
-	if root == "/" {
+	if root == "/" || root == "" {
 		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
 		in.GeneratorCPUs = affinity()
 	}
-	v := verdict.Judge(in)
-	return &v
+	return in
 }
 
 // affinity lists the cores this process may run on; nil when unknown.

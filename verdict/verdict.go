@@ -65,6 +65,11 @@ type Input struct {
 	// Cores is the number of cores online; 0: the cores of System's
 	// per-core figures.
 	Cores int
+	// GeneratorCPU is the generator's CPU over the run measured outside
+	// the probe (its own rusage, as a capacity trial's), in % of one
+	// core; it counts when System does not report GeneratorPID's CPU.
+	// 0: not measured.
+	GeneratorCPU float64
 }
 
 // Thresholds are the limits a verdict applies; Default holds the
@@ -157,9 +162,6 @@ func (t Thresholds) judge(in Input) judgement {
 		}
 	}
 	j.genName = "edgebench"
-	if j.gen != nil && j.gen.CPU != nil {
-		j.genCPU = j.gen.CPU.Mean
-	}
 
 	// Offered and achieved rate.
 	if l.Rate > 0 {
@@ -168,46 +170,7 @@ func (t Thresholds) judge(in Input) judgement {
 	}
 
 	// The generator: its threads at their limit, or starved on its cores.
-	genCores := j.cores
-	if len(in.GeneratorCPUs) > 0 {
-		genCores = len(in.GeneratorCPUs)
-	}
-	threads := l.Threads
-	if threads <= 0 {
-		threads = max(l.Connections, 1)
-	}
-	if genCores > 0 {
-		threads = min(threads, genCores)
-	}
-	j.genCap = 100 * float64(threads)
-	if j.gen != nil && j.gen.CPU != nil {
-		switch {
-		case j.genCPU >= j.genCap*t.GeneratorBusy/100:
-			j.genReason = fmt.Sprintf("edgebench itself used %.0f %% of %s (%d event loop%s): the server's capacity is at least this",
-				j.genCPU, coresText(threads), l.Threads, plural(l.Threads))
-		case j.rateShort && j.genCPU >= j.genCap*0.75:
-			j.genReason = fmt.Sprintf("the schedule fell behind (%.1f of %s req/s) while edgebench used %.0f %% of %s",
-				j.achieved, trim(j.offered), j.genCPU, coresText(threads))
-		}
-	}
-	if j.genReason == "" && sum != nil && len(in.GeneratorCPUs) > 0 && len(in.GeneratorCPUs) < j.cores {
-		// Pinned to some cores: starved when they are busy and edgebench
-		// does not get what its threads could use.
-		var busy float64
-		n := 0
-		for _, id := range in.GeneratorCPUs {
-			for _, c := range sum.PerCPUBusy {
-				if c.ID == id {
-					busy += c.Mean
-					n++
-				}
-			}
-		}
-		if n > 0 && busy/float64(n) >= t.GeneratorStarve && (j.gen == nil || j.gen.CPU == nil || j.genCPU < j.genCap*t.GeneratorBusy/100) {
-			j.genReason = fmt.Sprintf("edgebench may run on %s only, %.0f %% busy, and had %s of it: other processes starved it; the server's capacity is at least this",
-				cpuList(in.GeneratorCPUs), busy/float64(n), pctOrUnknown(j.gen))
-		}
-	}
+	t.generator(in, sum, &j)
 
 	// What invalidates the figure.
 	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
@@ -368,13 +331,6 @@ func cpuList(ids []int) string {
 		s[i] = fmt.Sprintf("cpu%d", id)
 	}
 	return strings.Join(s, ",")
-}
-
-func pctOrUnknown(p *machine.ProcSummary) string {
-	if p == nil || p.CPU == nil {
-		return "an unknown share"
-	}
-	return fmt.Sprintf("%.0f %%", p.CPU.Mean)
 }
 
 func orUnwatched(name string) string {

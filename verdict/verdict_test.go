@@ -183,3 +183,63 @@ func TestInsertText(t *testing.T) {
 		t.Errorf("lines %q", lines)
 	}
 }
+
+// The generator's CPU measured outside the probe (a capacity trial's
+// rusage) feeds the same rule as the probe's figure, which wins when
+// both are there; 0 is not measured.
+func TestGeneratorCPUOutsideTheProbe(t *testing.T) {
+	open := func(rate float64, n int64) *report.LoadResult {
+		l := load(n, 300)
+		l.Rate = rate
+		return l
+	}
+	cases := []struct {
+		name string
+		in   Input
+		want bool
+		says string
+	}{
+		{"no probe, its threads at their limit", Input{Load: load(50000, 300), GeneratorCPU: 185, Cores: 2}, true, "185 % of 2 cores"},
+		{"no probe, just below", Input{Load: load(50000, 300), GeneratorCPU: 179, Cores: 2}, false, ""},
+		{"no probe, one core online", Input{Load: load(50000, 300), GeneratorCPU: 92, Cores: 1}, true, "92 % of one core"},
+		{"no probe, its affinity", Input{Load: load(50000, 300), GeneratorCPU: 92, GeneratorCPUs: []int{1}}, true, "92 % of one core"},
+		{"no probe, the schedule behind while busy", Input{Load: open(1000, 8000), GeneratorCPU: 150, Cores: 2}, true, "the schedule fell behind (800.0 of 1000 req/s) while edgebench used 150 % of 2 cores"},
+		{"no probe, the schedule behind while idle", Input{Load: open(1000, 8000), GeneratorCPU: 20, Cores: 2}, false, ""},
+		{"not measured", Input{Load: open(1000, 8000), Cores: 2}, false, ""},
+		{"the probe's figure wins", Input{Load: load(50000, 300), System: sys(50, 10, 30), GeneratorPID: 42, GeneratorCPU: 195}, false, ""},
+		{"watched server, generator by rusage", Input{Load: load(50000, 300), System: func() *machine.Report {
+			r := sys(99, 60, 0)
+			r.Summary.Procs = r.Summary.Procs[:1]
+			return r
+		}(), GeneratorPID: 42, GeneratorCPU: 190}, true, "190 % of 2 cores"},
+	}
+	for _, c := range cases {
+		got, why := GeneratorBound(c.in)
+		v := Judge(c.in)
+		if got != c.want || v.GeneratorBound() != got || got && (why != v.Reasons[0] || !strings.Contains(why, c.says)) {
+			t.Errorf("%s: GeneratorBound %v %q, verdict %s %q", c.name, got, why, v.LimitedBy, v.Reasons)
+		}
+	}
+}
+
+// In open loop the generator's CPU alone is not its limit: an event loop
+// spins through the last millisecond before each scheduled send, so one
+// loop at 1000 req/s used 100 % of its core (edgebench run --rate 1000 -t
+// 1, measured) and sent every request on time. Only the schedule falling
+// behind while it is busy makes the generator the limit.
+func TestOpenLoopGeneratorCPUIsNotItsLimit(t *testing.T) {
+	l := load(10000, 300)
+	l.Rate, l.Threads = 1000, 1
+	v := Judge(Input{Load: l, System: sys(60, 10, 100), GeneratorPID: 42})
+	if v.LimitedBy != Rate || !v.Valid {
+		t.Errorf("rate delivered, edgebench at 100 %% of its loop: %s", v.Line())
+	}
+	short := load(8000, 300)
+	short.Rate, short.Threads = 1000, 1
+	if v := Judge(Input{Load: short, System: sys(60, 10, 100), GeneratorPID: 42}); v.LimitedBy != Generator || !strings.Contains(v.Reasons[0], "the schedule fell behind (800.0 of 1000 req/s)") {
+		t.Errorf("rate short, edgebench at 100 %% of its loop: %s", v.Line())
+	}
+	if v := Judge(Input{Load: load(10000, 300), System: sys(60, 10, 180), GeneratorPID: 42}); v.LimitedBy != Generator {
+		t.Errorf("closed loop, edgebench at 90 %% of its loops: %s", v.Line())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/verdict"
 )
 
 // Runner runs trials of one load test.
@@ -72,15 +73,16 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 		return capacity.Observation{}, err
 	}
 	run := runs[0]
+	genCPU := -1.0
+	if cpu0 >= 0 && cpu1 >= 0 && wall > 0 {
+		genCPU = 100 * float64(cpu1-cpu0) / float64(wall)
+	}
+	o := observe(&run, r.ProbeRoot, genCPU)
 	if r.Measured != nil {
 		r.Measured(t, run)
 	}
 	if run.Load.Interrupted {
 		return capacity.Observation{}, context.Canceled
-	}
-	o := capacity.FromLoad(run.Load)
-	if cpu0 >= 0 && cpu1 >= 0 && wall > 0 {
-		o.GeneratorCPU = min(float64(cpu1-cpu0)/float64(wall)/float64(cfg.Threads), 1)
 	}
 	if sys := run.System; sys != nil && len(r.Watches) > 0 {
 		self, sum, seen := os.Getpid(), 0.0, false
@@ -96,4 +98,24 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 		}
 	}
 	return o, nil
+}
+
+// observe is a trial's Observation and its run's verdict from the same
+// figures: the run's, with the generator's CPU measured here by rusage
+// (genCPU, % of one core; negative: unknown), which the probe does not
+// watch. The verdict's rule on the generator decides both the run's
+// verdict (run.Verdict, replaced) and whether the search takes the trial
+// as the generator's (Observation.Generator): they cannot disagree.
+func observe(run *measure.Run, root string, genCPU float64) capacity.Observation {
+	in := measure.VerdictInput(*run, root)
+	if genCPU > 0 {
+		in.GeneratorCPU = genCPU
+	}
+	v := verdict.Judge(in)
+	run.Verdict = &v
+	o := capacity.FromRun(in)
+	if genCPU >= 0 && run.Load.Threads > 0 {
+		o.GeneratorCPU = min(genCPU/100/float64(run.Load.Threads), 1)
+	}
+	return o
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
+	"github.com/edgebench/edgebench/verdict"
 )
 
 // limitedNginx is nginx whose capacity is known: limit_req lets 500
@@ -31,11 +33,13 @@ func TestCapacityOfALimitedNginx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	verdicts := map[int]*verdict.Verdict{}
 	r := Runner{Load: loadgen.Config{URL: "http://" + ng.Addr + "/", Connections: 16, KeepAlive: true},
-		Watches: []probe.Watch{{PID: ng.Master, Tree: true}}}
+		Watches:  []probe.Watch{{PID: ng.Master, Tree: true}},
+		Measured: func(t capacity.Trial, run measure.Run) { verdicts[t.N] = run.Verdict }}
 	res, err := capacity.Drive(context.Background(), s, r.Run, func(rec capacity.Record) {
-		t.Logf("%s %v: achieved %.0f, %d of %d failed, server %.0f %%, generator %.0f %%, pass %v %v",
-			rec.Kind, rec.Rate, rec.Achieved, rec.Failed, rec.Requests, rec.ServerCPU, rec.GeneratorCPU*100, rec.Pass, rec.Reasons)
+		t.Logf("%s %v: achieved %.0f, %d of %d failed, server %.0f %%, generator %.0f %%, pass %v %v; run verdict: %s",
+			rec.Kind, rec.Rate, rec.Achieved, rec.Failed, rec.Requests, rec.ServerCPU, rec.GeneratorCPU*100, rec.Pass, rec.Reasons, verdicts[rec.N].Line())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +59,10 @@ func TestCapacityOfALimitedNginx(t *testing.T) {
 		}
 		if rec.GeneratorLimited {
 			t.Errorf("trial at %v judged generator-limited: %s", rec.Rate, rec.GeneratorReason)
+		}
+		// The trial's run verdict, with the generator's CPU, says the same.
+		if v := verdicts[rec.N]; v == nil || v.GeneratorBound() != rec.GeneratorLimited || v.LimitedBy == verdict.Generator {
+			t.Errorf("trial %d at %v: run verdict %+v, trial generator-limited %v", rec.N, rec.Rate, v, rec.GeneratorLimited)
 		}
 	}
 }
