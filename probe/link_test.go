@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/verdict"
 )
 
 // The link fixture: each interface gets its own speed, read from sysfs;
@@ -73,5 +76,29 @@ func TestParseCPUList(t *testing.T) {
 	}
 	if _, err := parseCpusAllowed([]byte("Name:\tx\nCpus_allowed:\t3\n")); err == nil {
 		t.Error("status without Cpus_allowed_list accepted")
+	}
+}
+
+// The verdict on the link fixture: nginx at its one core first; without
+// nginx watched, eth0 at 94 % of its link.
+func TestLinkFixtureVerdict(t *testing.T) {
+	l := &report.LoadResult{Connections: 10, Threads: 1, Duration: time.Second, Completed: 5000, OK: 5000, Latency: report.NewLatencyHistogram(),
+		Target: report.Target{URL: "http://192.168.2.10/", Host: "192.168.2.10", Port: 80, Path: "/"}}
+	for range 5000 {
+		l.Latency.Record(300)
+	}
+	rep := fixtureReport(t, "link", time.Second, Watch{Name: "nginx"}, Watch{PID: 600})
+	v := verdict.Judge(verdict.Input{Load: l, System: rep, GeneratorPID: 600})
+	if v.LimitedBy != verdict.Server || v.Reasons[0] != "nginx at 99 % of cpu1, the one core it may use" {
+		t.Errorf("nginx pinned: %s %q", v.LimitedBy, v.Reasons)
+	}
+	rep = fixtureReport(t, "link", time.Second, Watch{PID: 600})
+	v = verdict.Judge(verdict.Input{Load: l, System: rep, GeneratorPID: 600})
+	if v.LimitedBy != verdict.Network || v.Reasons[0] != "eth0 received 94.1 Mb/s of its 100 Mb/s link (94 %)" {
+		t.Errorf("eth0: %s %q", v.LimitedBy, v.Reasons)
+	}
+	l.Target.Host = "127.0.0.1"
+	if v = verdict.Judge(verdict.Input{Load: l, System: rep, GeneratorPID: 600}); v.LimitedBy == verdict.Network {
+		t.Errorf("loopback target: %s %q", v.LimitedBy, v.Reasons)
 	}
 }
