@@ -2,7 +2,10 @@ package measure
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
@@ -134,13 +137,38 @@ func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time
 
 // judge is the verdict on r, measured by this process below root.
 func judge(r Run, root string) *verdict.Verdict {
-	in := verdict.Input{Load: r.Load, System: r.System}
+	in := verdict.Input{Load: r.Load, System: r.System, TargetLoopback: loopbackName(r.Load.Target.Host)}
 	if root == "/" {
 		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
 		in.GeneratorCPUs = affinity()
 	}
 	v := verdict.Judge(in)
 	return &v
+}
+
+// loopbackName reports whether host is a name whose addresses are all
+// loopback ones (Debian maps the machine's own name to 127.0.1.1): the
+// verdict's network rule then leaves the links aside. Addresses and
+// localhost the verdict tells itself.
+func loopbackName(host string) bool {
+	if host == "" || strings.ContainsAny(host, ":[") {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return false
+	}
+	for _, a := range addrs {
+		if !a.Unmap().IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // affinity lists the cores this process may run on; nil when unknown.
