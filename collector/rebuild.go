@@ -138,7 +138,7 @@ func SystemReport(s *wire.System) *machine.Report {
 	}
 	for _, n := range su.Nets {
 		sm.Nets = append(sm.Nets, machine.NetSummary{Name: name(s.Nets, n.I), RxKBs: back(n.RxKBs, 1), TxKBs: back(n.TxKBs, 1),
-			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1)})
+			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1), SpeedMbps: int(n.SpeedMbps)})
 	}
 	if p := su.PSI; p != nil {
 		sm.PSI = &machine.PSISummary{CPUSome: backStat(p.CPUSome, 0.01), IOSome: backStat(p.IOSome, 0.01), IOFull: backStat(p.IOFull, 0.01),
@@ -163,6 +163,9 @@ func SystemReport(s *wire.System) *machine.Report {
 		if p.WriteKB != nil {
 			v := float64(*p.WriteKB)
 			ps.WriteKB = &v
+		}
+		for _, id := range p.CPUs {
+			ps.CPUs = append(ps.CPUs, int(id))
 		}
 		sm.Procs = append(sm.Procs, ps)
 	}

@@ -2,7 +2,10 @@ package measure
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/edgebench/edgebench/loadgen"
@@ -143,12 +146,37 @@ func judge(r Run, root string) *verdict.Verdict {
 // probe read this machine (root "/" or ""). A caller that measured the
 // generator's CPU itself sets GeneratorCPU before judging.
 func VerdictInput(r Run, root string) verdict.Input {
-	in := verdict.Input{Load: r.Load, System: r.System}
+	in := verdict.Input{Load: r.Load, System: r.System, TargetLoopback: loopbackName(r.Load.Target.Host)}
 	if root == "/" || root == "" {
 		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
 		in.GeneratorCPUs = affinity()
 	}
 	return in
+}
+
+// loopbackName reports whether host is a name whose addresses are all
+// loopback ones (Debian maps the machine's own name to 127.0.1.1): the
+// verdict's network rule then leaves the links aside. Addresses and
+// localhost the verdict tells itself.
+func loopbackName(host string) bool {
+	if host == "" || strings.ContainsAny(host, ":[") {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return false
+	}
+	for _, a := range addrs {
+		if !a.Unmap().IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // affinity lists the cores this process may run on; nil when unknown.

@@ -125,3 +125,16 @@ func TestAddRuns(t *testing.T) {
 		t.Errorf("wire result %+v", res)
 	}
 }
+
+// A name that resolves to loopback addresses only leaves the links out of
+// the verdict; addresses are the verdict's to tell.
+func TestLoopbackName(t *testing.T) {
+	if !loopbackName("localhost") {
+		t.Error("localhost is not loopback")
+	}
+	for _, h := range []string{"", "127.0.0.1", "::1", "[::1]", "192.168.2.10"} {
+		if loopbackName(h) {
+			t.Errorf("%q taken for a loopback name", h)
+		}
+	}
+}

@@ -271,7 +271,7 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 	}
 	for _, n := range sm.Nets {
 		su.Nets = append(su.Nets, wire.NetWindow{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
-			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident)})
+			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident), SpeedMbps: int32(n.SpeedMbps)})
 	}
 	if p := sm.PSI; p != nil {
 		su.PSI = &wire.PSIWindow{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
@@ -290,6 +290,9 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 		ps := wire.ProcWindow{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
 			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
 		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
+		for _, id := range p.CPUs {
+			ps.CPUs = append(ps.CPUs, int32(id))
+		}
 		su.Procs = append(su.Procs, ps)
 	}
 	sys.Summary = su

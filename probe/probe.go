@@ -45,6 +45,7 @@ type Probe struct {
 	classBlock bool // sys/class/block exists: ask it which devices are partitions
 	partition  map[string]bool
 	names      map[string]string
+	speeds     map[string]int // link speed in Mb/s by interface, 0 unknown: read once (linkSpeed)
 
 	// Three snapshots: the one the next sample fills (cur), the last one
 	// (prev) and the one before it (older), which a merged sample measures
@@ -439,6 +440,7 @@ func (p *Probe) netSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt
 	if err == nil {
 		err = parseNetDev(b, func(name []byte, c netCounters) {
 			c.name = p.intern(name)
+			p.linkSpeed(c.name) // read once, when the interface is first seen
 			cur.nets = append(cur.nets, c)
 		})
 		cur.netsOK = err == nil

@@ -210,6 +210,9 @@ func (r *Recorder) finish() {
 		r.take(true, false)
 	}
 	sum := r.agg.summary()
+	for i := range sum.Nets {
+		sum.Nets[i].SpeedMbps = r.p.speeds[sum.Nets[i].Name]
+	}
 	rep := &machine.Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,
 		Warnings: append(warnings(&sum), r.warnings...)}
 	if r.stride > 1 {

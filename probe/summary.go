@@ -64,6 +64,10 @@ type procAcc struct {
 	cpu, rss   acc
 	rd, wr     float64
 	hasIO      bool
+	// The cores the processes may run on, over the samples in which they
+	// used CPU (ran) and over all samples.
+	ran, all       cpuSet
+	hasRan, hasAll bool
 }
 
 // aggregator streams window samples into a Summary, in bounded memory
@@ -257,6 +261,16 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 		a.count = max(a.count, p.Count)
 		a.cpu.addOpt(p.CPU, w)
 		a.rss.addU(p.RSS, w)
+		for _, id := range p.CPUs {
+			if id >= 0 && id < maxCPUs {
+				a.all.set(id)
+				a.hasAll = true
+				if p.CPU != nil && *p.CPU > 0 {
+					a.ran.set(id)
+					a.hasRan = true
+				}
+			}
+		}
 		if p.ReadBps != nil && p.WriteBps != nil {
 			a.hasIO = true
 			a.rd += *p.ReadBps * w / 1024
@@ -270,7 +284,7 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 func instants(s *machine.Sample) *machine.Sample {
 	out := &machine.Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
 	for _, p := range s.Procs {
-		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS})
+		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS, CPUs: p.CPUs})
 	}
 	return out
 }
@@ -329,6 +343,12 @@ func (g *aggregator) summary() machine.Summary {
 		if a.hasIO {
 			rd, wr := a.rd, a.wr
 			ps.ReadKB, ps.WriteKB = &rd, &wr
+		}
+		switch {
+		case a.hasRan:
+			ps.CPUs = a.ran.list()
+		case a.hasAll:
+			ps.CPUs = a.all.list()
 		}
 		s.Procs = append(s.Procs, ps)
 	}

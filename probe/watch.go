@@ -64,6 +64,10 @@ type watchState struct {
 	lastScan int
 	scanned  bool
 	scans    int
+	// cpus is the last sample's allowed cores and their list, reused
+	// while the set does not change.
+	cpus     cpuSet
+	cpusList []int
 	// rejected holds the PIDs whose comm did not match (or, for a tree,
 	// whose parent was not in it), and the scan that read it: they are read
 	// again only every recheckEvery scans (a process may exec into the
@@ -80,6 +84,10 @@ type pidState struct {
 	// The counters at the last sample and at the one before it, which a
 	// merged sample measures from.
 	last, older pidCounters
+	// cpus are the cores the process may run on, read once (cpusRead)
+	// when it is first sampled; cpusOK false: unknown.
+	cpus             cpuSet
+	cpusRead, cpusOK bool
 }
 
 // pidCounters is what a process's rates are derived from.
@@ -187,6 +195,18 @@ func (ws *watchState) scan(p *Probe) {
 	ws.rejected = rejected
 }
 
+// cpuList is s as a list, the same slice as the last sample's while the
+// set does not change.
+func (ws *watchState) cpuList(s *cpuSet) []int {
+	if s.empty() {
+		return nil
+	}
+	if ws.cpusList == nil || ws.cpus != *s {
+		ws.cpus, ws.cpusList = *s, s.list()
+	}
+	return ws.cpusList
+}
+
 // sample reads the watched processes and sums them: rates over dt seconds
 // since the last sample, or since the one before it with merge; the CPU sum
 // is at most maxCPU %.
@@ -197,6 +217,10 @@ func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a
 	out := machine.Proc{Name: ws.name, PID: ws.w.PID}
 	var ticks, rss, rd, wr uint64
 	var haveCPU, haveIO bool
+	// The cores of the processes that ran over the slice, and of all of
+	// them; unknown when one process's are.
+	var ran, all cpuSet
+	ranOK, allOK, anyRan := true, true, false
 	// Map order does not matter: everything is summed.
 	for pid, st := range ws.pids {
 		b, err := p.r.read(st.statRel, true)
@@ -225,9 +249,20 @@ func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a
 			from = &st.older
 		}
 		now := pidCounters{ticks: ps.ticks, hasTicks: true}
+		if !st.cpusRead {
+			st.cpus, st.cpusOK = p.readCPUs(pid)
+			st.cpusRead = true
+		}
+		allOK = allOK && st.cpusOK
+		all.or(&st.cpus)
 		if from.hasTicks && now.ticks >= from.ticks && dt > 0 {
 			ticks += now.ticks - from.ticks
 			haveCPU = true
+			if now.ticks > from.ticks {
+				anyRan = true
+				ranOK = ranOK && st.cpusOK
+				ran.or(&st.cpus)
+			}
 		}
 		b, err = p.r.read(st.ioRel, true)
 		if err == nil {
@@ -246,6 +281,12 @@ func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a
 	}
 	if out.Count > 0 {
 		out.RSS = a.u(rss)
+		switch {
+		case anyRan && ranOK:
+			out.CPUs = ws.cpuList(&ran)
+		case !anyRan && allOK:
+			out.CPUs = ws.cpuList(&all)
+		}
 	}
 	if haveCPU {
 		out.CPU = a.f(min(float64(ticks)/userHZ/dt*100, maxCPU))

@@ -11,6 +11,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strings"
 
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -24,7 +25,7 @@ const (
 	Rate      = "rate"      // open loop: the offered rate, reached
 	Disk      = "disk"      // a disk busy, or IO pressure
 	Memory    = "memory"    // memory pressure, or little memory available
-	Network   = "network"   // reserved: the probe does not read a link's speed
+	Network   = "network"   // a link at its speed (not for loopback targets)
 	Errors    = "errors"    // failed requests above the threshold
 	CPU       = "cpu"       // the cores as a whole: steal, other processes, or shared by server and generator
 )
@@ -70,6 +71,12 @@ type Input struct {
 	// core; it counts when System does not report GeneratorPID's CPU.
 	// 0: not measured.
 	GeneratorCPU float64
+	// TargetLoopback says the target's address is a loopback one (the
+	// caller resolved its name). A target host written as a loopback
+	// address or localhost counts too. The network rule then does not
+	// apply: the run's traffic is on lo, and a busy link carried another
+	// process's.
+	TargetLoopback bool
 }
 
 // Thresholds are the limits a verdict applies; Default holds the
@@ -89,6 +96,7 @@ type Thresholds struct {
 	IOPressure      float64 // % of time some task stalled on IO (PSI)
 	MemPressure     float64 // % of time some task stalled on memory (PSI)
 	MemAvailable    float64 // % of memory available below which memory is the limit
+	LinkBusy        float64 // % of a link's speed, received or sent (with Ethernet framing), at which the network is the limit
 }
 
 // Default are the thresholds edgebench uses.
@@ -98,6 +106,7 @@ var Default = Thresholds{
 	RateReached: 95, ErrorRatio: 1, MinRequests: 100,
 	CPUBusy: 95, Steal: 5, OtherCPU: 50,
 	DiskBusy: 80, IOPressure: 25, MemPressure: 10, MemAvailable: 5,
+	LinkBusy: 90,
 }
 
 // Judge is Default's verdict on in.
@@ -126,6 +135,9 @@ type judgement struct {
 	errRatio            float64
 	busy                float64 // % of the whole machine, -1 unknown
 	serverName, genName string
+	// serverCPUs are the cores the server may run on when it may not run
+	// on all (its affinity); nil: every core.
+	serverCPUs []int
 }
 
 func (t Thresholds) judge(in Input) judgement {
@@ -159,6 +171,9 @@ func (t Thresholds) judge(in Input) judgement {
 		j.serverName = j.server.Name
 		if j.server.CPU != nil {
 			j.serverCPU = j.server.CPU.Mean
+		}
+		if n := len(j.server.CPUs); n > 0 && (j.cores == 0 || n < j.cores) {
+			j.serverCPUs = j.server.CPUs
 		}
 	}
 	j.genName = "edgebench"
@@ -221,15 +236,55 @@ func (t Thresholds) Judge(in Input) Verdict {
 	if l.Rate > 0 && !j.rateShort {
 		limit(Rate, fmt.Sprintf("the offered %s req/s, achieved %.2f req/s", trim(j.offered), j.achieved))
 	}
-	if j.server != nil && j.server.CPU != nil && j.cores > 0 {
-		all := 100 * float64(j.cores)
+	// The server against the cores it may use: all of them, or those of
+	// its affinity (taskset, worker_cpu_affinity, CPUAffinity=).
+	serverCores := j.cores
+	if j.serverCPUs != nil {
+		serverCores = len(j.serverCPUs)
+	}
+	if j.server != nil && j.server.CPU != nil && serverCores > 0 {
+		all := 100 * float64(serverCores)
 		k := math.Round(j.serverCPU / 100)
 		switch {
+		case j.serverCPU >= all*t.ServerAllCores/100 && j.serverCPUs != nil:
+			limit(Server, fmt.Sprintf("%s at %.0f %% of %s, %s it may use", j.serverName, j.serverCPU, cpuList(j.serverCPUs), theCores(serverCores)))
 		case j.serverCPU >= all*t.ServerAllCores/100:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of the %d cores", j.serverName, j.serverCPU, j.cores))
 		case k >= 1 && j.serverCPU >= k*t.ServerWholeCore && j.serverCPU <= k*100+3:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
 				j.serverName, j.serverCPU, coresText(int(k)), j.server.Count, pluralES(j.server.Count)))
+		}
+	}
+	// The server pinned to cores that other processes took: it could not
+	// get what its cores had.
+	if j.serverCPUs != nil && sum != nil && j.server.CPU != nil {
+		var busy float64
+		n := 0
+		for _, id := range j.serverCPUs {
+			for _, c := range sum.PerCPUBusy {
+				if c.ID == id {
+					busy += c.Mean
+					n++
+				}
+			}
+		}
+		if n == len(j.serverCPUs) && busy/float64(n) >= t.CPUBusy {
+			limit(CPU, fmt.Sprintf("%s, %s %s may use, %.0f %% busy, %s %.0f %% of it: other processes took the rest",
+				cpuList(j.serverCPUs), theCores(n), j.serverName, busy/float64(n), j.serverName, j.serverCPU))
+		}
+	}
+	if sum != nil && !loopbackTarget(in) {
+		for _, n := range sum.Nets {
+			if n.SpeedMbps <= 0 || n.Name == "lo" {
+				continue
+			}
+			dir, mbps := "received", wireMbps(n.RxKBs.Mean, n.RxPps.Mean)
+			if tx := wireMbps(n.TxKBs.Mean, n.TxPps.Mean); tx > mbps {
+				dir, mbps = "sent", tx
+			}
+			if speed := float64(n.SpeedMbps); mbps >= speed*t.LinkBusy/100 {
+				limit(Network, fmt.Sprintf("%s %s %.1f Mb/s of its %d Mb/s link (%.0f %%)", n.Name, dir, mbps, n.SpeedMbps, 100*mbps/speed))
+			}
 		}
 	}
 	if sum != nil {
@@ -293,6 +348,32 @@ func (t Thresholds) Judge(in Input) Verdict {
 	return v
 }
 
+// ethernetFraming is what each packet adds on the wire to the bytes
+// /proc/net/dev counts: preamble and start (8), checksum (4), the gap
+// between frames (12).
+const ethernetFraming = 24
+
+// wireMbps is a link's rate on the wire in Mb/s from its KiB/s and
+// packets/s.
+func wireMbps(kbs, pps float64) float64 {
+	return (kbs*1024 + ethernetFraming*pps) * 8 / 1e6
+}
+
+// loopbackTarget reports whether the run's target is on this machine's
+// loopback: the caller says so, or the URL's host is a loopback address or
+// localhost.
+func loopbackTarget(in Input) bool {
+	if in.TargetLoopback {
+		return true
+	}
+	h := strings.ToLower(strings.Trim(in.Load.Target.Host, "[]"))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 func latencyCount(l *report.LoadResult) int64 {
 	if l.Latency == nil {
 		return 0
@@ -323,6 +404,13 @@ func coresText(n int) string {
 		return "one core"
 	}
 	return fmt.Sprintf("%d cores", n)
+}
+
+func theCores(n int) string {
+	if n == 1 {
+		return "the one core"
+	}
+	return fmt.Sprintf("the %d cores", n)
 }
 
 func cpuList(ids []int) string {

@@ -243,3 +243,122 @@ func TestOpenLoopGeneratorCPUIsNotItsLimit(t *testing.T) {
 		t.Errorf("closed loop, edgebench at 90 %% of its loops: %s", v.Line())
 	}
 }
+
+// linkSys is sys(20, 10, 10) with nets: eth0 a 100 Mb/s link receiving
+// rxBytes a second in rxPkts packets, usb0 a 1000 Mb/s link at 94 Mb/s
+// (9.4 %), wlan0 of unknown speed and lo at several times 100 Mb/s.
+func linkSys(rxBytes, rxPkts float64) *machine.Report {
+	r := sys(20, 10, 10)
+	r.Summary.Nets = []machine.NetSummary{
+		{Name: "lo", RxKBs: stat(50e6 / 1024), TxKBs: stat(50e6 / 1024), RxPps: stat(40000), TxPps: stat(40000)},
+		{Name: "eth0", SpeedMbps: 100, RxKBs: stat(rxBytes / 1024), RxPps: stat(rxPkts), TxKBs: stat(400000.0 / 1024), TxPps: stat(3900)},
+		{Name: "usb0", SpeedMbps: 1000, RxKBs: stat(94e6 / 8 / 1024)},
+		{Name: "wlan0", RxKBs: stat(30e6 / 1024), RxPps: stat(20000)},
+	}
+	return r
+}
+
+func remote(n int64) *report.LoadResult {
+	l := load(n, 300)
+	l.Target = report.Target{URL: "http://192.168.2.10/", Host: "192.168.2.10", Port: 80, Path: "/"}
+	return l
+}
+
+func TestJudgeNetwork(t *testing.T) {
+	// 11575300 bytes in 7800 packets a second: 94.1 Mb/s on the wire,
+	// each packet with its 24 bytes of framing.
+	full := linkSys(11575300, 7800)
+	v := Judge(Input{Load: remote(50000), System: full, GeneratorPID: 42})
+	if want := "eth0 received 94.1 Mb/s of its 100 Mb/s link (94 %)"; v.LimitedBy != Network || !v.Valid || v.Reasons[0] != want {
+		t.Errorf("busy eth0: %s valid=%v %q, want network %q", v.LimitedBy, v.Valid, v.Reasons, want)
+	}
+	// Sent, not received.
+	tx := linkSys(100000, 1000)
+	tx.Summary.Nets[1].TxKBs, tx.Summary.Nets[1].TxPps = stat(11.6e6/1024), stat(8000)
+	if v := Judge(Input{Load: remote(50000), System: tx, GeneratorPID: 42}); v.LimitedBy != Network || !strings.HasPrefix(v.Reasons[0], "eth0 sent 94.3 Mb/s") {
+		t.Errorf("eth0 sending: %s %q", v.LimitedBy, v.Reasons)
+	}
+	// A loopback target: the run's traffic is on lo, eth0 carried another
+	// process's.
+	for _, host := range []string{"127.0.0.1", "localhost", "[::1]", "::ffff:127.0.0.2"} {
+		l := remote(50000)
+		l.Target.Host = host
+		if v := Judge(Input{Load: l, System: full, GeneratorPID: 42}); v.LimitedBy == Network {
+			t.Errorf("target %s: %s %q", host, v.LimitedBy, v.Reasons)
+		}
+	}
+	if v := Judge(Input{Load: remote(50000), System: full, GeneratorPID: 42, TargetLoopback: true}); v.LimitedBy == Network {
+		t.Errorf("target resolved to loopback: %s %q", v.LimitedBy, v.Reasons)
+	}
+	// eth0 half used: neither usb0 (94 Mb/s of 1000), nor wlan0 (unknown
+	// speed), nor lo is the limit.
+	if v := Judge(Input{Load: remote(50000), System: linkSys(6e6, 4000), GeneratorPID: 42}); v.LimitedBy == Network {
+		t.Errorf("eth0 half used: %s %q", v.LimitedBy, v.Reasons)
+	}
+	// The threshold: 90 Mb/s of 100 is the limit, a byte a second less not.
+	if v := Judge(Input{Load: remote(50000), System: linkSys(90e6/8, 0)}); v.LimitedBy != Network || v.Reasons[0] != "eth0 received 90.0 Mb/s of its 100 Mb/s link (90 %)" {
+		t.Errorf("at 90 %%: %s %q", v.LimitedBy, v.Reasons)
+	}
+	if v := Judge(Input{Load: remote(50000), System: linkSys(90e6/8-1, 0)}); v.LimitedBy == Network {
+		t.Errorf("just below 90 %%: %s %q", v.LimitedBy, v.Reasons)
+	}
+}
+
+// pinned is sys(busy, server, gen) with the server's allowed cores.
+func pinned(busy, server, gen float64, cpus ...int) *machine.Report {
+	r := sys(busy, server, gen)
+	r.Summary.Procs[0].CPUs = cpus
+	return r
+}
+
+func TestJudgeServerAffinity(t *testing.T) {
+	cases := []struct {
+		name string
+		sys  *machine.Report
+		by   string
+		want string // the first reason
+	}{
+		// nginx pinned to core 1 at a full core: its limit, named.
+		{"pinned to one core", pinned(75, 99, 50, 1), Server, "nginx at 99 % of cpu1, the one core it may use"},
+		// Allowed every core: as without affinity.
+		{"allowed every core", pinned(96, 185, 10, 0, 1), Server, "nginx at 185 % of the 2 cores"},
+		// 4 workers on core 0 at 95 %: not "each worker holds a core".
+		{"four workers on one core", func() *machine.Report {
+			r := pinned(60, 95, 20, 0)
+			r.Summary.Procs[0].Count = 5
+			return r
+		}(), Server, "nginx at 95 % of cpu0, the one core it may use"},
+		// Pinned to 2 of 4 cores, at 185 %: not "of 4 cores".
+		{"two of four cores", func() *machine.Report {
+			r := pinned(50, 185, 10, 2, 3)
+			r.Summary.PerCPUBusy = append(r.Summary.PerCPUBusy, machine.CoreStat{ID: 2, Stat: stat(93)}, machine.CoreStat{ID: 3, Stat: stat(93)})
+			return r
+		}(), Server, "nginx at 185 % of cpu2,cpu3, the 2 cores it may use"},
+		// Pinned to core 0, which other processes took: the server had 60 %
+		// of it, the machine as a whole was not saturated.
+		{"its core taken", func() *machine.Report {
+			r := pinned(70, 60, 30, 0)
+			r.Summary.PerCPUBusy[0].Mean, r.Summary.PerCPUBusy[1].Mean = 100, 40
+			return r
+		}(), CPU, "cpu0, the one core nginx may use, 100 % busy, nginx 60 % of it: other processes took the rest"},
+		// Its core 94 % busy (below 95): no limit of the cores.
+		{"its core nearly taken", func() *machine.Report {
+			r := pinned(70, 60, 30, 0)
+			r.Summary.PerCPUBusy[0].Mean, r.Summary.PerCPUBusy[1].Mean = 94, 40
+			return r
+		}(), Server, "nginx at 60 % CPU, 10 connections, mean latency 300us; no resource saturated"},
+	}
+	for _, c := range cases {
+		v := Judge(Input{Load: load(50000, 300), System: c.sys, GeneratorPID: 42})
+		if v.LimitedBy != c.by || len(v.Reasons) == 0 || v.Reasons[0] != c.want {
+			t.Errorf("%s: %s %q, want %s %q", c.name, v.LimitedBy, v.Reasons, c.by, c.want)
+		}
+	}
+	// At the threshold of the one core: 90 % counts, 89 % not.
+	if v := Judge(Input{Load: load(50000, 300), System: pinned(60, 90, 20, 1)}); v.Reasons[0] != "nginx at 90 % of cpu1, the one core it may use" {
+		t.Errorf("at 90 %%: %q", v.Reasons)
+	}
+	if v := Judge(Input{Load: load(50000, 300), System: pinned(60, 89, 20, 1)}); strings.Contains(v.Reasons[0], "may use") {
+		t.Errorf("at 89 %%: %q", v.Reasons)
+	}
+}

@@ -715,6 +715,9 @@ type NetWindow struct {
 	TxKBs WindowStat `msg:"t" json:"tx_kbs"`
 	RxPps WindowStat `msg:"rp" json:"rx_pps"`
 	TxPps WindowStat `msg:"tp" json:"tx_pps"`
+	// SpeedMbps is the link's speed in Mb/s; 0: unknown (loopback,
+	// virtual, or sent before the probe read it).
+	SpeedMbps int32 `msg:"sp,omitempty" json:"speed_mbps,omitempty"`
 }
 
 // PSIWindow is the stall shares over the window, in basis points.
@@ -735,4 +738,7 @@ type ProcWindow struct {
 	RSSKB   *WindowStat `msg:"m,omitempty" json:"rss_kb,omitempty"`
 	ReadKB  *int64      `msg:"r,omitempty" json:"read_kb,omitempty"` // total over the window
 	WriteKB *int64      `msg:"w,omitempty" json:"write_kb,omitempty"`
+	// CPUs are the cores the processes may run on (their affinity); nil:
+	// unknown, or sent before the probe read it.
+	CPUs []int32 `msg:"cp,omitempty,limit=1024" json:"cpus,omitempty"`
 }

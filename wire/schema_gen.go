@@ -6052,46 +6052,64 @@ func (z *NetRate) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *NetWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 5
-	// string "i"
-	o = append(o, 0x85, 0xa1, 0x69)
-	o = msgp.AppendInt32(o, z.I)
-	// string "r"
-	o = append(o, 0xa1, 0x72)
-	// map header, size 2
-	// string "m"
-	o = append(o, 0x82, 0xa1, 0x6d)
-	o = msgp.AppendInt64(o, z.RxKBs.Mean)
-	// string "x"
-	o = append(o, 0xa1, 0x78)
-	o = msgp.AppendInt64(o, z.RxKBs.Max)
-	// string "t"
-	o = append(o, 0xa1, 0x74)
-	// map header, size 2
-	// string "m"
-	o = append(o, 0x82, 0xa1, 0x6d)
-	o = msgp.AppendInt64(o, z.TxKBs.Mean)
-	// string "x"
-	o = append(o, 0xa1, 0x78)
-	o = msgp.AppendInt64(o, z.TxKBs.Max)
-	// string "rp"
-	o = append(o, 0xa2, 0x72, 0x70)
-	// map header, size 2
-	// string "m"
-	o = append(o, 0x82, 0xa1, 0x6d)
-	o = msgp.AppendInt64(o, z.RxPps.Mean)
-	// string "x"
-	o = append(o, 0xa1, 0x78)
-	o = msgp.AppendInt64(o, z.RxPps.Max)
-	// string "tp"
-	o = append(o, 0xa2, 0x74, 0x70)
-	// map header, size 2
-	// string "m"
-	o = append(o, 0x82, 0xa1, 0x6d)
-	o = msgp.AppendInt64(o, z.TxPps.Mean)
-	// string "x"
-	o = append(o, 0xa1, 0x78)
-	o = msgp.AppendInt64(o, z.TxPps.Max)
+	// check for omitted fields
+	zb0001Len := uint32(6)
+	var zb0001Mask uint8 /* 6 bits */
+	_ = zb0001Mask
+	if z.SpeedMbps == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "i"
+		o = append(o, 0xa1, 0x69)
+		o = msgp.AppendInt32(o, z.I)
+		// string "r"
+		o = append(o, 0xa1, 0x72)
+		// map header, size 2
+		// string "m"
+		o = append(o, 0x82, 0xa1, 0x6d)
+		o = msgp.AppendInt64(o, z.RxKBs.Mean)
+		// string "x"
+		o = append(o, 0xa1, 0x78)
+		o = msgp.AppendInt64(o, z.RxKBs.Max)
+		// string "t"
+		o = append(o, 0xa1, 0x74)
+		// map header, size 2
+		// string "m"
+		o = append(o, 0x82, 0xa1, 0x6d)
+		o = msgp.AppendInt64(o, z.TxKBs.Mean)
+		// string "x"
+		o = append(o, 0xa1, 0x78)
+		o = msgp.AppendInt64(o, z.TxKBs.Max)
+		// string "rp"
+		o = append(o, 0xa2, 0x72, 0x70)
+		// map header, size 2
+		// string "m"
+		o = append(o, 0x82, 0xa1, 0x6d)
+		o = msgp.AppendInt64(o, z.RxPps.Mean)
+		// string "x"
+		o = append(o, 0xa1, 0x78)
+		o = msgp.AppendInt64(o, z.RxPps.Max)
+		// string "tp"
+		o = append(o, 0xa2, 0x74, 0x70)
+		// map header, size 2
+		// string "m"
+		o = append(o, 0x82, 0xa1, 0x6d)
+		o = msgp.AppendInt64(o, z.TxPps.Mean)
+		// string "x"
+		o = append(o, 0xa1, 0x78)
+		o = msgp.AppendInt64(o, z.TxPps.Max)
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "sp"
+			o = append(o, 0xa2, 0x73, 0x70)
+			o = msgp.AppendInt32(o, z.SpeedMbps)
+		}
+	}
 	return
 }
 
@@ -6279,6 +6297,12 @@ func (z *NetWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+		case "sp":
+			z.SpeedMbps, bts, err = msgp.ReadInt32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "SpeedMbps")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -6293,7 +6317,7 @@ func (z *NetWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *NetWindow) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size
+	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int32Size
 	return
 }
 
@@ -7322,8 +7346,8 @@ func (z *ProcRate) Msgsize() (s int) {
 func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(7)
-	var zb0001Mask uint8 /* 7 bits */
+	zb0001Len := uint32(8)
+	var zb0001Mask uint8 /* 8 bits */
 	_ = zb0001Mask
 	if z.PID == 0 {
 		zb0001Len--
@@ -7344,6 +7368,10 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.WriteKB == nil {
 		zb0001Len--
 		zb0001Mask |= 0x40
+	}
+	if z.CPUs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x80
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -7407,6 +7435,14 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendNil(o)
 			} else {
 				o = msgp.AppendInt64(o, *z.WriteKB)
+			}
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "cp"
+			o = append(o, 0xa2, 0x63, 0x70)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.CPUs)))
+			for za0001 := range z.CPUs {
+				o = msgp.AppendInt32(o, z.CPUs[za0001])
 			}
 		}
 	}
@@ -7587,6 +7623,29 @@ func (z *ProcWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "cp":
+			var zb0004 uint32
+			zb0004, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "CPUs")
+				return
+			}
+			if zb0004 > 1024 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.CPUs) >= int(zb0004) {
+				z.CPUs = (z.CPUs)[:zb0004]
+			} else {
+				z.CPUs = make([]int32, zb0004)
+			}
+			for za0001 := range z.CPUs {
+				z.CPUs[za0001], bts, err = msgp.ReadInt32Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "CPUs", za0001)
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7625,6 +7684,7 @@ func (z *ProcWindow) Msgsize() (s int) {
 	} else {
 		s += msgp.Int64Size
 	}
+	s += 3 + msgp.ArrayHeaderSize + (len(z.CPUs) * (msgp.Int32Size))
 	return
 }
 

@@ -252,6 +252,9 @@ func (s *System) check() error {
 		if err := index("summary interface", n.I, s.Nets); err != nil {
 			return err
 		}
+		if n.SpeedMbps < 0 {
+			return fmt.Errorf("summary interface %d: speed %d Mb/s: %w", n.I, n.SpeedMbps, ErrMalformed)
+		}
 	}
 	for _, p := range su.Procs {
 		if err := index("summary process", p.I, s.Procs); err != nil {
@@ -259,6 +262,11 @@ func (s *System) check() error {
 		}
 		if p.Count < 0 {
 			return fmt.Errorf("summary process %d: count %d: %w", p.I, p.Count, ErrMalformed)
+		}
+		for _, id := range p.CPUs {
+			if id < 0 || id >= 1024 {
+				return fmt.Errorf("summary process %d: core %d: %w", p.I, id, ErrMalformed)
+			}
 		}
 	}
 	return nil

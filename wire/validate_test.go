@@ -28,6 +28,9 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 		{"summary interface -1", func(r *wire.Result) { r.Runs[0].System.Summary.Nets[0].I = -1 }},
 		{"summary process past the table", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].I = 2 }},
 		{"summary process count", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].Count = -1 }},
+		{"summary link speed -1", func(r *wire.Result) { r.Runs[0].System.Summary.Nets[0].SpeedMbps = -1 }},
+		{"summary process core -1", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].CPUs = []int32{0, -1} }},
+		{"summary process core 1024", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].CPUs = []int32{1024} }},
 		{"sample disk -1", func(r *wire.Result) { r.Runs[0].System.Samples[7].Disks[1].I = -1 }},
 		{"sample disk past the table", func(r *wire.Result) { r.Runs[0].System.Samples[0].Disks[0].I = math.MaxInt32 }},
 		{"sample interface", func(r *wire.Result) { r.Runs[0].System.Samples[2].Nets[0].I = 3 }},
@@ -67,6 +70,15 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 	r.Runs[0].System.Partitions = nil
 	if _, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil {
 		t.Errorf("no partition flags: %v", err)
+	}
+	// A link speed and a process's allowed cores decode.
+	r = wiretest.ResultN(t, 20)
+	r.Runs[0].System.Summary.Nets[0].SpeedMbps = 100
+	r.Runs[0].System.Summary.Procs[0].CPUs = []int32{0, 1023}
+	if got, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil {
+		t.Errorf("speed and cores: %v", err)
+	} else if su := got.Runs[0].System.Summary; su.Nets[0].SpeedMbps != 100 || len(su.Procs[0].CPUs) != 2 || su.Procs[0].CPUs[1] != 1023 {
+		t.Errorf("speed and cores decoded as %+v %+v", su.Nets[0], su.Procs[0])
 	}
 	if _, err := wire.DecodeResult(hostileResult(t, 0)); err != nil {
 		t.Errorf("the hostile result with a good index: %v", err)

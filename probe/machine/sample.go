@@ -199,4 +199,8 @@ type Proc struct {
 	RSS      *uint64  `json:"rss,omitempty"` // bytes
 	ReadBps  *float64 `json:"read_bps,omitempty"`
 	WriteBps *float64 `json:"write_bps,omitempty"`
+	// CPUs are the cores the processes that used CPU over the interval
+	// may run on (all the processes' when none did): the union of their
+	// Cpus_allowed_list, read once per process; nil: unknown.
+	CPUs []int `json:"cpus,omitempty"`
 }

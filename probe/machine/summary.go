@@ -80,6 +80,10 @@ type NetSummary struct {
 	TxKBs Stat   `json:"tx_kbs"`
 	RxPps Stat   `json:"rx_pps"`
 	TxPps Stat   `json:"tx_pps"`
+	// SpeedMbps is the link's speed in Mb/s (sys/class/net/NAME/speed,
+	// read once when the interface is first seen); 0: unknown (loopback,
+	// virtual links, a link down, no sysfs).
+	SpeedMbps int `json:"speed_mbps,omitempty"`
 }
 
 // PSISummary is the stall shares over the window, in percent.
@@ -100,4 +104,8 @@ type ProcSummary struct {
 	RSS     *Stat    `json:"rss,omitempty"`
 	ReadKB  *float64 `json:"read_kb,omitempty"` // total over the window
 	WriteKB *float64 `json:"write_kb,omitempty"`
+	// CPUs are the cores the processes may run on (Cpus_allowed_list of
+	// /proc/PID/status, their union), of those that used CPU in the
+	// window (all of them when none did); nil: unknown.
+	CPUs []int `json:"cpus,omitempty"`
 }
