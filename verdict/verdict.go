@@ -28,6 +28,10 @@ const (
 	Network   = "network"   // a link at its speed (not for loopback targets)
 	Errors    = "errors"    // failed requests above the threshold
 	CPU       = "cpu"       // the cores as a whole: steal, other processes, or shared by server and generator
+	// Connections: nothing saturated, the test's concurrency set the
+	// figure: its connections each wait for an answer, and the server's
+	// time per request bounds what they carry.
+	Connections = "connections"
 )
 
 // Verdict is what limited a run and whether its figure stands.
@@ -90,6 +94,7 @@ type Thresholds struct {
 	ErrorRatio      float64 // % of failed requests above which the figure is not valid
 	MinRequests     int64   // latency samples below which the percentiles printed mean nothing
 	CPUBusy         float64 // % busy of the whole machine at which the cores are saturated
+	CPUNear         float64 // % busy of the whole machine at which the cores, not the connections, are called the limit when nothing else is
 	Steal           float64 // % steal at which a virtual machine's host takes the cores
 	OtherCPU        float64 // % of one core taken by other processes on saturated cores to call them the limit
 	DiskBusy        float64 // % busy of a disk
@@ -104,7 +109,7 @@ var Default = Thresholds{
 	GeneratorBusy: 90, GeneratorStarve: 95,
 	ServerAllCores: 90, ServerWholeCore: 90,
 	RateReached: 95, ErrorRatio: 1, MinRequests: 100,
-	CPUBusy: 95, Steal: 5, OtherCPU: 50,
+	CPUBusy: 95, CPUNear: 80, Steal: 5, OtherCPU: 50,
 	DiskBusy: 80, IOPressure: 25, MemPressure: 10, MemAvailable: 5,
 	LinkBusy: 90,
 }
@@ -135,6 +140,12 @@ type judgement struct {
 	errRatio            float64
 	busy                float64 // % of the whole machine, -1 unknown
 	serverName, genName string
+	// The machine's CPU in % of one core (100 a core): all of it busy;
+	// the kernel's interrupts (irq and softirq, where loopback traffic is
+	// handled, charged to no process); and other, what is left once the
+	// server, edgebench, the interrupts and the host's steal are counted
+	// (the server's share too when it is not watched).
+	total, irq, other float64
 	// serverCPUs are the cores the server may run on when it may not run
 	// on all (its affinity); nil: every core.
 	serverCPUs []int
@@ -187,7 +198,18 @@ func (t Thresholds) judge(in Input) judgement {
 	// The generator: its threads at their limit, or starved on its cores.
 	t.generator(in, sum, &j)
 
+	if c := sum; c != nil && c.CPU != nil && j.cores > 0 {
+		n := float64(j.cores)
+		j.total = j.busy * n
+		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
+		j.other = math.Max(j.total-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
+	}
+
 	// What invalidates the figure.
+	if j.serverSeen() && j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
+		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s's alone",
+			j.other, j.busy, j.serverName))
+	}
 	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
 		j.invalid = append(j.invalid, fmt.Sprintf("the board reported %s during the run (firmware flags): its clock was not its own", sum.Throttled))
 	}
@@ -308,44 +330,82 @@ func (t Thresholds) Judge(in Input) Verdict {
 			limit(CPU, fmt.Sprintf("the host took %.0f %% of the CPU (steal)", c.Steal.Mean))
 		}
 		if j.busy >= t.CPUBusy && j.cores > 0 {
-			total := j.busy * float64(j.cores)
-			other := total - j.serverCPU - j.genCPU
-			who := fmt.Sprintf("%s %.0f %%, %s %.0f %%, other processes %.0f %% of %d %%", orUnwatched(j.serverName), j.serverCPU, j.genName, j.genCPU, math.Max(other, 0), 100*j.cores)
-			if psi := sum.PSI; psi != nil && psi.CPUSome != nil {
-				who += fmt.Sprintf(", cpu pressure %.0f %%", psi.CPUSome.Mean)
-			}
-			if other >= t.OtherCPU {
-				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, other processes took them: %s", j.busy, who))
-			} else {
-				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, shared by the server and edgebench: %s", j.busy, who))
+			switch {
+			case !j.serverSeen():
+				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy: %s (--watch the server to tell it from other processes)", j.busy, j.cpuShares(sum)))
+			case j.other >= t.OtherCPU:
+				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, other processes took them: %s", j.busy, j.cpuShares(sum)))
+			default:
+				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, shared by the server and edgebench: %s", j.busy, j.cpuShares(sum)))
 			}
 		}
-	}
-	// Nothing saturated: the server's latency with these connections.
-	// In open loop the latency counts from the scheduled send: the
-	// server's own time is the wait from the request written to the
-	// first byte.
-	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 {
-		if wait := l.Waiting.Mean() / 1e6; wait > 0 {
-			limit(Server, fmt.Sprintf("%d connections at %s per request (request written to first byte) carry at most %.1f req/s; no resource saturated: more connections (-c) or a faster server",
-				l.Connections, fmtSeconds(wait), float64(l.Connections)/wait))
+		// A core held while the machine was not: a single thread's limit,
+		// the server's when it is not watched to say so.
+		if !j.serverSeen() && j.busy >= 0 && j.busy < t.CPUBusy {
+			for _, c := range sum.PerCPUBusy {
+				if c.Mean >= t.CPUBusy {
+					limit(CPU, fmt.Sprintf("cpu%d was %.0f %% busy while the machine was %.0f %%: one thread held it (--watch the server to name it)", c.ID, c.Mean, j.busy))
+				}
+			}
+		}
+		// Close to saturated: more connections add load, not cores.
+		if j.busy >= t.CPUNear && j.cores > 0 {
+			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))
 		}
 	}
-	what := "no resource saturated"
+	server := ""
+	if j.serverSeen() {
+		server = fmt.Sprintf("%s at %.0f %% CPU, ", j.serverName, j.serverCPU)
+	}
+	// Nothing saturated: the test's connections, each waiting for its
+	// answer, carry what the server's time per request lets them. In
+	// open loop the latency counts from the scheduled send: the server's
+	// own time is the wait from the request written to the first byte,
+	// and a schedule that fell behind by what its connections carry was
+	// held by them, probe or not. In closed loop that bound is what the
+	// run achieved by its nature: only the probe's figures, nothing
+	// saturated, make it the limit.
+	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 && l.Waiting.Mean() > 0 {
+		wait := l.Waiting.Mean() / 1e6
+		what := "no resource saturated"
+		if sum == nil {
+			what = "the machine not seen (no probe)"
+		}
+		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request (request written to first byte) carry at most %.1f req/s; %s: more connections (-c) or a faster server",
+			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait, what))
+	}
 	if sum == nil {
-		what = "without the probe, the machine was not seen"
+		limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; without the probe, the machine was not seen", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6)))
 	}
-	if j.server != nil && j.server.CPU != nil {
-		limit(Server, fmt.Sprintf("%s at %.0f %% CPU, %d connections, mean latency %s; %s", j.serverName, j.serverCPU, l.Connections, fmtSeconds(l.Latency.Mean()/1e6), what))
-	} else {
-		limit(Server, fmt.Sprintf("%d connections, mean latency %s; %s", l.Connections, fmtSeconds(l.Latency.Mean()/1e6), what))
+	if l.Rate <= 0 && l.Latency != nil && l.Latency.Count() > 0 && l.Latency.Mean() > 0 {
+		wait := l.Latency.Mean() / 1e6
+		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request carry at most %.1f req/s; no resource saturated: more connections (-c) or a faster server",
+			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait))
 	}
+	limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; no resource saturated", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6)))
 	for _, r := range j.invalid {
 		if r != v.Reasons[0] {
 			v.Reasons = append(v.Reasons, r)
 		}
 	}
 	return v
+}
+
+func (j *judgement) serverSeen() bool { return j.server != nil && j.server.CPU != nil }
+
+// cpuShares is who had the cores: "nginx 120 %, edgebench 60 %,
+// interrupts 10 %, other processes 8 % of 200 %", and the CPU pressure.
+func (j *judgement) cpuShares(sum *machine.Summary) string {
+	var s string
+	if j.serverSeen() {
+		s = fmt.Sprintf("%s %.0f %%, %s %.0f %%, interrupts %.0f %%, other processes %.0f %% of %d %%", j.serverName, j.serverCPU, j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
+	} else {
+		s = fmt.Sprintf("%s %.0f %%, interrupts %.0f %%, the server (not watched) and other processes %.0f %% of %d %%", j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
+	}
+	if psi := sum.PSI; psi != nil && psi.CPUSome != nil {
+		s += fmt.Sprintf(", cpu pressure %.0f %%", psi.CPUSome.Mean)
+	}
+	return s
 }
 
 // ethernetFraming is what each packet adds on the wire to the bytes

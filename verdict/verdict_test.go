@@ -78,7 +78,7 @@ func TestJudgeConstructed(t *testing.T) {
 			return r
 		}(), GeneratorPID: 42, GeneratorCPUs: []int{1}}, Server, true, nil},
 		{"rate reached", Input{Load: open(100, 1000), System: sys(10, 5, 5), GeneratorPID: 42}, Rate, true, []string{"offered 100 req/s"}},
-		{"rate not reached", Input{Load: open(100, 230), System: sys(10, 5, 5), GeneratorPID: 42}, Server, false, []string{"achieved 23.00 req/s (23 %): the rate was not reached", "at most 25.0 req/s"}},
+		{"rate not reached", Input{Load: open(100, 230), System: sys(10, 5, 5), GeneratorPID: 42}, Connections, false, []string{"achieved 23.00 req/s (23 %): the rate was not reached", "at most 25.0 req/s"}},
 		{"rate not reached, generator busy", Input{Load: open(100000, 500000), System: sys(99, 60, 170), GeneratorPID: 42}, Generator, false, []string{"the schedule fell behind"}},
 		{"errors", Input{Load: errs, System: sys(50, 40, 30), GeneratorPID: 42}, Errors, false, []string{"2.0 % of the requests failed", "status 200"}},
 		{"too few requests", Input{Load: load(40, 300)}, Server, false, []string{"only 40 requests"}},
@@ -86,7 +86,7 @@ func TestJudgeConstructed(t *testing.T) {
 		{"memory pressure", Input{Load: load(5000, 300), System: swapped, GeneratorPID: 42}, Memory, true, []string{"memory pressure 30 %"}},
 		{"disk busy, partitions aside", Input{Load: load(5000, 300), System: disk, GeneratorPID: 42}, Disk, true, []string{"disk mmcblk0 93 % busy"}},
 		{"steal", Input{Load: load(5000, 300), System: steal, GeneratorPID: 42}, CPU, true, []string{"steal"}},
-		{"other processes take the cores", Input{Load: load(50000, 300), System: sys(100, 29, 26), GeneratorPID: 42}, CPU, true, []string{"other processes took them", "other processes 145 %"}},
+		{"other processes take the cores", Input{Load: load(50000, 300), System: sys(100, 29, 26), GeneratorPID: 42}, CPU, false, []string{"other processes took them", "other processes 145 %", "other processes took 145 % of one core while the cores were 100 % busy: the figure is not nginx's alone"}},
 		{"server and generator share the cores", Input{Load: load(50000, 300), System: sys(98, 120, 60), GeneratorPID: 42}, CPU, true, []string{"shared by the server and edgebench"}},
 	}
 	for _, c := range cases {
@@ -346,7 +346,7 @@ func TestJudgeServerAffinity(t *testing.T) {
 			r := pinned(70, 60, 30, 0)
 			r.Summary.PerCPUBusy[0].Mean, r.Summary.PerCPUBusy[1].Mean = 94, 40
 			return r
-		}(), Server, "nginx at 60 % CPU, 10 connections, mean latency 300us; no resource saturated"},
+		}(), Connections, "nginx at 60 % CPU, 10 connections at 300us per request carry at most 33333.3 req/s; no resource saturated: more connections (-c) or a faster server"},
 	}
 	for _, c := range cases {
 		v := Judge(Input{Load: load(50000, 300), System: c.sys, GeneratorPID: 42})
@@ -360,5 +360,61 @@ func TestJudgeServerAffinity(t *testing.T) {
 	}
 	if v := Judge(Input{Load: load(50000, 300), System: pinned(60, 89, 20, 1)}); strings.Contains(v.Reasons[0], "may use") {
 		t.Errorf("at 89 %%: %q", v.Reasons)
+	}
+}
+
+// Who had the cores: the kernel's interrupts (loopback traffic) are not
+// other processes, a server not watched is not called another process,
+// other processes on saturated cores make the figure not the server's,
+// and nothing saturated leaves the connections as the limit.
+func TestJudgeCPUShares(t *testing.T) {
+	irq := sys(100, 29, 26)
+	irq.Summary.CPU.SoftIRQ = stat(60)
+	irq.Summary.CPU.IRQ = stat(10)
+	unwatched := sys(97, 0, 60)
+	unwatched.Summary.Procs = unwatched.Summary.Procs[1:]
+	oneCore := sys(55, 0, 40)
+	oneCore.Summary.Procs = oneCore.Summary.Procs[1:]
+	oneCore.Summary.PerCPUBusy[0].Mean, oneCore.Summary.PerCPUBusy[1].Mean = 99, 11
+	// other = 2×96 − 100 − edgebench: 49 % and 50 % of one core.
+	below, at := sys(96, 100, 43), sys(96, 100, 42)
+	quiet := sys(40, 30, 30)
+	one := load(50000, 300)
+	one.Connections = 1
+	cases := []struct {
+		name  string
+		in    Input
+		by    string
+		valid bool
+		want  string
+	}{
+		{"interrupts are not other processes", Input{Load: load(50000, 300), System: irq, GeneratorPID: 42}, CPU, true,
+			"the cores were 100 % busy, shared by the server and edgebench: nginx 29 %, edgebench 26 %, interrupts 140 %, other processes 5 % of 200 %"},
+		{"the server not watched", Input{Load: load(50000, 300), System: unwatched, GeneratorPID: 42}, CPU, true,
+			"the cores were 97 % busy: edgebench 60 %, interrupts 0 %, the server (not watched) and other processes 134 % of 200 % (--watch the server to tell it from other processes)"},
+		{"one core held", Input{Load: load(50000, 300), System: oneCore, GeneratorPID: 42}, CPU, true,
+			"cpu0 was 99 % busy while the machine was 55 %: one thread held it (--watch the server to name it)"},
+		{"close to saturated", Input{Load: load(50000, 300), System: sys(85, 60, 40), GeneratorPID: 42}, CPU, true,
+			"the cores were 85 % busy, close to saturated: nginx 60 %, edgebench 40 %, interrupts 0 %, other processes 70 % of 200 %"},
+		{"below close", Input{Load: load(50000, 300), System: sys(79, 30, 30), GeneratorPID: 42}, Connections, true,
+			"nginx at 30 % CPU, 10 connections at 300us per request carry at most 33333.3 req/s; no resource saturated: more connections (-c) or a faster server"},
+		{"one connection", Input{Load: one, System: quiet, GeneratorPID: 42}, Connections, true,
+			"nginx at 30 % CPU, 1 connection at 300us per request carry at most 3333.3 req/s; no resource saturated: more connections (-c) or a faster server"},
+		{"without the probe", Input{Load: load(50000, 300)}, Server, true,
+			"10 connections, mean latency 300us; without the probe, the machine was not seen"},
+	}
+	for _, c := range cases {
+		v := Judge(c.in)
+		if v.LimitedBy != c.by || v.Valid != c.valid || len(v.Reasons) == 0 || v.Reasons[0] != c.want {
+			t.Errorf("%s: %s valid=%v %q\nwant %s valid=%v %q", c.name, v.LimitedBy, v.Valid, v.Reasons, c.by, c.valid, c.want)
+		}
+	}
+	// The edge of the other processes' share: 50 % of one core
+	// invalidates, 49 % does not.
+	if v := Judge(Input{Load: load(50000, 300), System: at, GeneratorPID: 42}); v.Valid || v.Reasons[len(v.Reasons)-1] != "other processes took 50 % of one core while the cores were 96 % busy: the figure is not nginx's alone" {
+		t.Errorf("other processes at 50 %%: valid=%v %q", v.Valid, v.Reasons)
+	}
+	if v := Judge(Input{Load: load(50000, 300), System: below, GeneratorPID: 42}); !v.Valid {
+		t.Errorf("other processes at 49 %%: valid=%v %q", v.Valid, v.Reasons)
 	}
 }

@@ -360,7 +360,22 @@ func writeRun(env *cli.Env, rf *runFlags, o measure.Run) error {
 		fmt.Fprintln(w)
 		err = o.System.WriteText(w)
 	}
+	if err == nil && (rf.tool != nil || rf.format == "ab" || rf.format == "wrk" || rf.format == "h2load") {
+		// The tools' layouts stay line for line; what limited the run
+		// follows them, after the System section, its lines as run's.
+		if lines := verdict.TextLines(o.Verdict, o.Load); len(lines) > 0 {
+			_, err = fmt.Fprintf(w, "\n%s\n", strings.Join(trimLines(lines), "\n"))
+		}
+	}
 	return err
+}
+
+func trimLines(ls []string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = strings.TrimSpace(l)
+	}
+	return out
 }
 
 // writeSummary writes what follows the runs: the JSON document of all
