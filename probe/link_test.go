@@ -1,8 +1,10 @@
 package probe
 
 import (
+	"bytes"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +28,10 @@ func TestLinkSpeedFixture(t *testing.T) {
 		if s, ok := got[name]; !ok || s != v {
 			t.Errorf("%s speed = %d (listed %v), want %d", name, s, ok, v)
 		}
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf); err != nil || !strings.Contains(buf.String(), "eth0 (100 Mb/s)") || strings.Contains(buf.String(), "wlan0 (") {
+		t.Errorf("text report (%v):\n%s", err, buf.String())
 	}
 	for _, n := range rep.Summary.Nets {
 		if n.Name != "eth0" {

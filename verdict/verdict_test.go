@@ -334,13 +334,14 @@ func TestJudgeServerAffinity(t *testing.T) {
 			r.Summary.PerCPUBusy = append(r.Summary.PerCPUBusy, machine.CoreStat{ID: 2, Stat: stat(93)}, machine.CoreStat{ID: 3, Stat: stat(93)})
 			return r
 		}(), Server, "nginx at 185 % of cpu2,cpu3, the 2 cores it may use"},
-		// Pinned to core 0, which other processes took: the server had 60 %
-		// of it, the machine as a whole was not saturated.
+		// Pinned to core 0, which other processes took (95 %, the
+		// threshold): the server had 60 % of it, the machine as a whole
+		// was not saturated.
 		{"its core taken", func() *machine.Report {
 			r := pinned(70, 60, 30, 0)
-			r.Summary.PerCPUBusy[0].Mean, r.Summary.PerCPUBusy[1].Mean = 100, 40
+			r.Summary.PerCPUBusy[0].Mean, r.Summary.PerCPUBusy[1].Mean = 95, 40
 			return r
-		}(), CPU, "cpu0, the one core nginx may use, 100 % busy, nginx 60 % of it: other processes took the rest"},
+		}(), CPU, "cpu0, the one core nginx may use, 95 % busy, nginx 60 % of it: other processes took the rest"},
 		// Its core 94 % busy (below 95): no limit of the cores.
 		{"its core nearly taken", func() *machine.Report {
 			r := pinned(70, 60, 30, 0)

@@ -77,7 +77,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		row("", "-", "-", "-", "-", "-", "")
 	}
 	for _, n := range s.Nets {
-		row("", n.Name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), "")
+		name := n.Name
+		if n.SpeedMbps > 0 {
+			name += " (" + strconv.Itoa(n.SpeedMbps) + " Mb/s)"
+		}
+		row("", name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), "")
 	}
 	tw.Flush()
 
