@@ -22,7 +22,7 @@ const (
 // policy: no trial above the rate cap (max_rate), none longer than
 // max_duration, and all of them within max_duration x max_repeat (the
 // time a repeated load test may take), unless the command asks for less.
-// Refusals are *RefusedError.
+// Refusals are *RefusedError; one over a cap names the cap.
 func (a *Agent) capacityConfig(cs *wire.CapacitySpec) (capacity.Config, error) {
 	caps := a.cfg.Policy
 	slo, err := capacity.ParseSLO(cs.SLO)
@@ -61,6 +61,10 @@ func (a *Agent) capacityConfig(cs *wire.CapacitySpec) (capacity.Config, error) {
 	switch {
 	case c.MaxRate > caps.MaxRate || c.MaxRate != c.MaxRate:
 		return c, refusef("max rate %v over cap %v", c.MaxRate, caps.MaxRate)
+	case c.Start > caps.MaxRate:
+		return c, refusef("start rate %v over cap %v", c.Start, caps.MaxRate)
+	case c.Duration > caps.MaxDuration:
+		return c, refusef("trial %v over cap %v", c.Duration, caps.MaxDuration)
 	case c.Final > caps.MaxDuration:
 		return c, refusef("final trial %v over cap %v", c.Final, caps.MaxDuration)
 	case c.Budget > total:

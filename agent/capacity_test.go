@@ -57,7 +57,9 @@ func TestCapacityCommandWithinPolicy(t *testing.T) {
 		{capacityCmd(u, func(s *wire.CapacitySpec) { s.BudgetMS = 61_000 }), "budget 1m1s over cap 1m0s"},
 		{capacityCmd(u, func(s *wire.CapacitySpec) { s.Load.Connections = 100_000 }), "connections 100000 over cap"},
 		{capacityCmd("http://10.1.2.3/", func(*wire.CapacitySpec) {}), "not in allowlist"},
-		{capacityCmd(u, func(s *wire.CapacitySpec) { s.StartRate = 2000 }), "rates"},
+		{capacityCmd(u, func(s *wire.CapacitySpec) { s.StartRate = 2000 }), "start rate 2000 over cap 1000"},
+		{capacityCmd(u, func(s *wire.CapacitySpec) { s.StartRate, s.MaxRate = 500, 400 }), "rates"},
+		{capacityCmd(u, func(s *wire.CapacitySpec) { s.TrialMS = 11_000 }), "trial 11s over cap 10s"},
 	} {
 		a.command(context.Background(), incoming{cmd: c.cmd})
 		ev := log.last(c.cmd.ID)
