@@ -55,14 +55,16 @@ func TestVerdictGeneratorStarvedOnItsCore(t *testing.T) {
 
 // A normal nginx run with one worker: the server is the limit. Other
 // processes may hold the cores (the other packages' tests run beside
-// this one in make test): the verdict then says so, which is right too,
-// and the run is tried again, up to four times, for the server's case.
+// this one in make test), or nginx, edgebench and the kernel's loopback
+// work may keep 2 cores close to saturated: the verdict then says cpu,
+// which is right too, and the run is tried again, up to four times, for
+// the server's case.
 func TestVerdictNginxIsTheLimit(t *testing.T) {
 	srv := testenv.Nginx(t, 1)
 	var busy []string
 	for range 4 {
 		v, out := runVerdict(t, nil, "-c", "10", "-d", "2s", "http://"+srv.Addr+"/index.html")
-		if r := strings.Join(v.Reasons, "; "); strings.Contains(r, "other processes took") {
+		if r := strings.Join(v.Reasons, "; "); v.LimitedBy == verdict.CPU || strings.Contains(r, "other processes took") {
 			busy = append(busy, r)
 			time.Sleep(time.Second)
 			continue
