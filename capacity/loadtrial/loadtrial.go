@@ -25,7 +25,7 @@ type Runner struct {
 	// and Requests are the trial's.
 	Load loadgen.Config
 	// Watches are the server's processes, whose CPU each trial reports;
-	// none: no probe.
+	// none: what listens on the target's port (probe.DefaultWatches).
 	Watches   []probe.Watch
 	ProbeRoot string
 	// Progress, when set, gives a trial's progress callback.
@@ -63,7 +63,11 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 		cfg.Progress = r.Progress(t)
 	}
 	cpu0, wall0 := cpuTime(), time.Now()
-	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, NoProbe: len(r.Watches) == 0, Watches: r.Watches,
+	// The probe always records the machine: the verdict's generator rule
+	// needs its cores' figures (a generator starved on its pinned cores
+	// reads as an idle one), and without Watches it watches edgebench and
+	// whatever listens on the target's port, the server.
+	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Watches: r.Watches,
 		ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond})
 	cpu1, wall := cpuTime(), time.Since(wall0)
 	if len(runs) == 0 {
@@ -84,7 +88,7 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 	if run.Load.Interrupted {
 		return capacity.Observation{}, context.Canceled
 	}
-	if sys := run.System; sys != nil && len(r.Watches) > 0 {
+	if sys := run.System; sys != nil {
 		self, sum, seen := os.Getpid(), 0.0, false
 		for _, p := range sys.Summary.Procs {
 			if p.PID == self || p.CPU == nil {
