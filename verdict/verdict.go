@@ -481,10 +481,6 @@ func cpuList(ids []int) string {
 	return strings.Join(s, ",")
 }
 
-func orUnwatched(name string) string {
-	if name == "" {
-		return "server (not watched)"
-	}
 	return name
 }
 
