@@ -246,13 +246,18 @@ wait:
 		if err != nil {
 			return err
 		}
-		if err := doJSON(hc, req, &st); err != nil {
+		// A fresh value each poll: decoding into the last poll's would keep
+		// its events' progress and reason where this poll's omit them, at
+		// the same index, which may be another device's event.
+		var poll collector.CommandStatus
+		if err := doJSON(hc, req, &poll); err != nil {
 			if ctx.Err() != nil {
 				waited = false
 				break wait
 			}
 			return fmt.Errorf("wait: %w", err)
 		}
+		st = poll
 		for _, e := range st.Events {
 			key := fmt.Sprintf("%s/%s#%d", e.Fleet, e.Device, e.Seq)
 			if printed[key] {
