@@ -72,7 +72,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.Float64Var(&sp.Rate, "rate", 0, "open loop: requests/s")
 	warmup := fs.Duration("warmup", 0, "warm-up excluded from the statistics")
 	sp.Repeat = 1
-	fs.Func("repeat", "`N|auto`: runs per device (default 1); auto: at least 3, more while req/s varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
+	fs.Func("repeat", "`N|auto`: runs per device (default 1); auto: at least 3, more while req/s (p99 with --rate) varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
 		if s == "auto" {
 			sp.RepeatAuto = true
 			return nil
@@ -84,7 +84,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		sp.RepeatAuto, sp.Repeat = false, n
 		return nil
 	})
-	fs.Float64Var(&sp.RepeatRSDPct, "repeat-rsd", 3.5, "--repeat auto: the relative standard deviation of req/s, in %, at which the runs are stable")
+	fs.Float64Var(&sp.RepeatRSDPct, "repeat-rsd", 3.5, "--repeat auto: the relative standard deviation of req/s (p99 with --rate), in %, at which the runs are stable")
 	repeatMax := fs.Int("repeat-max", 10, "--repeat auto: the most runs")
 	repeatBudget := fs.Duration("repeat-budget", 10*time.Minute, "--repeat auto: no new run after this time (0: no limit)")
 	fs.Var(labels, "label", "label k=v on the results (repeatable)")

@@ -50,7 +50,7 @@ complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l time
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l rate -r -d 'open loop: requests/s'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l warmup -r -d 'warm-up excluded from the statistics'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l repeat -r -d 'N|auto: runs per device'
-complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l repeat-rsd -r -d '--repeat auto: the relative standard deviation of req/s, in %, at w...'
+complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l repeat-rsd -r -d '--repeat auto: the relative standard deviation of req/s'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l repeat-max -r -d '--repeat auto: the most runs'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l repeat-budget -r -d '--repeat auto: no new run after this time'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l label -r -d 'label k=v on the results'
