@@ -114,6 +114,10 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		if cp.SLO == "" {
 			return nil, cli.Usagef("capacity needs --slo, e.g. --slo 'p99<50ms,errors<0.1%%'")
 		}
+		if fs.Changed("repeat") || fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
+			// The device would run one search and drop them.
+			return nil, cli.Usagef("--repeat is not for capacity: a capacity search re-measures within its search; use run for repeats (trigger ... --repeat auto URL)")
+		}
 		if _, err := capacity.ParseSLO(cp.SLO); err != nil {
 			return nil, cli.Usagef("--slo: %v", err)
 		}
