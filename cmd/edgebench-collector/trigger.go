@@ -99,7 +99,10 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.StringVar(&cp.SLO, "slo", "", "capacity: the objective of every trial, e.g. 'p99<50ms,errors<0.1%'")
 	fs.Float64Var(&cp.StartRate, "start", 0, "capacity: the first trial's rate (0: the device's default, 50)")
 	fs.Float64Var(&cp.MaxRate, "max-rate", 0, "capacity: the highest rate tried (0: the device's cap)")
-	fs.Float64Var(&cp.Tolerance, "tolerance", 0, "capacity: relative tolerance of the answer (0: 0.05)")
+	fs.Func("tolerance", "capacity: relative tolerance of the answer, `5%|0.05` as edgebench capacity's (default: the device's, 5%)", func(s string) (err error) {
+		cp.Tolerance, err = capacity.ParseTolerance(s)
+		return err
+	})
 	trial := fs.Duration("trial", 0, "capacity: each trial's window (0: 5s)")
 	final := fs.Duration("final", 0, "capacity: the final trial's window (0: 3 trials)")
 	budget := fs.Duration("budget", 0, "capacity: the search's total time (0: the device's cap)")
@@ -121,13 +124,22 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		if _, err := capacity.ParseSLO(cp.SLO); err != nil {
 			return nil, cli.Usagef("--slo: %v", err)
 		}
-		if cp.Tolerance < 0 || cp.Tolerance >= 1 || cp.StartRate < 0 || cp.MaxRate < 0 || *trial < 0 || *final < 0 || *budget < 0 {
-			return nil, cli.Usagef("capacity: --start, --max-rate, --trial, --final and --budget must be positive, --tolerance in 0..1")
+		for _, f := range []struct {
+			name string
+			bad  bool
+		}{{"--start", cp.StartRate < 0}, {"--max-rate", cp.MaxRate < 0}, {"--trial", *trial < 0}, {"--final", *final < 0}, {"--budget", *budget < 0}} {
+			if f.bad {
+				return nil, cli.Usagef("capacity: %s: want 0 (the device's default) or more", f.name)
+			}
 		}
 		cp.TrialMS, cp.FinalMS, cp.BudgetMS = trial.Milliseconds(), final.Milliseconds(), budget.Milliseconds()
 		r.Capacity = cp
 	} else if cp.SLO != "" {
-		return nil, cli.Usagef("--slo is for a capacity search: trigger ... capacity --slo '%s' URL", cp.SLO)
+		slo := cp.SLO
+		if len(slo) > 80 {
+			slo = slo[:80] + "..."
+		}
+		return nil, cli.Usagef("--slo is for a capacity search: trigger ... capacity --slo '%s' URL", slo)
 	}
 	if len(rest) != 1 {
 		return nil, cli.Usagef("want one URL: edgebench-collector trigger [select] URL [flags]")

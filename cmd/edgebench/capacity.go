@@ -70,17 +70,10 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	if s.SLO, err = capacity.ParseSLO(cf.sloText); err != nil {
 		return nil, cli.Usagef("--slo: %v", err)
 	}
-	t := strings.TrimSpace(*tol)
-	pct := strings.HasSuffix(t, "%")
-	if _, err := fmt.Sscan(strings.TrimSuffix(t, "%"), &s.Tolerance); err != nil {
-		return nil, cli.Usagef("--tolerance %q: want a share such as 5%% or 0.05", *tol)
-	}
-	if pct {
-		s.Tolerance /= 100
+	if s.Tolerance, err = capacity.ParseTolerance(*tol); err != nil {
+		return nil, cli.Usagef("--tolerance %q: %v", *tol, err)
 	}
 	switch {
-	case !(s.Tolerance > 0 && s.Tolerance < 1):
-		return nil, cli.Usagef("--tolerance %q: want between 0 and 100 %%", *tol)
 	case s.Duration <= 0:
 		return nil, cli.Usagef("--trial %v: want a window such as 5s", s.Duration)
 	case s.Final < s.Duration:

@@ -18,6 +18,10 @@ func TestCapacityUsageErrors(t *testing.T) {
 		"capacity --slo p99<5ms --format xml http://127.0.0.1/":            "--format",
 		"capacity --slo p99<5ms --start 10 --max-rate 5 http://127.0.0.1/": "rates",
 		"capacity --slo p99<5ms":                                           "missing URL",
+		"capacity --slo p99<5ms --tolerance NaN http://127.0.0.1/":         `--tolerance "NaN": want a share such as 5% or 0.05`,
+		"capacity --slo p99<5ms --tolerance 100% http://127.0.0.1/":        `--tolerance "100%": want between 0 and 100 % (5% or 0.05)`,
+		"capacity --slo p99<5ms --max-rate NaN http://127.0.0.1/":          `--max-rate "NaN": want a finite number`,
+		"capacity --slo p99<5ms,zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz http://127.0.0.1/": `--slo: "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz...": want METRIC<BOUND`,
 		// Known before anything runs: the budget cannot hold one trial.
 		"capacity --slo p99<5ms --budget 3s http://127.0.0.1/": "--budget 3s: shorter than one trial (2s warm-up + 5s), want at least 7s",
 	} {

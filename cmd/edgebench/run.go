@@ -155,8 +155,8 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	}
 	if rf.auto != nil {
 		switch {
-		case *repeatRSD <= 0 || *repeatRSD >= 100:
-			return nil, cli.Usagef("--repeat-rsd %v: want a percentage above 0, such as 3.5", *repeatRSD)
+		case !(*repeatRSD > 0 && *repeatRSD < 100):
+			return nil, cli.Usagef("--repeat-rsd %v: want a percentage above 0 and below 100, such as 3.5", *repeatRSD)
 		case *repeatMax < measure.MinAutoRuns || *repeatMax > 1000:
 			return nil, cli.Usagef("--repeat-max %d: want %d..1000", *repeatMax, measure.MinAutoRuns)
 		case *repeatBudget < 0:

@@ -102,6 +102,8 @@ func TestRepeatAutoFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--repeat", "many"},
 		{"--repeat", "auto", "--repeat-rsd", "0"},
+		{"--repeat", "auto", "--repeat-rsd", "NaN"},
+		{"--repeat", "auto", "--repeat-rsd", "1e9"},
 		{"--repeat", "auto", "--repeat-max", "2"},
 		{"--repeat-max", "5"},
 	} {

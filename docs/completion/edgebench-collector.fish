@@ -69,7 +69,7 @@ complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l max-
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l slo -r -d 'capacity: the objective of every trial, e.g. \'p99<50ms,errors<0.1%\''
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l start -r -d 'capacity: the first trial\'s rate'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l max-rate -r -d 'capacity: the highest rate tried'
-complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l tolerance -r -d 'capacity: relative tolerance of the answer'
+complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l tolerance -r -d 'capacity: relative tolerance of the answer, 5%|0.05 as edgebench ca...'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l trial -r -d 'capacity: each trial\'s window'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l final -r -d 'capacity: the final trial\'s window'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from trigger' -l budget -r -d 'capacity: the search\'s total time'
