@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/edgebench/edgebench/collector"
@@ -22,5 +23,24 @@ func TestStableTextNamesTheJudgedFigure(t *testing.T) {
 		if got := collector.StableText(tc.rp); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// A capacity result's spec is the search's, without a rate; its run is
+// the final trial's, open loop at the answer's rate: show reports it so,
+// not as a closed-loop run.
+func TestShowCapacityFinalTrialIsOpenLoop(t *testing.T) {
+	res := frozenResult(t, "result-capacity")
+	res.Spec.Rate, res.Spec.Mode = 0, "capacity" // as the agent sends it
+	var b strings.Builder
+	if err := writeShow(&b, res, "edgebench", -1); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "open loop at 500 req/s") || strings.Contains(out, "closed loop") {
+		t.Errorf("the final trial's report:\n%s", out)
+	}
+	if got := collector.RunSpec(res).Rate; got != 500 || res.Spec.Rate != 0 {
+		t.Errorf("RunSpec rate %v (spec left %v)", got, res.Spec.Rate)
 	}
 }
