@@ -136,6 +136,8 @@ func TestCollectorFlagMistakes(t *testing.T) {
 			`edgebench-collector trigger: --max-rate "NaN": want a finite number`},
 		{[]string{"trigger", "--device", "pi-1", "--repeat", "auto", "--repeat-rsd", "NaN", "http://127.0.0.1/"},
 			`edgebench-collector trigger: --repeat-rsd "NaN": want a finite number`},
+		{[]string{"trigger", "--device", "pi-1", "--repeat", "auto", "--repeat-max", "100000", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max 3..1000 (as run's), --repeat-budget 0 or more"},
 		{[]string{"trigger", "--device", "pi-1", "--rate", "Inf", "http://127.0.0.1/"},
 			`edgebench-collector trigger: --rate "Inf": want a finite number`},
 		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--start", "-5", "http://127.0.0.1/"},

@@ -161,8 +161,8 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		r.Select = sel
 	}
 	if sp.RepeatAuto {
-		if sp.RepeatRSDPct <= 0 || sp.RepeatRSDPct >= 100 || *repeatMax < 3 || *repeatBudget < 0 {
-			return nil, cli.Usagef("--repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max at least 3, --repeat-budget 0 or more")
+		if !(sp.RepeatRSDPct > 0 && sp.RepeatRSDPct < 100) || *repeatMax < 3 || *repeatMax > 1000 || *repeatBudget < 0 {
+			return nil, cli.Usagef("--repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max 3..1000 (as run's), --repeat-budget 0 or more")
 		}
 		sp.Repeat, sp.RepeatBudgetMS = *repeatMax, repeatBudget.Milliseconds()
 	} else if fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
