@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -412,7 +414,21 @@ func (s *Search) Result() Result {
 func (r Result) Answer() string {
 	switch r.Limit {
 	case NoRate:
-		return "no rate met the SLO: " + r.Reason
+		// The lowest rate tried, and why it failed: the figure to act on.
+		var low *Record
+		for i := range r.Records {
+			if rec := &r.Records[i]; !rec.Pass && (low == nil || rec.Rate < low.Rate) {
+				low = rec
+			}
+		}
+		if low == nil {
+			return "no rate met the SLO: " + r.Reason
+		}
+		why := strings.Join(low.Reasons, "; ")
+		if low.GeneratorLimited {
+			why = low.GeneratorReason
+		}
+		return fmt.Sprintf("no rate met the SLO (lowest tried %s req/s: %s)", strconv.FormatFloat(math.Round(low.Rate*10)/10, 'f', -1, 64), why)
 	case ByGenerator:
 		return fmt.Sprintf("at least %.0f req/s; the generator ran out first (%s)", r.Capacity, r.Reason)
 	case ByRateCap:

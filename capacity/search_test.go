@@ -369,6 +369,10 @@ func TestSearchRampsDown(t *testing.T) {
 	if r.Limit != NoRate || r.Capacity != 0 {
 		t.Fatalf("%+v", r)
 	}
+	// The answer names the lowest rate tried and why it failed.
+	if a := r.Answer(); !strings.HasPrefix(a, "no rate met the SLO (lowest tried 1.6 req/s: p50: ") {
+		t.Errorf("answer %q", a)
+	}
 }
 
 // Goodput: fast failures are outside the objective, so a p99 bound fails

@@ -88,9 +88,10 @@ func ParseSLO(s string) (SLO, error) {
 	seen := map[Metric]bool{}
 	for _, term := range strings.Split(s, ",") {
 		term = strings.TrimSpace(term)
+		q := clip(term) // for the messages
 		name, bound, ok := strings.Cut(term, "<")
 		if !ok {
-			return nil, fmt.Errorf("%q: want METRIC<BOUND, such as p99<50ms or errors<0.1%%", term)
+			return nil, fmt.Errorf("%q: want METRIC<BOUND, such as p99<50ms or errors<0.1%%", q)
 		}
 		name = strings.ToLower(strings.TrimSpace(name))
 		bound = strings.TrimPrefix(strings.TrimSpace(bound), "=")
@@ -109,34 +110,61 @@ func ParseSLO(s string) (SLO, error) {
 			m = Timeouts
 		}
 		if m == 0 {
-			return nil, fmt.Errorf("%q: unknown metric %q: want p50, p90, p99, p99.9, max, errors or timeouts", term, name)
+			return nil, fmt.Errorf("%q: unknown metric %q: want p50, p90, p99, p99.9, max, errors or timeouts", q, clip(name))
 		}
 		if seen[m] {
-			return nil, fmt.Errorf("%q: %s is bounded twice", term, m)
+			return nil, fmt.Errorf("%q: %s is bounded twice", q, m)
 		}
 		seen[m] = true
 		c := Condition{Metric: m}
 		if m.Latency() {
 			d, err := time.ParseDuration(bound)
 			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("%q: want a latency bound such as 50ms", term)
+				return nil, fmt.Errorf("%q: want a latency bound such as 50ms", q)
 			}
 			c.Latency = d
 		} else {
 			pct := strings.HasSuffix(bound, "%")
 			v, err := strconv.ParseFloat(strings.TrimSuffix(bound, "%"), 64)
 			if err != nil || math.IsNaN(v) || v <= 0 {
-				return nil, fmt.Errorf("%q: want a ratio such as 0.1%% (above 0)", term)
+				return nil, fmt.Errorf("%q: want a ratio such as 0.1%% (above 0)", q)
 			}
 			if pct {
 				v /= 100
 			}
 			if v > 1 {
-				return nil, fmt.Errorf("%q: a ratio above 100%% bounds nothing", term)
+				return nil, fmt.Errorf("%q: a ratio above 100%% bounds nothing", q)
 			}
 			c.Ratio = v
 		}
 		slo = append(slo, c)
 	}
 	return slo, nil
+}
+
+// ParseTolerance reads a capacity search's tolerance as edgebench
+// capacity and the collector's trigger both take it: a percentage (5%)
+// or a fraction (0.05), above 0 and below 100 %.
+func ParseTolerance(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil || math.IsNaN(v) {
+		return 0, errors.New("want a share such as 5% or 0.05")
+	}
+	if pct {
+		v /= 100
+	}
+	if !(v > 0 && v < 1) {
+		return 0, errors.New("want between 0 and 100 % (5% or 0.05)")
+	}
+	return v, nil
+}
+
+// clip is a term as a message quotes it: at most 80 bytes of it.
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return s[:80] + "..."
 }

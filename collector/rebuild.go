@@ -28,6 +28,18 @@ func statusMap(l []wire.StatusCount) map[int]int64 {
 	return m
 }
 
+// RunSpec is the spec res's runs were made with. A capacity result's
+// spec is the search's, without a rate (the searches of several devices
+// compare in one table); its run is the final trial's, open loop at the
+// answer's rate, and reports as such.
+func RunSpec(res *wire.Result) wire.RunSpec {
+	spec := res.Spec
+	if c := res.Capacity; c != nil && spec.Rate == 0 && c.CapacityRPS > 0 {
+		spec.Rate = c.CapacityRPS
+	}
+	return spec
+}
+
 // LoadResult rebuilds the load generator's LoadResult of a run of a result
 // with the given spec, for its reports: a device's report.WriteText,
 // WriteAB or WriteWrk print the same from it as `edgebench run` did.

@@ -74,8 +74,8 @@ func mostCommon(ws []string) string {
 }
 
 // StableText is --repeat auto's outcome: "stable (1.2 %)" or "not stable
-// (6.1 %)" with the relative standard deviation of req/s; "" for other
-// repeats.
+// (6.1 %)" with the relative standard deviation of req/s, or "stable on
+// p99 (2.1 %)" for the figure judged in open loop; "" for other repeats.
 func StableText(rp *wire.Repeat) string {
 	if rp == nil || !rp.Auto || rp.Stable == nil {
 		return ""
@@ -83,6 +83,9 @@ func StableText(rp *wire.Repeat) string {
 	word := "stable"
 	if !*rp.Stable {
 		word = "not stable"
+	}
+	if rp.Judged != "" { // open loop: judged on latency, not on the rate's req/s
+		word, rp = word+" on "+rp.Judged, &wire.Repeat{RSDPct: rp.JudgedRSDPct, Runs: rp.Runs}
 	}
 	return fmt.Sprintf("%s (%s %%) after %d runs", word, strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.1f", rp.RSDPct), "0"), "."), rp.Runs)
 }

@@ -232,7 +232,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 				"and the figures above say more. A run of 10 s or more (-d 10s) draws a curve.", formatSeconds(float64(run.DurationUS)/1e6))
 		}
 		var rep bytes.Buffer
-		if lr, err := LoadResult(run, res.Spec); err != nil {
+		if lr, err := LoadResult(run, RunSpec(res)); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		} else {
 			var b strings.Builder

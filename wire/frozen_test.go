@@ -372,6 +372,15 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 					Verdict: &wire.Verdict{LimitedBy: "generator", Reasons: []string{"edgebench itself used 99 % of one core (1 event loop): the server's capacity is at least this"}}},
 			},
 			Repeat: &wire.Repeat{Runs: 2, RPS: spread(450), P50US: spread(880), P99US: spread(3000), RSDPct: 15.7, Auto: true, Stable: new(false), MaxRSDPct: 2.5}},
+		// --repeat auto in open loop: stability judged on p99, not on the
+		// req/s the rate fixes.
+		"result-loadtest-auto-open": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+			Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/index.html", Method: "GET", Connections: 10, DurationMS: 1000, Rate: 2000, KeepAlive: true,
+				Repeat: 10, RepeatAuto: true, RepeatRSDPct: 3.5},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 1_000_000, Completed: 2000, OK: 2000, DocLength: 612, Latency: hist(2000, 900, 3)}},
+			Repeat: &wire.Repeat{Runs: 3, RPS: spread(2000), P50US: spread(1961), P99US: spread(49_951), RSDPct: 0.03, Auto: true, Stable: new(false),
+				MaxRSDPct: 3.5, Judged: "p99", JudgedRSDPct: 103.5}},
 		// Capacity (issue 21): a search's command and its result, the
 		// final trial in Runs.
 		"command-capacity": command(wire.KindCapacity, wire.CommandSpec{Capacity: &wire.CapacitySpec{

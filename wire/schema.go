@@ -533,6 +533,11 @@ type Repeat struct {
 	Auto      bool    `msg:"au,omitempty" json:"auto,omitempty"`
 	Stable    *bool   `msg:"sb,omitempty" json:"stable,omitempty"`
 	MaxRSDPct float64 `msg:"mr,omitempty" json:"max_rsd_pct,omitempty"`
+	// Judged is the figure Stable was judged on when it is not req/s:
+	// "p99" in open loop, where the rate fixes req/s; JudgedRSDPct is its
+	// relative standard deviation across the runs, in %.
+	Judged       string  `msg:"jf,omitempty" json:"judged,omitempty"`
+	JudgedRSDPct float64 `msg:"jd,omitempty" json:"judged_rsd_pct,omitempty"`
 }
 
 // Spread is a figure's mean, sample standard deviation, 95 % confidence

@@ -7790,8 +7790,8 @@ func (z *Progress) Msgsize() (s int) {
 func (z *Repeat) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(10)
+	var zb0001Mask uint16 /* 10 bits */
 	_ = zb0001Mask
 	if z.Auto == false {
 		zb0001Len--
@@ -7804,6 +7804,14 @@ func (z *Repeat) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.MaxRSDPct == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x80
+	}
+	if z.Judged == "" {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	if z.JudgedRSDPct == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x200
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -7855,6 +7863,16 @@ func (z *Repeat) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "mr"
 			o = append(o, 0xa2, 0x6d, 0x72)
 			o = msgp.AppendFloat64(o, z.MaxRSDPct)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "jf"
+			o = append(o, 0xa2, 0x6a, 0x66)
+			o = msgp.AppendString(o, z.Judged)
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "jd"
+			o = append(o, 0xa2, 0x6a, 0x64)
+			o = msgp.AppendFloat64(o, z.JudgedRSDPct)
 		}
 	}
 	return
@@ -7941,6 +7959,18 @@ func (z *Repeat) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "MaxRSDPct")
 				return
 			}
+		case "jf":
+			z.Judged, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Judged")
+				return
+			}
+		case "jd":
+			z.JudgedRSDPct, bts, err = msgp.ReadFloat64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "JudgedRSDPct")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7961,7 +7991,7 @@ func (z *Repeat) Msgsize() (s int) {
 	} else {
 		s += msgp.BoolSize
 	}
-	s += 3 + msgp.Float64Size
+	s += 3 + msgp.Float64Size + 3 + msgp.StringPrefixSize + len(z.Judged) + 3 + msgp.Float64Size
 	return
 }
 

@@ -366,7 +366,7 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
 		}
 		fmt.Fprintln(w)
-		lr, err := collector.LoadResult(run, res.Spec)
+		lr, err := collector.LoadResult(run, collector.RunSpec(res))
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}

@@ -81,6 +81,13 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 				return c != nil && c.SLO == "p99<50ms,errors<0.1%" && c.MaxRate == 2000 && c.TrialMS == 3000 && c.BudgetMS == 300_000 && s.Connections == 32
 			}},
 		{[]string{"--device", "pi-1", u}, func(_ wire.LoadTestSpec, tc *triggerConfig) bool { return tc.req.Capacity == nil }},
+		// --tolerance in either of edgebench capacity's forms.
+		{[]string{"--device", "pi-1", "capacity", "--slo", "p99<50ms", "--tolerance", "5%", u}, func(_ wire.LoadTestSpec, tc *triggerConfig) bool {
+			return tc.req.Capacity != nil && tc.req.Capacity.Tolerance == 0.05
+		}},
+		{[]string{"--device", "pi-1", "capacity", "--slo", "p99<50ms", "--tolerance", "0.05", u}, func(_ wire.LoadTestSpec, tc *triggerConfig) bool {
+			return tc.req.Capacity != nil && tc.req.Capacity.Tolerance == 0.05
+		}},
 	} {
 		tc2, err := parseTrigger(tc.args, env)
 		if err != nil {
@@ -119,6 +126,32 @@ func TestCollectorFlagMistakes(t *testing.T) {
 		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p98<5ms", "http://127.0.0.1/"},
 			`edgebench-collector trigger: --slo: "p98<5ms": unknown metric "p98": want p50, p90, p99, p99.9, max, errors or timeouts`},
 		{[]string{"trigger", "--device", "pi-1", "capacity", "http://127.0.0.1/"}, "edgebench-collector trigger: capacity needs --slo, e.g. --slo 'p99<50ms,errors<0.1%'"},
+		// The tolerance as edgebench capacity takes it; NaN and Inf at the
+		// flag, not "json: unsupported value" after; a long --slo clipped.
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--tolerance", "100%", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --tolerance "100%": want between 0 and 100 % (5% or 0.05)`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--tolerance", "NaN", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --tolerance "NaN": want a share such as 5% or 0.05`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--max-rate", "NaN", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --max-rate "NaN": want a finite number`},
+		{[]string{"trigger", "--device", "pi-1", "--repeat", "auto", "--repeat-rsd", "NaN", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --repeat-rsd "NaN": want a finite number`},
+		{[]string{"trigger", "--device", "pi-1", "--repeat", "auto", "--repeat-max", "100000", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max 3..1000 (as run's), --repeat-budget 0 or more"},
+		{[]string{"trigger", "--device", "pi-1", "--rate", "Inf", "http://127.0.0.1/"},
+			`edgebench-collector trigger: --rate "Inf": want a finite number`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--start", "-5", "http://127.0.0.1/"},
+			"edgebench-collector trigger: capacity: --start: want 0 (the device's default) or more"},
+		{[]string{"trigger", "--device", "pi-1", "--slo", strings.Repeat("x", 100_000), "http://127.0.0.1/"},
+			"edgebench-collector trigger: --slo is for a capacity search: trigger ... capacity --slo '" + strings.Repeat("x", 80) + "...' URL"},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms," + strings.Repeat("x", 100_000), "http://127.0.0.1/"},
+			`edgebench-collector trigger: --slo: "` + strings.Repeat("x", 80) + `...": want METRIC<BOUND, such as p99<50ms or errors<0.1%`},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--repeat", "auto", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --repeat is not for capacity: a capacity search re-measures within its search; use run for repeats (trigger ... --repeat auto URL)"},
+		{[]string{"trigger", "--device", "pi-1", "capacity", "--slo", "p99<5ms", "--repeat", "3", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --repeat is not for capacity: a capacity search re-measures within its search; use run for repeats (trigger ... --repeat auto URL)"},
+		{[]string{"trigger", "--device", "pi-1", "--repeat-max", "5", "capacity", "--slo", "p99<5ms", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --repeat is not for capacity: a capacity search re-measures within its search; use run for repeats (trigger ... --repeat auto URL)"},
 		{[]string{"trigger", "--device", "pi-1", "--slo", "p99<5ms", "http://127.0.0.1/"},
 			"edgebench-collector trigger: --slo is for a capacity search: trigger ... capacity --slo 'p99<5ms' URL"},
 		{[]string{"trigger", "--device", "pi-1", "--h2", "http://127.0.0.1/"},

@@ -72,7 +72,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.Float64Var(&sp.Rate, "rate", 0, "open loop: requests/s")
 	warmup := fs.Duration("warmup", 0, "warm-up excluded from the statistics")
 	sp.Repeat = 1
-	fs.Func("repeat", "`N|auto`: runs per device (default 1); auto: at least 3, more while req/s varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
+	fs.Func("repeat", "`N|auto`: runs per device (default 1); auto: at least 3, more while req/s (p99 with --rate) varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
 		if s == "auto" {
 			sp.RepeatAuto = true
 			return nil
@@ -84,7 +84,7 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		sp.RepeatAuto, sp.Repeat = false, n
 		return nil
 	})
-	fs.Float64Var(&sp.RepeatRSDPct, "repeat-rsd", 3.5, "--repeat auto: the relative standard deviation of req/s, in %, at which the runs are stable")
+	fs.Float64Var(&sp.RepeatRSDPct, "repeat-rsd", 3.5, "--repeat auto: the relative standard deviation of req/s (p99 with --rate), in %, at which the runs are stable")
 	repeatMax := fs.Int("repeat-max", 10, "--repeat auto: the most runs")
 	repeatBudget := fs.Duration("repeat-budget", 10*time.Minute, "--repeat auto: no new run after this time (0: no limit)")
 	fs.Var(labels, "label", "label k=v on the results (repeatable)")
@@ -99,7 +99,10 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.StringVar(&cp.SLO, "slo", "", "capacity: the objective of every trial, e.g. 'p99<50ms,errors<0.1%'")
 	fs.Float64Var(&cp.StartRate, "start", 0, "capacity: the first trial's rate (0: the device's default, 50)")
 	fs.Float64Var(&cp.MaxRate, "max-rate", 0, "capacity: the highest rate tried (0: the device's cap)")
-	fs.Float64Var(&cp.Tolerance, "tolerance", 0, "capacity: relative tolerance of the answer (0: 0.05)")
+	fs.Func("tolerance", "capacity: relative tolerance of the answer, `5%|0.05` as edgebench capacity's (default: the device's, 5%)", func(s string) (err error) {
+		cp.Tolerance, err = capacity.ParseTolerance(s)
+		return err
+	})
 	trial := fs.Duration("trial", 0, "capacity: each trial's window (0: 5s)")
 	final := fs.Duration("final", 0, "capacity: the final trial's window (0: 3 trials)")
 	budget := fs.Duration("budget", 0, "capacity: the search's total time (0: the device's cap)")
@@ -114,16 +117,29 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		if cp.SLO == "" {
 			return nil, cli.Usagef("capacity needs --slo, e.g. --slo 'p99<50ms,errors<0.1%%'")
 		}
+		if fs.Changed("repeat") || fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
+			// The device would run one search and drop them.
+			return nil, cli.Usagef("--repeat is not for capacity: a capacity search re-measures within its search; use run for repeats (trigger ... --repeat auto URL)")
+		}
 		if _, err := capacity.ParseSLO(cp.SLO); err != nil {
 			return nil, cli.Usagef("--slo: %v", err)
 		}
-		if cp.Tolerance < 0 || cp.Tolerance >= 1 || cp.StartRate < 0 || cp.MaxRate < 0 || *trial < 0 || *final < 0 || *budget < 0 {
-			return nil, cli.Usagef("capacity: --start, --max-rate, --trial, --final and --budget must be positive, --tolerance in 0..1")
+		for _, f := range []struct {
+			name string
+			bad  bool
+		}{{"--start", cp.StartRate < 0}, {"--max-rate", cp.MaxRate < 0}, {"--trial", *trial < 0}, {"--final", *final < 0}, {"--budget", *budget < 0}} {
+			if f.bad {
+				return nil, cli.Usagef("capacity: %s: want 0 (the device's default) or more", f.name)
+			}
 		}
 		cp.TrialMS, cp.FinalMS, cp.BudgetMS = trial.Milliseconds(), final.Milliseconds(), budget.Milliseconds()
 		r.Capacity = cp
 	} else if cp.SLO != "" {
-		return nil, cli.Usagef("--slo is for a capacity search: trigger ... capacity --slo '%s' URL", cp.SLO)
+		slo := cp.SLO
+		if len(slo) > 80 {
+			slo = slo[:80] + "..."
+		}
+		return nil, cli.Usagef("--slo is for a capacity search: trigger ... capacity --slo '%s' URL", slo)
 	}
 	if len(rest) != 1 {
 		return nil, cli.Usagef("want one URL: edgebench-collector trigger [select] URL [flags]")
@@ -145,8 +161,8 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 		r.Select = sel
 	}
 	if sp.RepeatAuto {
-		if sp.RepeatRSDPct <= 0 || sp.RepeatRSDPct >= 100 || *repeatMax < 3 || *repeatBudget < 0 {
-			return nil, cli.Usagef("--repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max at least 3, --repeat-budget 0 or more")
+		if !(sp.RepeatRSDPct > 0 && sp.RepeatRSDPct < 100) || *repeatMax < 3 || *repeatMax > 1000 || *repeatBudget < 0 {
+			return nil, cli.Usagef("--repeat auto: want --repeat-rsd above 0 and below 100, --repeat-max 3..1000 (as run's), --repeat-budget 0 or more")
 		}
 		sp.Repeat, sp.RepeatBudgetMS = *repeatMax, repeatBudget.Milliseconds()
 	} else if fs.Changed("repeat-rsd") || fs.Changed("repeat-max") || fs.Changed("repeat-budget") {
@@ -246,13 +262,18 @@ wait:
 		if err != nil {
 			return err
 		}
-		if err := doJSON(hc, req, &st); err != nil {
+		// A fresh value each poll: decoding into the last poll's would keep
+		// its events' progress and reason where this poll's omit them, at
+		// the same index, which may be another device's event.
+		var poll collector.CommandStatus
+		if err := doJSON(hc, req, &poll); err != nil {
 			if ctx.Err() != nil {
 				waited = false
 				break wait
 			}
 			return fmt.Errorf("wait: %w", err)
 		}
+		st = poll
 		for _, e := range st.Events {
 			key := fmt.Sprintf("%s/%s#%d", e.Fleet, e.Device, e.Seq)
 			if printed[key] {

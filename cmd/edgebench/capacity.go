@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/edgebench/edgebench/capacity/loadtrial"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/measure"
 )
 
 // capacityFlags is what edgebench capacity was given.
@@ -67,17 +70,10 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	if s.SLO, err = capacity.ParseSLO(cf.sloText); err != nil {
 		return nil, cli.Usagef("--slo: %v", err)
 	}
-	t := strings.TrimSpace(*tol)
-	pct := strings.HasSuffix(t, "%")
-	if _, err := fmt.Sscan(strings.TrimSuffix(t, "%"), &s.Tolerance); err != nil {
-		return nil, cli.Usagef("--tolerance %q: want a share such as 5%% or 0.05", *tol)
-	}
-	if pct {
-		s.Tolerance /= 100
+	if s.Tolerance, err = capacity.ParseTolerance(*tol); err != nil {
+		return nil, cli.Usagef("--tolerance %q: %v", *tol, err)
 	}
 	switch {
-	case !(s.Tolerance > 0 && s.Tolerance < 1):
-		return nil, cli.Usagef("--tolerance %q: want between 0 and 100 %%", *tol)
 	case s.Duration <= 0:
 		return nil, cli.Usagef("--trial %v: want a window such as 5s", s.Duration)
 	case s.Final < s.Duration:
@@ -90,6 +86,10 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 		return nil, cli.Usagef("--warmup %v: want 0 or more", s.Warmup)
 	case cf.format != "text" && cf.format != "json":
 		return nil, cli.Usagef("--format %q: want text or json", cf.format)
+	}
+	if one := s.Warmup + s.Duration; s.Budget > 0 && s.Budget < one {
+		// Known before anything runs: the search could not run a trial.
+		return nil, cli.Usagef("--budget %v: shorter than one trial (%v warm-up + %v), want at least %v", s.Budget, s.Warmup, s.Duration, one)
 	}
 	if s.Warmup == 0 {
 		s.Warmup = -1 // none, not the default
@@ -134,7 +134,27 @@ func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
 			}
 		}
 	}
-	res, err := capacity.Drive(ctx, s, cf.run.Run, func(r capacity.Record) {
+	// A first trial without one successful response is a dead target or
+	// a wrong URL, not a rate too high: the search stops there, as run
+	// does, rather than ramping down to --min-rate against it.
+	var dead string
+	measured, first := cf.run.Measured, true
+	cf.run.Measured = func(t capacity.Trial, r measure.Run) {
+		if first && r.Load.AllOK() == 0 {
+			dead = fmt.Sprintf("no successful response in the first trial, at %s req/s (%s): the search stops", strconv.FormatFloat(t.Rate, 'f', -1, 64), report.FailureSummary(r.Load))
+		}
+		first = false
+		if measured != nil {
+			measured(t, r)
+		}
+	}
+	run := func(ctx context.Context, t capacity.Trial) (capacity.Observation, error) {
+		if dead != "" {
+			return capacity.Observation{}, errDeadTarget
+		}
+		return cf.run.Run(ctx, t)
+	}
+	res, err := capacity.Drive(ctx, s, run, func(r capacity.Record) {
 		if shown {
 			fmt.Fprint(env.Stderr, "\r\033[K")
 			shown = false
@@ -151,15 +171,34 @@ func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
 		return &cli.ExitError{Code: 130, Msg: "interrupted"}
 	case errors.Is(err, loadgen.ErrConfig):
 		return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+	case errors.Is(err, errDeadTarget):
 	case err != nil:
 		return err
 	}
 	rep := res.Report(cfg)
+	if dead != "" {
+		rep.LimitedBy, rep.Answer = "errors", "none measured: "+dead
+	}
 	if !text {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		capacity.WriteAnswer(env.Stdout, rep)
 	}
-	capacity.WriteAnswer(env.Stdout, rep)
+	switch {
+	case dead != "":
+		return &cli.ExitError{Code: 1, Msg: dead}
+	case rep.CapacityRPS == 0:
+		// No rate met the SLO, or none did before the budget ran out: not
+		// an answer a script may read as 0 req/s.
+		return &cli.ExitError{Code: 1, Msg: rep.Answer}
+	}
 	return nil
 }
+
+// errDeadTarget stops a search whose first trial had no successful
+// response.
+var errDeadTarget = errors.New("no successful response")

@@ -18,6 +18,12 @@ func TestCapacityUsageErrors(t *testing.T) {
 		"capacity --slo p99<5ms --format xml http://127.0.0.1/":            "--format",
 		"capacity --slo p99<5ms --start 10 --max-rate 5 http://127.0.0.1/": "rates",
 		"capacity --slo p99<5ms":                                           "missing URL",
+		"capacity --slo p99<5ms --tolerance NaN http://127.0.0.1/":         `--tolerance "NaN": want a share such as 5% or 0.05`,
+		"capacity --slo p99<5ms --tolerance 100% http://127.0.0.1/":        `--tolerance "100%": want between 0 and 100 % (5% or 0.05)`,
+		"capacity --slo p99<5ms --max-rate NaN http://127.0.0.1/":          `--max-rate "NaN": want a finite number`,
+		"capacity --slo p99<5ms,zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz http://127.0.0.1/": `--slo: "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz...": want METRIC<BOUND`,
+		// Known before anything runs: the budget cannot hold one trial.
+		"capacity --slo p99<5ms --budget 3s http://127.0.0.1/": "--budget 3s: shorter than one trial (2s warm-up + 5s), want at least 7s",
 	} {
 		r := runBinary(t, strings.Fields(args)...)
 		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
@@ -64,5 +70,34 @@ func TestCapacityAgainstTheTarget(t *testing.T) {
 		if !tr.Pass || tr.Achieved < 0.9*tr.Offered || tr.P99 <= 0 || tr.GenCPU == nil {
 			t.Errorf("trial %+v", tr)
 		}
+	}
+}
+
+// A search with no answer is not "capacity: 0 req/s" with exit 0: a
+// target that only fails (404) stops at the first trial with run's
+// failure summary, and a target no rate of which met the SLO names the
+// lowest rate tried and why it failed; both exit 1.
+func TestCapacityWithoutAnAnswerExitsOne(t *testing.T) {
+	u := startTarget(t)
+	short := []string{"capacity", "-q", "--warmup", "0", "--trial", "300ms", "--final", "300ms", "-c", "2"}
+	r := runBinary(t, append(short, "--slo", "p99<50ms", "--start", "20", u+"/status/404")...)
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "no successful response in the first trial, at 20 req/s (errors: ") ||
+		!strings.Contains(lines[0], "status") || !strings.Contains(r.stdout, "    1 ramp ") || strings.Contains(r.stdout, "    2 ") {
+		t.Errorf("404: exit %d, want 1 after one trial\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, append(short, "--slo", "p99<50ms", "--start", "20", "--format", "json", u+"/status/404")...)
+	var rep struct {
+		LimitedBy string            `json:"limited_by"`
+		Trials    []json.RawMessage `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 || rep.LimitedBy != "errors" || len(rep.Trials) != 1 {
+		t.Errorf("404 JSON: exit %d, limited_by %q, %d trials, %v\n%s", r.code, rep.LimitedBy, len(rep.Trials), err, r.stdout)
+	}
+	// Every answer takes 20 ms: no rate meets p99<1ms; 40, 20, 10 req/s.
+	r = runBinary(t, append(short, "--slo", "p99<1ms", "--start", "40", "--min-rate", "10", u+"/delay/20")...)
+	if r.code != 1 || !strings.Contains(r.stdout, "capacity: no rate met the SLO (lowest tried 10 req/s: p99: ") ||
+		!strings.Contains(r.stderr, "no rate met the SLO (lowest tried 10 req/s: ") || strings.Count(r.stdout, " ramp ") != 3 {
+		t.Errorf("no rate: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

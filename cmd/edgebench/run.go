@@ -77,7 +77,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second over all connections (as wrk2 -R)")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "warm-up excluded from the statistics")
 	rf.repeat = 1
-	fs.Func("repeat", "`N|auto`: run N times and report the spread (default 1); auto: at least 3 runs, more while req/s varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
+	fs.Func("repeat", "`N|auto`: run N times and report the spread (default 1); auto: at least 3 runs, more while req/s (p99 with --rate) varies by more than --repeat-rsd, at most --repeat-max, within --repeat-budget", func(s string) error {
 		if s == "auto" {
 			rf.auto = &measure.Auto{}
 			return nil
@@ -89,7 +89,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 		rf.auto, rf.repeat = nil, n
 		return nil
 	})
-	repeatRSD := fs.Float64("repeat-rsd", measure.DefaultRSDPct, "--repeat auto: the relative standard deviation of req/s, in %, at which the runs are stable")
+	repeatRSD := fs.Float64("repeat-rsd", measure.DefaultRSDPct, "--repeat auto: the relative standard deviation of req/s (p99 with --rate), in %, at which the runs are stable")
 	repeatMax := fs.Int("repeat-max", measure.DefaultMaxRuns, "--repeat auto: the most runs")
 	repeatBudget := fs.Duration("repeat-budget", 10*time.Minute, "--repeat auto: no new run after this time (0: no limit)")
 	fs.Var(cli.Pairs(rf.labels), "label", "label k=v attached to the result (repeatable)")
@@ -155,8 +155,8 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	}
 	if rf.auto != nil {
 		switch {
-		case *repeatRSD <= 0 || *repeatRSD >= 100:
-			return nil, cli.Usagef("--repeat-rsd %v: want a percentage above 0, such as 3.5", *repeatRSD)
+		case !(*repeatRSD > 0 && *repeatRSD < 100):
+			return nil, cli.Usagef("--repeat-rsd %v: want a percentage above 0 and below 100, such as 3.5", *repeatRSD)
 		case *repeatMax < measure.MinAutoRuns || *repeatMax > 1000:
 			return nil, cli.Usagef("--repeat-max %d: want %d..1000", *repeatMax, measure.MinAutoRuns)
 		case *repeatBudget < 0:
@@ -321,6 +321,11 @@ type runJSON struct {
 	// whether their req/s became stable.
 	Repetitions int   `json:"repetitions,omitempty"`
 	Stable      *bool `json:"stable,omitempty"`
+	// Judged is the figure Stable was judged on ("req/s"; "p99" in open
+	// loop, where the rate fixes req/s) and JudgedRSD its relative
+	// standard deviation across the runs, in %.
+	Judged    string   `json:"judged,omitempty"`
+	JudgedRSD *float64 `json:"judged_rsd_pct,omitempty"`
 }
 
 type runJSONRun struct {
@@ -388,9 +393,13 @@ func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 		rep = &s
 	}
 	var stable *bool
+	var judged string
+	var judgedRSD float64
 	if rf.auto != nil {
-		st, _ := rf.auto.Stable(runs)
+		st, rsd := rf.auto.Stable(runs)
 		stable = &st
+		judged, _ = measure.Judged(runs)
+		judgedRSD = rsd
 	}
 	if rf.format != "json" {
 		if rep != nil {
@@ -401,13 +410,17 @@ func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 			if !*stable {
 				word = "NOT stable"
 			}
-			fmt.Fprintf(w, "  %s after %d runs: req/s varies by %.1f %% (--repeat-rsd %s %%)\n", word, len(runs), report.Summarize(measure.Loads(runs)).RSD, strconv.FormatFloat(rf.auto.RSDPct, 'f', -1, 64))
+			fixed := ""
+			if judged != "req/s" {
+				word, fixed = word+" on "+judged, "; req/s is fixed by --rate"
+			}
+			fmt.Fprintf(w, "  %s after %d runs: %s varies by %.1f %% (--repeat-rsd %s %%%s)\n", word, len(runs), judged, judgedRSD, strconv.FormatFloat(rf.auto.RSDPct, 'f', -1, 64), fixed)
 		}
 		return nil
 	}
 	doc := runJSON{runJSONRun: runJSONRun{JSON: last.Load.JSON(), System: last.System, Verdict: last.Verdict}, Repeat: rep, Stable: stable}
 	if rf.auto != nil {
-		doc.Repetitions = len(runs)
+		doc.Repetitions, doc.Judged, doc.JudgedRSD = len(runs), judged, &judgedRSD
 	}
 	if len(rf.labels) > 0 {
 		doc.Labels = rf.labels

@@ -104,6 +104,8 @@ func TestRepeatAutoFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--repeat", "many"},
 		{"--repeat", "auto", "--repeat-rsd", "0"},
+		{"--repeat", "auto", "--repeat-rsd", "NaN"},
+		{"--repeat", "auto", "--repeat-rsd", "1e9"},
 		{"--repeat", "auto", "--repeat-max", "2"},
 		{"--repeat-max", "5"},
 	} {
@@ -135,7 +137,21 @@ func TestRepeatAuto(t *testing.T) {
 	}
 	// A threshold no run meets: it goes on to the most runs, not stable.
 	r = runBinary(t, "run", "-q", "--no-probe", "--repeat", "auto", "--repeat-max", "4", "--repeat-rsd", "0.000001", "-c", "2", "-d", "300ms", base+"/")
-	if !strings.Contains(r.stdout, "NOT stable after 4 runs") || strings.Count(r.stdout, "--- run ") != 4 {
+	if !strings.Contains(r.stdout, "NOT stable after 4 runs: req/s varies by") || strings.Count(r.stdout, "--- run ") != 4 {
 		t.Errorf("want 4 runs, not stable:\n%s", r.stdout)
+	}
+	// Open loop: the rate fixes req/s, so stability is judged on p99, and
+	// the text and the JSON say so.
+	r = runBinary(t, "run", "-q", "--no-probe", "--repeat", "auto", "--repeat-max", "3", "--repeat-rsd", "0.000001", "--rate", "200", "-c", "2", "-d", "300ms", base+"/")
+	if !strings.Contains(r.stdout, "NOT stable on p99 after 3 runs: p99 varies by") || !strings.Contains(r.stdout, "req/s is fixed by --rate") {
+		t.Errorf("open loop: want stability judged on p99:\n%s", r.stdout)
+	}
+	r = runBinary(t, "run", "-q", "--no-probe", "--repeat", "auto", "--repeat-max", "3", "--repeat-rsd", "99", "--rate", "200", "-c", "2", "-d", "300ms", "--format", "json", base+"/")
+	var open struct {
+		Judged string   `json:"judged"`
+		RSD    *float64 `json:"judged_rsd_pct"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &open); err != nil || open.Judged != "p99" || open.RSD == nil {
+		t.Errorf("open loop JSON: judged %q (%v), %v", open.Judged, open.RSD, err)
 	}
 }

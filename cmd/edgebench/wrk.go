@@ -30,6 +30,10 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "request timeout: a response that took this long or longer counts as a timeout, as in wrk")
 	showVersion := fs.BoolP("version", "v", false, "print the version and exit")
 	fs.Refuse("script", "s", true, "Lua scripts are not supported: use -H for headers, and edgebench run for methods (-m), bodies (--body) and open loop (--rate)")
+	// wrk2's rate, the first flag a wrk2 user types: its place is run's
+	// --rate (open loop), which this wrk 4 mode has not.
+	wrk2Rate := fs.StringP("rate", "R", "", "wrk2's rate")
+	fs.Lookup("rate").Hidden = true
 	addModeFlags(fs, rf, env.Getenv, "wrk")
 	// As wrk: no verification of the certificate (--cacert turns it on),
 	// and new connections resume a TLS session.
@@ -39,6 +43,9 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	rest, err := fs.Parse(args)
 	if err != nil {
 		return nil, err
+	}
+	if fs.Changed("rate") {
+		return nil, cli.Usagef("wrk2's -R: use edgebench run --rate %s (open loop)", *wrk2Rate)
 	}
 	if *showVersion {
 		fmt.Fprintf(env.Stdout, "edgebench %s in wrk 4 mode (wrk's flags, semantics and report)\n", version)

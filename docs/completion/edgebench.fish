@@ -23,7 +23,7 @@ complete -c edgebench -n '__fish_seen_subcommand_from run' -l timeout -r -d 'idl
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l rate -r -d 'open loop: requests per second over all connections'
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l warmup -r -d 'warm-up excluded from the statistics'
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l repeat -r -d 'N|auto: run N times and report the spread'
-complete -c edgebench -n '__fish_seen_subcommand_from run' -l repeat-rsd -r -d '--repeat auto: the relative standard deviation of req/s, in %, at w...'
+complete -c edgebench -n '__fish_seen_subcommand_from run' -l repeat-rsd -r -d '--repeat auto: the relative standard deviation of req/s'
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l repeat-max -r -d '--repeat auto: the most runs'
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l repeat-budget -r -d '--repeat auto: no new run after this time'
 complete -c edgebench -n '__fish_seen_subcommand_from run' -l label -r -d 'label k=v attached to the result'

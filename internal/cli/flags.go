@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +64,9 @@ func (fs *FlagSet) Parse(args []string) ([]string, error) {
 	)
 	switch {
 	case err == nil:
+		if err := fs.finite(); err != nil {
+			return nil, err
+		}
 		return fs.Args(), nil
 	case errors.Is(err, pflag.ErrHelp):
 		return nil, &HelpError{FlagSet: fs}
@@ -78,6 +83,29 @@ func (fs *FlagSet) Parse(args []string) ([]string, error) {
 	default:
 		return nil, Usagef("%v", err)
 	}
+}
+
+// finite refuses NaN and infinities in the number flags given: the
+// parser reads them as numbers, and no rate, ratio or threshold is one
+// (a NaN passes every comparison's else branch, and JSON has no word for
+// it).
+func (fs *FlagSet) finite() error {
+	var bad error
+	fs.FlagSet.Visit(func(f *pflag.Flag) {
+		if t := f.Value.Type(); bad != nil || (t != "float64" && t != "float32") {
+			return
+		}
+		if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			value := f.Value.String()
+			for _, t := range fs.typed {
+				if t.flag == f {
+					value = t.value
+				}
+			}
+			bad = Usagef("%s %q: want a finite number", fs.spelling(f, value), value)
+		}
+	})
+	return bad
 }
 
 // ParseNoArgs parses args, which must all be flags.

@@ -24,6 +24,7 @@ type loadFlags struct {
 	headers          []string
 	format           string
 	labels           Pairs
+	rate             float64
 }
 
 func newLoadFlags(stderr io.Writer) *loadFlags {
@@ -51,6 +52,7 @@ func newLoadFlags(stderr io.Writer) *loadFlags {
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "quiet")
 	fs.StringVar(&lf.format, "format", "edgebench", "report")
 	fs.Var(lf.labels, "label", "label k=v (repeatable)")
+	fs.Float64Var(&lf.rate, "rate", 0, "rate")
 	fs.Refuse("proxy", "X", true, "no proxy: the load goes to the server itself")
 	fs.Refuse("script", "s", true, "no Lua scripts: -H, -m and --body make the request")
 	fs.Refuse("no-probe", "", false, "the machine is always sampled")
@@ -157,6 +159,10 @@ func TestFlagMistakesAreOneLine(t *testing.T) {
 		{[]string{url, "-c"}, "-c needs a value: a whole number"},
 		{[]string{url, "--format"}, "--format needs a value"},
 		{[]string{url, "-H"}, "-H needs a value: 'Name: value'"},
+		{[]string{"--rate", "NaN", url}, `--rate "NaN": want a finite number`},
+		{[]string{"--rate=-Inf", url}, `--rate "-Inf": want a finite number`},
+		{[]string{"-rate", "1e400", url}, `-rate "1e400": want a number`},
+		{[]string{"--rate", "infinity", url}, `--rate "infinity": want a finite number`},
 	} {
 		var stderr bytes.Buffer
 		_, err := newLoadFlags(&stderr).fs.Parse(tc.args)
