@@ -481,9 +481,6 @@ func cpuList(ids []int) string {
 	return strings.Join(s, ",")
 }
 
-	return name
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
