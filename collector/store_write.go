@@ -152,11 +152,11 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
 		}
 		fp := r.Fingerprint
-		stable, rsd, nrep := repeatColumns(r.Repeat)
+		stable, rsd, nrep, on := repeatColumns(r.Repeat)
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, in.Raw, stable, rsd, nrep})
+			throttled, in.Raw, stable, rsd, nrep, on})
 	}
 
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -168,8 +168,8 @@ func (s *Store) ingest(ctx context.Context, batch []Incoming) ([]ingestState, er
 	err = s.insertRows(ctx, tx, `INSERT INTO results
 		(id, fleet, device, command_id, kind, outcome, reason, created_at, started, received, labels, url,
 		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw,
-		 stable, stable_rsd_pct, stable_runs)
-		VALUES `, 28, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
+		 stable, stable_rsd_pct, stable_runs, stable_on)
+		VALUES `, 29, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
 		var id string
 		if err := rs.Scan(&id); err != nil {
 			return err

@@ -113,7 +113,7 @@ func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
 		ids[i] = rows[i].ID
 	}
 	list, _ := json.Marshal(ids) // strings: cannot fail
-	rs, err := s.query(ctx, s.r, `SELECT r.id, r.stable, r.stable_rsd_pct, r.stable_runs, u.limited_by, u.valid
+	rs, err := s.query(ctx, s.r, `SELECT r.id, r.stable, r.stable_rsd_pct, r.stable_runs, r.stable_on, u.limited_by, u.valid
 		FROM results r LEFT JOIN runs u ON u.result_id = r.id WHERE `+s.d.inJSON("r.id")+` ORDER BY r.id, u.idx`, string(list))
 	if err != nil {
 		return fmt.Errorf("verdicts: %w", err)
@@ -129,13 +129,13 @@ func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
 		var stable, valid sql.NullBool
 		var rsd sql.NullFloat64
 		var n sql.NullInt64
-		var limitedBy sql.NullString
-		if err := rs.Scan(&id, &stable, &rsd, &n, &limitedBy, &valid); err != nil {
+		var limitedBy, on sql.NullString
+		if err := rs.Scan(&id, &stable, &rsd, &n, &on, &limitedBy, &valid); err != nil {
 			return fmt.Errorf("verdicts: %w", err)
 		}
 		sm := of[id]
 		if sm == nil {
-			sm = &summary{rep: repeatOf(stable, rsd, n)}
+			sm = &summary{rep: repeatOf(stable, rsd, n, on)}
 			of[id] = sm
 		}
 		if limitedBy.Valid && valid.Valid {
@@ -172,22 +172,29 @@ func runVerdict(limitedBy sql.NullString, valid sql.NullBool) (invalid, generato
 }
 
 // repeatColumns are the store's columns of --repeat auto's outcome,
-// stable, stable_rsd_pct and stable_runs: NULL where StableText says
-// nothing.
-func repeatColumns(rp *wire.Repeat) (stable, rsdPct, runs any) {
+// stable, stable_rsd_pct, stable_runs and stable_on: NULL where
+// StableText says nothing. The RSD is the judged figure's: req/s's, or
+// (stable_on set, open loop) that figure's.
+func repeatColumns(rp *wire.Repeat) (stable, rsdPct, runs, on any) {
 	if rp == nil || !rp.Auto || rp.Stable == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	return *rp.Stable, rp.RSDPct, rp.Runs
+	if rp.Judged != "" {
+		return *rp.Stable, rp.JudgedRSDPct, rp.Runs, rp.Judged
+	}
+	return *rp.Stable, rp.RSDPct, rp.Runs, nil
 }
 
 // repeatOf reads the repeat columns back, as much of the repeat as
 // StableText needs; nil where they are NULL.
-func repeatOf(stable sql.NullBool, rsdPct sql.NullFloat64, runs sql.NullInt64) *wire.Repeat {
+func repeatOf(stable sql.NullBool, rsdPct sql.NullFloat64, runs sql.NullInt64, on sql.NullString) *wire.Repeat {
 	if !stable.Valid {
 		return nil
 	}
 	b := stable.Bool
+	if on.Valid {
+		return &wire.Repeat{Auto: true, Stable: &b, Judged: on.String, JudgedRSDPct: rsdPct.Float64, Runs: int(runs.Int64)}
+	}
 	return &wire.Repeat{Auto: true, Stable: &b, RSDPct: rsdPct.Float64, Runs: int(runs.Int64)}
 }
 
@@ -254,7 +261,7 @@ func (s *Store) backfillBatch(ctx context.Context, ids []string, decoded map[str
 	defer tx.Rollback()
 	var stmts [3]*sql.Stmt
 	for i, q := range []string{"UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
-		"UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ? WHERE id = ?",
+		"UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ?, stable_on = ? WHERE id = ?",
 		"DELETE FROM verdicts_backfill WHERE result_id = ?"} {
 		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
 			return s.wrap(err)
@@ -278,8 +285,8 @@ func (s *Store) backfillBatch(ctx context.Context, ids []string, decoded map[str
 				}
 				runs++
 			}
-			if stable, rsd, n := repeatColumns(r.Repeat); stable != nil {
-				if err := exec(stmts[1], stable, rsd, n, id); err != nil {
+			if stable, rsd, n, on := repeatColumns(r.Repeat); stable != nil {
+				if err := exec(stmts[1], stable, rsd, n, on, id); err != nil {
 					return fmt.Errorf("%s: %w", id, err)
 				}
 			}

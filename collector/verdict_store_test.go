@@ -30,7 +30,7 @@ func verdictFixture(t testing.TB) map[string]Incoming {
 	}
 	repeats := map[string]*wire.Repeat{
 		"srv":   {Runs: 3, RSDPct: 1.3, Auto: true, Stable: &yes, MaxRSDPct: 3.5},
-		"gen":   {Runs: 10, RSDPct: 6.1, Auto: true, Stable: &no, MaxRSDPct: 3.5},
+		"gen":   {Runs: 10, RSDPct: 0.2, Judged: "p99", JudgedRSDPct: 6.1, Auto: true, Stable: &no, MaxRSDPct: 3.5}, // open loop: judged on p99
 		"mixed": {Runs: 2, RSDPct: 4},
 	}
 	out := map[string]Incoming{}
@@ -73,30 +73,30 @@ func checkVerdictColumns(t *testing.T, s *Store, fx map[string]Incoming, skip ..
 	}
 	rows.Close()
 	rows, err = s.w.QueryContext(ctx, `SELECT id, CASE WHEN stable IS NULL THEN '-' WHEN stable THEN 'stable' ELSE 'not stable' END,
-		coalesce(CAST(stable_rsd_pct AS TEXT), '-'), coalesce(CAST(stable_runs AS TEXT), '-') FROM results`)
+		coalesce(CAST(stable_rsd_pct AS TEXT), '-'), coalesce(CAST(stable_runs AS TEXT), '-'), coalesce(stable_on, '-') FROM results`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var id, stable, rsd, n string
-		if err := rows.Scan(&id, &stable, &rsd, &n); err != nil {
+		var id, stable, rsd, n, on string
+		if err := rows.Scan(&id, &stable, &rsd, &n, &on); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, fmt.Sprintf("%s %s %s %s", name[id], stable, rsd, n))
+		got = append(got, fmt.Sprintf("%s %s %s %s %s", name[id], stable, rsd, n, on))
 	}
 	rows.Close()
 	want := []string{
-		"srv/0 server valid", "srv/1 memory valid", "srv stable 1.3 3",
-		"gen/0 generator NOT VALID", "gen/1 generator NOT VALID", "gen not stable 6.1 10",
-		"old/0 - -", "old/1 - -", "old - - -",
-		"mixed/0 - -", "mixed/1 disk NOT VALID", "mixed - - -",
+		"srv/0 server valid", "srv/1 memory valid", "srv stable 1.3 3 -",
+		"gen/0 generator NOT VALID", "gen/1 generator NOT VALID", "gen not stable 6.1 10 p99",
+		"old/0 - -", "old/1 - -", "old - - - -",
+		"mixed/0 - -", "mixed/1 disk NOT VALID", "mixed - - - -",
 	}
 	for _, n := range skip { // a result whose payload does not decode: nothing filled
 		for i, w := range want {
 			if strings.HasPrefix(w, n+"/") {
 				want[i] = w[:strings.IndexByte(w, ' ')] + " - -"
 			} else if strings.HasPrefix(w, n+" ") {
-				want[i] = n + " - - -"
+				want[i] = n + " - - - -"
 			}
 		}
 	}
@@ -122,7 +122,7 @@ func checkVerdictReads(t *testing.T, s *Store, fx map[string]Incoming, skip ...s
 		t.Fatalf("runs %d of %d: %v", len(rows), len(fx), err)
 	}
 	want := map[string][2]string{
-		"srv": {"server", "stable (1.3 %) after 3 runs"}, "gen": {"NOT VALID: generator", "not stable (6.1 %) after 10 runs"},
+		"srv": {"server", "stable (1.3 %) after 3 runs"}, "gen": {"NOT VALID: generator", "not stable on p99 (6.1 %) after 10 runs"},
 		"old": {"", ""}, "mixed": {"NOT VALID: disk", ""},
 	}
 	for _, n := range skip {
@@ -198,12 +198,12 @@ func downgradeVerdicts(t testing.TB, s *Store) {
 	}
 	stmts := []string{"ALTER TABLE runs DROP COLUMN limited_by", "ALTER TABLE runs DROP COLUMN valid",
 		"ALTER TABLE results DROP COLUMN stable", "ALTER TABLE results DROP COLUMN stable_rsd_pct",
-		"ALTER TABLE results DROP COLUMN stable_runs", "DROP TABLE verdicts_backfill"}
+		"ALTER TABLE results DROP COLUMN stable_runs", "ALTER TABLE results DROP COLUMN stable_on", "DROP TABLE verdicts_backfill"}
 	switch {
 	case !strings.HasSuffix(ms[len(ms)-1].name, "_verdicts"):
 		t.Logf("the last %s migration is %s: the verdict columns emptied, not dropped", engine, ms[len(ms)-1].name)
 		stmts = []string{"UPDATE runs SET limited_by = NULL, valid = NULL",
-			"UPDATE results SET stable = NULL, stable_rsd_pct = NULL, stable_runs = NULL",
+			"UPDATE results SET stable = NULL, stable_rsd_pct = NULL, stable_runs = NULL, stable_on = NULL",
 			"DELETE FROM verdicts_backfill", "INSERT INTO verdicts_backfill (result_id) SELECT id FROM results"}
 	case engine == "sqlite":
 		stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", len(ms)-1))

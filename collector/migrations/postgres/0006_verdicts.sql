@@ -1,6 +1,6 @@
 -- A run's verdict as the device judged it (limited_by, valid) and a
--- result's --repeat auto outcome (stable, the RSD of its req/s, its
--- runs), so that compare and the lists read them without decoding each
+-- result's --repeat auto outcome (stable, the RSD of the figure it
+-- judged, its runs, and that figure when not req/s: p99 in open loop), so that compare and the lists read them without decoding each
 -- payload. NULL for what was recorded without them. The results stored
 -- before are listed here; opening the store fills their columns from
 -- their payloads and empties the list.
@@ -9,5 +9,6 @@ ALTER TABLE runs ADD COLUMN valid BOOLEAN;
 ALTER TABLE results ADD COLUMN stable BOOLEAN;
 ALTER TABLE results ADD COLUMN stable_rsd_pct DOUBLE PRECISION;
 ALTER TABLE results ADD COLUMN stable_runs INTEGER;
+ALTER TABLE results ADD COLUMN stable_on TEXT;
 CREATE TABLE verdicts_backfill (result_id TEXT PRIMARY KEY);
 INSERT INTO verdicts_backfill (result_id) SELECT id FROM results;
