@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -120,7 +121,8 @@ func (a *Agent) capacitySearch(ctx context.Context, j *job, res *wire.Result) er
 				final = &run
 			}
 		}}
-	out, err := capacity.Drive(ctx, s, r.Run, func(rec capacity.Record) {
+	var dead string
+	out, err := capacity.Drive(ctx, s, loadtrial.StopIfDead(r, &dead), func(rec capacity.Record) {
 		verdict := "pass"
 		if !rec.Pass {
 			verdict = "fail"
@@ -129,6 +131,9 @@ func (a *Agent) capacitySearch(ctx context.Context, j *job, res *wire.Result) er
 			&wire.Progress{ElapsedMS: rec.Duration.Milliseconds(), Completed: rec.Requests, RPS: rec.Achieved, Errors: rec.Failed}, "")
 	})
 	rep := out.Report(s.Config())
+	if dead != "" {
+		rep.LimitedBy, rep.Answer, err = "errors", "none measured: "+dead, errors.New(dead)
+	}
 	res.Capacity = rep.Wire()
 	res.Warnings = append(res.Warnings, "capacity: "+rep.Answer)
 	// The spec is the search's, not its answer's: results of one search

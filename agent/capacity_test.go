@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -115,5 +116,44 @@ func TestCapacityCommandRuns(t *testing.T) {
 	}
 	if len(r.Runs) != 1 || r.Spec.Mode != "capacity" || r.Labels["server"] != "nginx" || r.Runs[0].Completed < 100 {
 		t.Errorf("runs %d, spec %+v, labels %v", len(r.Runs), r.Spec, r.Labels)
+	}
+}
+
+// A capacity command against a target that never answers successfully
+// (every answer a 404: a wrong URL) stops after its first trial, as
+// edgebench capacity does, rather than bisecting down to its lowest rate:
+// the result fails with the first trial's failures.
+func TestCapacityCommandStopsOnADeadTarget(t *testing.T) {
+	files, err := target.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr()
+	a, _ := newTestAgent(t)
+	log := &resultLog{}
+	a.SetLink(log, nil)
+	cmd := capacityCmd("http://"+addr+"/status/404", func(s *wire.CapacitySpec) {
+		s.StartRate, s.TrialMS, s.FinalMS, s.Load.WarmupMS = 20, 300, 600, 100
+	})
+	a.command(context.Background(), incoming{cmd: cmd})
+	if ev := log.last(cmd.ID); ev == nil || ev.State != wire.StateAccepted {
+		t.Fatalf("%+v", ev)
+	}
+	a.execute(context.Background(), <-a.jobs)
+	if len(log.results) != 1 {
+		t.Fatalf("%d results", len(log.results))
+	}
+	r := log.results[0]
+	c := r.Capacity
+	if c == nil || len(c.Trials) != 1 || c.CapacityRPS != 0 || c.LimitedBy != "errors" {
+		t.Fatalf("capacity %+v; outcome %s %q", c, r.Outcome, r.Reason)
+	}
+	if r.Outcome != wire.StateFailed || !strings.Contains(r.Reason, "no successful response in the first trial, at 20 req/s (") {
+		t.Errorf("outcome %s, reason %q", r.Outcome, r.Reason)
 	}
 }

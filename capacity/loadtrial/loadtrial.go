@@ -7,13 +7,16 @@ package loadtrial
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/loadgen"
+	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/verdict"
@@ -122,4 +125,33 @@ func observe(run *measure.Run, root string, genCPU float64) capacity.Observation
 		o.GeneratorCPU = min(genCPU/100/float64(run.Load.Threads), 1)
 	}
 	return o
+}
+
+// ErrDeadTarget ends a search whose first trial had no successful
+// response.
+var ErrDeadTarget = errors.New("no successful response")
+
+// StopIfDead is r's Run for a search that stops on a dead target: a
+// first trial without one successful response (nothing listening, a
+// wrong URL, every answer a 404) is not a rate too high, so the search
+// ends there with ErrDeadTarget, the reason in *why, rather than ramping
+// down to its lowest rate against it. The first trial is still observed.
+func StopIfDead(r Runner, why *string) func(context.Context, capacity.Trial) (capacity.Observation, error) {
+	first, measured := true, r.Measured
+	r.Measured = func(t capacity.Trial, run measure.Run) {
+		if first && run.Load.AllOK() == 0 {
+			*why = fmt.Sprintf("no successful response in the first trial, at %s req/s (%s): the search stops",
+				strconv.FormatFloat(t.Rate, 'f', -1, 64), report.FailureSummary(run.Load))
+		}
+		first = false
+		if measured != nil {
+			measured(t, run)
+		}
+	}
+	return func(ctx context.Context, t capacity.Trial) (capacity.Observation, error) {
+		if *why != "" {
+			return capacity.Observation{}, ErrDeadTarget
+		}
+		return r.Run(ctx, t)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/edgebench/edgebench/capacity/loadtrial"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/measure"
 )
 
 // capacityFlags is what edgebench capacity was given.
@@ -134,26 +131,8 @@ func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
 			}
 		}
 	}
-	// A first trial without one successful response is a dead target or
-	// a wrong URL, not a rate too high: the search stops there, as run
-	// does, rather than ramping down to --min-rate against it.
 	var dead string
-	measured, first := cf.run.Measured, true
-	cf.run.Measured = func(t capacity.Trial, r measure.Run) {
-		if first && r.Load.AllOK() == 0 {
-			dead = fmt.Sprintf("no successful response in the first trial, at %s req/s (%s): the search stops", strconv.FormatFloat(t.Rate, 'f', -1, 64), report.FailureSummary(r.Load))
-		}
-		first = false
-		if measured != nil {
-			measured(t, r)
-		}
-	}
-	run := func(ctx context.Context, t capacity.Trial) (capacity.Observation, error) {
-		if dead != "" {
-			return capacity.Observation{}, errDeadTarget
-		}
-		return cf.run.Run(ctx, t)
-	}
+	run := loadtrial.StopIfDead(cf.run, &dead)
 	res, err := capacity.Drive(ctx, s, run, func(r capacity.Record) {
 		if shown {
 			fmt.Fprint(env.Stderr, "\r\033[K")
@@ -171,7 +150,7 @@ func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
 		return &cli.ExitError{Code: 130, Msg: "interrupted"}
 	case errors.Is(err, loadgen.ErrConfig):
 		return cli.Usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
-	case errors.Is(err, errDeadTarget):
+	case errors.Is(err, loadtrial.ErrDeadTarget):
 	case err != nil:
 		return err
 	}
@@ -198,7 +177,3 @@ func cmdCapacity(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	return nil
 }
-
-// errDeadTarget stops a search whose first trial had no successful
-// response.
-var errDeadTarget = errors.New("no successful response")
