@@ -64,19 +64,10 @@ func (t Thresholds) generator(in Input, sum *machine.Summary, j *judgement) {
 	if j.genReason == "" && sum != nil && len(in.GeneratorCPUs) > 0 && len(in.GeneratorCPUs) < j.cores {
 		// Pinned to some cores: starved when they are busy and edgebench
 		// does not get what its threads could use.
-		var cores float64
-		n := 0
-		for _, id := range in.GeneratorCPUs {
-			for _, c := range sum.PerCPUBusy {
-				if c.ID == id {
-					cores += c.Mean
-					n++
-				}
-			}
-		}
-		if n > 0 && cores/float64(n) >= t.GeneratorStarve && !busy {
+		cores, n := coresBusy(sum, in.GeneratorCPUs)
+		if n > 0 && cores >= t.GeneratorStarve && !busy {
 			j.genReason = fmt.Sprintf("edgebench may run on %s only, %.0f %% busy, and had %s of it: other processes starved it; the server's capacity is at least this",
-				cpuList(in.GeneratorCPUs), cores/float64(n), pctOrUnknown(j, known))
+				cpuList(in.GeneratorCPUs), cores, pctOrUnknown(j, known))
 		}
 	}
 }

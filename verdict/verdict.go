@@ -280,19 +280,10 @@ func (t Thresholds) Judge(in Input) Verdict {
 	// The server pinned to cores that other processes took: it could not
 	// get what its cores had.
 	if j.serverCPUs != nil && sum != nil && j.server.CPU != nil {
-		var busy float64
-		n := 0
-		for _, id := range j.serverCPUs {
-			for _, c := range sum.PerCPUBusy {
-				if c.ID == id {
-					busy += c.Mean
-					n++
-				}
-			}
-		}
-		if n == len(j.serverCPUs) && busy/float64(n) >= t.CPUBusy {
+		busy, n := coresBusy(sum, j.serverCPUs)
+		if n == len(j.serverCPUs) && busy >= t.CPUBusy {
 			limit(CPU, fmt.Sprintf("%s, %s %s may use, %.0f %% busy, %s %.0f %% of it: other processes took the rest",
-				cpuList(j.serverCPUs), theCores(n), j.serverName, busy/float64(n), j.serverName, j.serverCPU))
+				cpuList(j.serverCPUs), theCores(n), j.serverName, busy, j.serverName, j.serverCPU))
 		}
 	}
 	if sum != nil && !loopbackTarget(in) {
@@ -471,6 +462,23 @@ func theCores(n int) string {
 		return "the one core"
 	}
 	return fmt.Sprintf("the %d cores", n)
+}
+
+// coresBusy is how busy the cores ids were, on average, and how many of
+// them the probe saw.
+func coresBusy(sum *machine.Summary, ids []int) (mean float64, n int) {
+	for _, id := range ids {
+		for _, c := range sum.PerCPUBusy {
+			if c.ID == id {
+				mean += c.Mean
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		mean /= float64(n)
+	}
+	return mean, n
 }
 
 func cpuList(ids []int) string {
