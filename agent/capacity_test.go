@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
-	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -124,20 +123,10 @@ func TestCapacityCommandRuns(t *testing.T) {
 // edgebench capacity does, rather than bisecting down to its lowest rate:
 // the result fails with the first trial's failures.
 func TestCapacityCommandStopsOnADeadTarget(t *testing.T) {
-	files, err := target.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr()
 	a, _ := newTestAgent(t)
 	log := &resultLog{}
 	a.SetLink(log, nil)
-	cmd := capacityCmd("http://"+addr+"/status/404", func(s *wire.CapacitySpec) {
+	cmd := capacityCmd(testenv.Target(t, "")+"/status/404", func(s *wire.CapacitySpec) {
 		s.StartRate, s.TrialMS, s.FinalMS, s.Load.WarmupMS = 20, 300, 600, 100
 	})
 	a.command(context.Background(), incoming{cmd: cmd})

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/capacity"
+	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/measure"
-	"github.com/edgebench/edgebench/target"
 )
 
 // A trial records the machine even when no server is named to watch:
@@ -19,18 +19,9 @@ import (
 // port. Without the probe a starved generator's trial passed as the
 // server's capacity.
 func TestTrialRecordsTheMachineWithoutWatches(t *testing.T) {
-	files, err := target.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	var got measure.Run
 	r := Runner{
-		Load:     loadgen.Config{URL: "http://" + srv.Addr() + "/", Connections: 2, Threads: 1, Timeout: 2 * time.Second},
+		Load:     loadgen.Config{URL: testenv.Target(t, "") + "/", Connections: 2, Threads: 1, Timeout: 2 * time.Second},
 		Measured: func(_ capacity.Trial, run measure.Run) { got = run },
 	}
 	if _, err := r.Run(context.Background(), capacity.Trial{Rate: 100, Duration: time.Second, Warmup: 200 * time.Millisecond}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
-	"github.com/edgebench/edgebench/target"
 )
 
 func TestMain(m *testing.M) {
@@ -46,16 +45,7 @@ func runBinary(t *testing.T, args ...string) ran {
 
 func startTarget(t *testing.T) string {
 	t.Helper()
-	files, err := target.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + srv.Addr()
+	return testenv.Target(t, "")
 }
 
 func TestUsageErrorsExitTwoWithOneLine(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebench/edgebench/target"
+	"github.com/edgebench/edgebench/internal/testenv"
 )
 
 // TestRedirectsOnlyWarn: a run whose every answer is a redirect says so
@@ -33,16 +33,7 @@ func TestRedirectsOnlyWarn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(strings.Repeat("x", 612)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, err := target.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := target.Start("127.0.0.1:0", "edgebench/test", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	r := runBinary(t, "run", "-n", "50", "-c", "2", "--no-probe", "http://"+srv.Addr()+"/index.html")
+	r := runBinary(t, "run", "-n", "50", "-c", "2", "--no-probe", testenv.Target(t, dir)+"/index.html")
 	if r.code != 0 || strings.Contains(r.stderr, "redirect") || !strings.Contains(r.stdout, "status      200: 50") {
 		t.Errorf("edgebench serve's /index.html: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
 	}
