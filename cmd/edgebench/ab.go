@@ -110,16 +110,11 @@ func parseABFlags(args []string, env *cli.Env) (*runFlags, *abFlags, error) {
 		abBanner(env.Stdout)
 		return nil, nil, cli.ErrHelp
 	}
-	switch len(rest) {
-	case 0:
-		return nil, nil, cli.Usagef("missing URL: edgebench ab [flags] http://hostname[:port]/path")
-	case 1:
-		rf.url = rest[0]
-		if !strings.Contains(rf.url, "://") {
-			rf.url = "http://" + rf.url // as ab takes hostname[:port]/path
-		}
-	default:
-		return nil, nil, cli.Usagef("one URL expected, got %q", rest)
+	if rf.url, err = oneURL(rest, "edgebench ab [flags] http://hostname[:port]/path"); err != nil {
+		return nil, nil, err
+	}
+	if !strings.Contains(rf.url, "://") {
+		rf.url = "http://" + rf.url // as ab takes hostname[:port]/path
 	}
 	if err := rf.checkMode("ab"); err != nil {
 		return nil, nil, err

@@ -53,13 +53,8 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch len(rest) {
-	case 0:
-		return nil, cli.Usagef("missing URL: edgebench capacity --slo 'p99<50ms' [flags] URL")
-	case 1:
-		c.URL = rest[0]
-	default:
-		return nil, cli.Usagef("one URL expected, got %q", rest)
+	if c.URL, err = oneURL(rest, "edgebench capacity --slo 'p99<50ms' [flags] URL"); err != nil {
+		return nil, err
 	}
 	if cf.sloText == "" {
 		return nil, cli.Usagef("--slo is required, e.g. --slo 'p99<50ms,errors<0.1%%'")

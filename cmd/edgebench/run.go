@@ -114,13 +114,8 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	if err != nil {
 		return nil, err
 	}
-	switch len(rest) {
-	case 0:
-		return nil, cli.Usagef("missing URL: edgebench run [flags] URL")
-	case 1:
-		rf.url = rest[0]
-	default:
-		return nil, cli.Usagef("one URL expected, got %q", rest)
+	if rf.url, err = oneURL(rest, "edgebench run [flags] URL"); err != nil {
+		return nil, err
 	}
 	c.URL = rf.url
 	// The defaults are 10 connections and 2 s: a zero was typed.
@@ -285,6 +280,18 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", report.FailureSummary(last))}
 	}
 	return nil
+}
+
+// oneURL is the one argument left after the flags, the URL; a usage
+// error naming synopsis when there is none or more.
+func oneURL(rest []string, synopsis string) (string, error) {
+	switch len(rest) {
+	case 0:
+		return "", cli.Usagef("missing URL: %s", synopsis)
+	case 1:
+		return rest[0], nil
+	}
+	return "", cli.Usagef("one URL expected, got %q", rest)
 }
 
 // wireResult is the result of the runs as the agent would send it.
