@@ -140,12 +140,12 @@ type judgement struct {
 	errRatio            float64
 	busy                float64 // % of the whole machine, -1 unknown
 	serverName, genName string
-	// The machine's CPU in % of one core (100 a core): all of it busy;
-	// the kernel's interrupts (irq and softirq, where loopback traffic is
-	// handled, charged to no process); and other, what is left once the
-	// server, edgebench, the interrupts and the host's steal are counted
-	// (the server's share too when it is not watched).
-	total, irq, other float64
+	// The machine's CPU in % of one core (100 a core): the kernel's
+	// interrupts (irq and softirq, where loopback traffic is handled,
+	// charged to no process); and other, what is left of the busy cores
+	// once the server, edgebench, the interrupts and the host's steal are
+	// counted (the server's share too when it is not watched).
+	irq, other float64
 	// serverCPUs are the cores the server may run on when it may not run
 	// on all (its affinity); nil: every core.
 	serverCPUs []int
@@ -200,9 +200,8 @@ func (t Thresholds) judge(in Input) judgement {
 
 	if c := sum; c != nil && c.CPU != nil && j.cores > 0 {
 		n := float64(j.cores)
-		j.total = j.busy * n
 		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
-		j.other = math.Max(j.total-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
+		j.other = math.Max(j.busy*n-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
 	}
 
 	// What invalidates the figure.
