@@ -20,19 +20,9 @@ func VerdictOf(r *wire.Run) *verdict.Verdict {
 	return &verdict.Verdict{LimitedBy: r.Verdict.LimitedBy, Valid: r.Verdict.Valid, Reasons: r.Verdict.Reasons}
 }
 
-// ResultVerdict sums up the verdicts of a result's runs in a few words:
-// "server", "NOT VALID: generator" (the first invalid run's), or "" when
-// no run has a verdict.
-func ResultVerdict(res *wire.Result) string {
-	vs := make([]*wire.Verdict, len(res.Runs))
-	for i := range res.Runs {
-		vs[i] = res.Runs[i].Verdict
-	}
-	return summarize(vs)
-}
-
-// summarize is ResultVerdict of a result's runs' verdicts, nil for a run
-// without one.
+// summarize sums up the verdicts of a result's runs (nil for a run
+// without one) in a few words: "server", "NOT VALID: generator" (the
+// first invalid run's), or "" when no run has a verdict.
 func summarize(vs []*wire.Verdict) string {
 	var limited []string
 	for _, v := range vs {
@@ -48,17 +38,6 @@ func summarize(vs []*wire.Verdict) string {
 		return ""
 	}
 	return mostCommon(limited)
-}
-
-// GeneratorBoundResult reports whether any run of res was limited by the
-// load generator.
-func GeneratorBoundResult(res *wire.Result) bool {
-	for i := range res.Runs {
-		if v := res.Runs[i].Verdict; v != nil && v.LimitedBy == verdict.Generator {
-			return true
-		}
-	}
-	return false
 }
 
 func mostCommon(ws []string) string {

@@ -276,3 +276,13 @@ func TestVerdictBackfill(t *testing.T) {
 		}
 	})
 }
+
+// ResultVerdict is what the runs listing said of a result when it read
+// its payload: the verdicts of its runs summed up.
+func ResultVerdict(res *wire.Result) string {
+	vs := make([]*wire.Verdict, len(res.Runs))
+	for i := range res.Runs {
+		vs[i] = res.Runs[i].Verdict
+	}
+	return summarize(vs)
+}
