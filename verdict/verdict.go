@@ -347,6 +347,16 @@ func (t Thresholds) Judge(in Input) Verdict {
 	if j.serverSeen() {
 		server = fmt.Sprintf("%s at %.0f %% CPU, ", j.serverName, j.serverCPU)
 	}
+	// Whether anything saturated is known only from the machine's CPU
+	// figures: none without the probe, nor over a run too short for
+	// its rates.
+	unseen := ""
+	switch {
+	case sum == nil:
+		unseen = "without the probe, the machine was not seen"
+	case sum.CPU == nil:
+		unseen = "the run was too short for the probe to see the machine"
+	}
 	// Nothing saturated: the test's connections, each waiting for its
 	// answer, carry what the server's time per request lets them. In
 	// open loop the latency counts from the scheduled send: the server's
@@ -358,14 +368,14 @@ func (t Thresholds) Judge(in Input) Verdict {
 	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 && l.Waiting.Mean() > 0 {
 		wait := l.Waiting.Mean() / 1e6
 		what := "no resource saturated"
-		if sum == nil {
-			what = "the machine not seen (no probe)"
+		if unseen != "" {
+			what = unseen
 		}
 		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request (request written to first byte) carry at most %.1f req/s; %s: more connections (-c) or a faster server",
 			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait, what))
 	}
-	if sum == nil {
-		limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; without the probe, the machine was not seen", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6)))
+	if unseen != "" {
+		limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; %s", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6), unseen))
 	}
 	if l.Rate <= 0 && l.Latency != nil && l.Latency.Count() > 0 && l.Latency.Mean() > 0 {
 		wait := l.Latency.Mean() / 1e6

@@ -403,6 +403,8 @@ func TestJudgeCPUShares(t *testing.T) {
 			"nginx at 30 % CPU, 1 connection at 300us per request carry at most 3333.3 req/s; no resource saturated: more connections (-c) or a faster server"},
 		{"without the probe", Input{Load: load(50000, 300)}, Server, true,
 			"10 connections, mean latency 300us; without the probe, the machine was not seen"},
+		{"too short for the probe", Input{Load: load(50000, 300), System: &machine.Report{}}, Server, true,
+			"10 connections, mean latency 300us; the run was too short for the probe to see the machine"},
 	}
 	for _, c := range cases {
 		v := Judge(c.in)
