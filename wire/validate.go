@@ -47,8 +47,11 @@ func (r *Result) check() error {
 				return err
 			}
 		}
-		if err := finite("repeat rsd", p.RSDPct); err != nil {
+		if err := finite("repeat rsd", p.RSDPct, p.JudgedRSDPct, p.MaxRSDPct); err != nil {
 			return err
+		}
+		if p.Judged != "" && p.Judged != "p99" { // the figure --repeat auto judged in open loop
+			return fmt.Errorf("repeat judged on %q: %w", Clip(p.Judged), ErrMalformed)
 		}
 	}
 	if c := r.Capacity; c != nil {

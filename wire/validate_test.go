@@ -54,6 +54,9 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 		{"negative cores", func(r *wire.Result) { r.Fingerprint.Cores = -4 }},
 		{"repeat of -1 runs", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: -1} }},
 		{"NaN in the spread", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: 3, RPS: wire.Spread{StdDev: math.NaN()}} }},
+		{"NaN judged rsd", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: 3, Judged: "p99", JudgedRSDPct: math.NaN()} }},
+		{"infinite rsd bound", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: 3, MaxRSDPct: math.Inf(1)} }},
+		{"judged on an unknown figure", func(r *wire.Result) { r.Repeat = &wire.Repeat{Runs: 3, Judged: "<b>p50</b>"} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := wiretest.ResultN(t, 20)
