@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/edgebench/edgebench/collector/stats"
 )
 
 // Metric is one figure a comparison reports.
@@ -59,7 +61,7 @@ func MetricNames() []string {
 // Shown is the figure a group's table cell and chart bar show for m, with
 // its 95 % interval: the median and the interval of the median, or for a
 // count the total of the runs (no interval: NaN).
-func (m Metric) Shown(s GroupStats) (v, lo, hi float64) {
+func (m Metric) Shown(s stats.GroupStats) (v, lo, hi float64) {
 	if m.Count {
 		if s.N == 0 {
 			return math.NaN(), math.NaN(), math.NaN()
@@ -93,10 +95,10 @@ type Group struct {
 	Throttled int    `json:"throttled"` // runs flagged as throttled (0 when they were excluded)
 	// Invalid counts the runs whose verdict says their figure does not
 	// stand, GeneratorBound those the load generator limited.
-	Invalid        int                   `json:"invalid"`
-	GeneratorBound int                   `json:"generator_bound"`
-	Stats          map[string]GroupStats `json:"stats"`
-	Deltas         map[string]Delta      `json:"deltas,omitempty"` // against the base group, for the tested metrics
+	Invalid        int                         `json:"invalid"`
+	GeneratorBound int                         `json:"generator_bound"`
+	Stats          map[string]stats.GroupStats `json:"stats"`
+	Deltas         map[string]stats.Delta      `json:"deltas,omitempty"` // against the base group, for the tested metrics
 	values         map[string][]float64
 }
 
@@ -253,18 +255,18 @@ func BuildComparison(runs []GroupedRun, o CompareOptions) (*Comparison, error) {
 		}
 		for i := range t.Groups {
 			g := &t.Groups[i]
-			g.Stats = map[string]GroupStats{}
+			g.Stats = map[string]stats.GroupStats{}
 			for _, m := range Metrics {
-				if st := Describe(g.values[m.Name]); st.N > 0 || !m.Sparse {
+				if st := stats.Describe(g.values[m.Name]); st.N > 0 || !m.Sparse {
 					g.Stats[m.Name] = st
 				}
 			}
 			if base < 0 || i == base {
 				continue
 			}
-			g.Deltas = map[string]Delta{}
+			g.Deltas = map[string]stats.Delta{}
 			for _, name := range tested {
-				g.Deltas[name] = noDifferenceOfGenerators(Compare(t.Groups[base].values[name], g.values[name]), &t.Groups[base], g)
+				g.Deltas[name] = noDifferenceOfGenerators(stats.Compare(t.Groups[base].values[name], g.values[name]), &t.Groups[base], g)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/internal/golden"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -178,9 +179,9 @@ func TestCompareJSON(t *testing.T) {
 		}
 		// Groups of one run each: the delta has no interval (NaN).
 		one := &Comparison{By: "server", Tested: []string{"rps"}, Tables: []Table{{Base: "a", Groups: []Group{
-			{Key: "a", N: 1, Stats: map[string]GroupStats{"rps": Describe([]float64{100})}},
-			{Key: "b", N: 1, Stats: map[string]GroupStats{"rps": Describe([]float64{120})},
-				Deltas: map[string]Delta{"rps": Compare([]float64{100}, []float64{120})}},
+			{Key: "a", N: 1, Stats: map[string]stats.GroupStats{"rps": stats.Describe([]float64{100})}},
+			{Key: "b", N: 1, Stats: map[string]stats.GroupStats{"rps": stats.Describe([]float64{120})},
+				Deltas: map[string]stats.Delta{"rps": stats.Compare([]float64{100}, []float64{120})}},
 		}}}}
 		nan := 0
 		for _, g := range one.Tables[0].Groups {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/edgebench/edgebench/collector/stats"
 )
 
 // This file writes a comparison as text, as the seeds' tables look.
@@ -113,10 +115,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\nreq/s, latency, CPU, IO and mem: medians of the runs of each group, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
 	if infinite {
-		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", MedianCIRuns)
+		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", stats.MedianCIRuns)
 	}
 	if deltas {
-		fmt.Fprintf(&b, "vs: Hodges-Lehmann shift of the medians, its 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f\n", Alpha)
+		fmt.Fprintf(&b, "vs: Hodges-Lehmann shift of the medians, its 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f\n", stats.Alpha)
 	}
 	switch {
 	case throttled > 0:
@@ -140,7 +142,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 // cell formats what a group shows of m, "-" when absent; for req/s and
 // latency with the larger side of its interval in %, "±∞" (and inf
 // true) when there are too few runs for one.
-func cell(m Metric, s GroupStats) (text string, inf bool) {
+func cell(m Metric, s stats.GroupStats) (text string, inf bool) {
 	v, lo, hi := m.Shown(s)
 	if s.N == 0 || math.IsNaN(v) {
 		return "-", false

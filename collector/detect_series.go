@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -84,7 +85,7 @@ type ChangeOptions struct {
 	History time.Duration
 	Fleet   string
 	Device  string
-	Detect  DetectOptions
+	Detect  stats.DetectOptions
 }
 
 // series groups runs (newest first, as Runs returns them) into series,
@@ -136,7 +137,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 	}
 	keys, by := series(runs)
 	var out []Change
-	opt := o.Detect.fill()
+	opt := o.Detect.Filled()
 	for _, key := range keys {
 		rs := by[key]
 		for _, m := range ChangeMetrics {
@@ -144,7 +145,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 			for i := range rs {
 				xs[i] = metricOf(&rs[i], m)
 			}
-			for _, cp := range DetectChanges(xs, opt) {
+			for _, cp := range stats.DetectChanges(xs, opt) {
 				r := rs[cp.Index]
 				if r.Started.Before(o.Since) {
 					continue
@@ -173,7 +174,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 
 // sideIDs are the indexes of the finite values the detector compared on
 // each side of a change at k: at most MaxBefore before, Window from k on.
-func sideIDs(rs []RunRow, xs []float64, k int, o DetectOptions) (before, after []int) {
+func sideIDs(rs []RunRow, xs []float64, k int, o stats.DetectOptions) (before, after []int) {
 	for i := k - 1; i >= 0 && len(before) < o.MaxBefore; i-- {
 		if !math.IsNaN(xs[i]) {
 			before = append(before, i)

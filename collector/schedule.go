@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/cron"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -77,7 +78,7 @@ func (s *Schedule) Check() error {
 		return errors.New("schedule: --every must be at least 1s")
 	}
 	if s.Cron != "" {
-		if _, err := ParseCron(s.Cron); err != nil {
+		if _, err := cron.Parse(s.Cron); err != nil {
 			return err
 		}
 	}
@@ -105,7 +106,7 @@ func (s *Schedule) next(t time.Time) time.Time {
 	if s.Every > 0 {
 		return t.Add(s.Every)
 	}
-	c, err := ParseCron(s.Cron)
+	c, err := cron.Parse(s.Cron)
 	if err != nil {
 		return time.Time{}
 	}

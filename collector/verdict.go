@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -72,7 +73,7 @@ func StableText(rp *wire.Repeat) string {
 // noDifferenceOfGenerators withdraws a significant difference between
 // two groups when a run of either was limited by the load generator:
 // its figure is a lower bound of the server's, not the server's.
-func noDifferenceOfGenerators(d Delta, base, other *Group) Delta {
+func noDifferenceOfGenerators(d stats.Delta, base, other *Group) stats.Delta {
 	if base.GeneratorBound == 0 && other.GeneratorBound == 0 {
 		return d
 	}

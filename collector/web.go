@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
@@ -334,7 +335,7 @@ func RunCharts(run *wire.Run) []string {
 
 func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	data := map[string]any{"Title": "compare", "MetricNames": MetricNames(), "MedianCIRuns": MedianCIRuns}
+	data := map[string]any{"Title": "compare", "MetricNames": MetricNames(), "MedianCIRuns": stats.MedianCIRuns}
 	o, err := ParseCompareQuery(q)
 	if o.By == "" {
 		o.By = "device"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/cron"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -152,7 +153,7 @@ func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		switch name {
 		case "cron":
-			if _, err := collector.ParseCron(val); err != nil {
+			if _, err := cron.Parse(val); err != nil {
 				return cli.Usagef("--cron: %v", err)
 			}
 			sch.Cron = val

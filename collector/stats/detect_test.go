@@ -1,4 +1,4 @@
-package collector
+package stats
 
 import (
 	"fmt"

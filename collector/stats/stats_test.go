@@ -1,4 +1,4 @@
-package collector
+package stats
 
 import (
 	"math"
@@ -162,8 +162,12 @@ func TestSummarize(t *testing.T) {
 // values (the order statistics benchstat uses), so for positive values it
 // is positive however they spread; with fewer than 6 there is none.
 func TestSummarizeMedianInterval(t *testing.T) {
-	if MedianCIRuns != 6 {
-		t.Errorf("MedianCIRuns = %d, want 6 (benchstat: need >= 6 samples)", MedianCIRuns)
+	n := medianCIRuns()
+	if n != 6 {
+		t.Errorf("medianCIRuns() = %d, want 6 (benchstat: need >= 6 samples)", n)
+	}
+	if n != MedianCIRuns {
+		t.Errorf("MedianCIRuns = %d, the computed value %d", MedianCIRuns, n)
 	}
 	five := Describe([]float64{5, 1, 4, 2, 3})
 	if !math.IsNaN(five.MedianLow) || !math.IsNaN(five.MedianHigh) {

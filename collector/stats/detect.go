@@ -1,4 +1,4 @@
-package collector
+package stats
 
 import (
 	"math"
@@ -46,7 +46,8 @@ type DetectOptions struct {
 	MinNoise float64
 }
 
-func (o DetectOptions) fill() DetectOptions {
+// Filled is o with its zero fields set to their defaults.
+func (o DetectOptions) Filled() DetectOptions {
 	if o.MinBefore <= 0 {
 		o.MinBefore = 8
 	}
@@ -82,7 +83,7 @@ type ChangePoint struct {
 // DetectChanges finds the lasting changes in xs (NaN values are skipped
 // as if absent: indexes still refer to xs).
 func DetectChanges(xs []float64, o DetectOptions) []ChangePoint {
-	o = o.fill()
+	o = o.Filled()
 	idx := make([]int, 0, len(xs)) // positions of the finite values
 	vs := make([]float64, 0, len(xs))
 	for i, x := range xs {

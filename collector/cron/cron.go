@@ -1,4 +1,4 @@
-package collector
+package cron
 
 import (
 	"fmt"
@@ -7,30 +7,30 @@ import (
 	"time"
 )
 
-// Cron is a parsed five-field cron expression, "M H DOM MON DOW", read in
+// Expr is a parsed five-field cron expression, "M H DOM MON DOW", read in
 // UTC: each field is *, a number, a range a-b, a list a,b,c, or any of
 // them with a step /n. As in cron, when both the day of the month and the
 // day of the week are restricted, a day matching either one is due.
-type Cron struct {
+type Expr struct {
 	expr                       string
 	min, hour, dom, month, dow uint64 // bit i set: value i is due
 	domStar, dowStar           bool
 }
 
-// ParseCron parses a five-field cron expression.
-func ParseCron(expr string) (*Cron, error) {
+// Parse parses a five-field cron expression.
+func Parse(expr string) (*Expr, error) {
 	f := strings.Fields(expr)
 	if len(f) != 5 {
 		return nil, fmt.Errorf("cron %q: want five fields 'M H DOM MON DOW', e.g. '30 2 * * *'", expr)
 	}
-	c := &Cron{expr: strings.Join(f, " ")}
+	c := &Expr{expr: strings.Join(f, " ")}
 	var err error
 	for i, p := range []struct {
 		dst    *uint64
 		lo, hi int
 		name   string
 	}{{&c.min, 0, 59, "minute"}, {&c.hour, 0, 23, "hour"}, {&c.dom, 1, 31, "day of month"}, {&c.month, 1, 12, "month"}, {&c.dow, 0, 7, "day of week"}} {
-		if *p.dst, err = cronField(f[i], p.lo, p.hi); err != nil {
+		if *p.dst, err = field(f[i], p.lo, p.hi); err != nil {
 			return nil, fmt.Errorf("cron %q: %s: %w", expr, p.name, err)
 		}
 	}
@@ -41,7 +41,7 @@ func ParseCron(expr string) (*Cron, error) {
 	return c, nil
 }
 
-func cronField(s string, lo, hi int) (uint64, error) {
+func field(s string, lo, hi int) (uint64, error) {
 	var bits uint64
 	for _, part := range strings.Split(s, ",") {
 		rng, stepS, hasStep := strings.Cut(part, "/")
@@ -84,9 +84,9 @@ func cronField(s string, lo, hi int) (uint64, error) {
 	return bits, nil
 }
 
-func (c *Cron) String() string { return c.expr }
+func (c *Expr) String() string { return c.expr }
 
-func (c *Cron) dayDue(t time.Time) bool {
+func (c *Expr) dayDue(t time.Time) bool {
 	dom := c.dom&(1<<t.Day()) != 0
 	dow := c.dow&(1<<int(t.Weekday())) != 0
 	switch {
@@ -102,7 +102,7 @@ func (c *Cron) dayDue(t time.Time) bool {
 
 // Next is the first due minute strictly after t (UTC), or the zero time
 // if none falls within five years (e.g. '0 0 31 2 *').
-func (c *Cron) Next(t time.Time) time.Time {
+func (c *Expr) Next(t time.Time) time.Time {
 	t = t.UTC().Truncate(time.Minute).Add(time.Minute)
 	end := t.AddDate(5, 0, 0)
 	for t.Before(end) {
