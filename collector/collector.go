@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -26,7 +27,7 @@ type Config struct {
 	// Embedded broker (the default): Listen is its address and Accounts
 	// who may connect. The collector dials it with Accounts.Collector.
 	Listen   string // default 127.0.0.1:1883
-	Accounts *Accounts
+	Accounts *broker.Accounts
 	// TLS for the embedded broker's listener: its certificate and key
 	// (PEM) and, to require client certificates, the CA that signs them.
 	// The collector's own client then reaches the broker on a plain
@@ -79,7 +80,7 @@ type Config struct {
 	QueueLen int
 	Log      *zap.Logger
 
-	limits       brokerLimits  // the embedded broker's; tests shorten them
+	limits       broker.Limits // the embedded broker's; tests shorten them
 	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
 }
 
@@ -109,7 +110,7 @@ func (c *Config) fill() error {
 		if c.Accounts == nil {
 			return errors.New("collector: the embedded broker needs accounts (--accounts FILE)")
 		}
-		if err := c.Accounts.check(); err != nil {
+		if err := c.Accounts.Check(); err != nil {
 			return fmt.Errorf("collector: accounts: %w", err)
 		}
 		if c.Accounts.Collector.Password == "" {
@@ -136,7 +137,6 @@ func (c *Config) fill() error {
 	if c.QueueLen <= 0 {
 		c.QueueLen = 8192
 	}
-	c.limits.fill()
 	if c.Log == nil {
 		c.Log = zap.NewNop()
 	}
@@ -156,7 +156,7 @@ type Collector struct {
 	cfg    Config
 	log    *zap.Logger
 	store  *Store
-	broker *broker
+	broker *broker.Broker
 	client *transport.Client
 	sub    *transport.Subscriber
 	web    *http.Server
@@ -170,8 +170,9 @@ type Collector struct {
 	stored, duplicates, failed atomic.Int64
 	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
 	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
-	quotas                     *quotas
+	quotas                     *broker.Quotas
 	panics                     atomic.Int64 // results the store panicked on
+	brokerRefused              atomic.Int64 // logins, connections and packets the embedded broker refused
 
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
@@ -195,7 +196,7 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
-		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
+		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.LogEvery)}
 	if b := st.backfilled; b.Results > 0 {
 		cfg.Log.Info("verdicts of stored results filled from their payloads", zap.Int("results", b.Results),
 			zap.Int("runs", b.Runs), zap.Int("undecodable", b.Undecodable))
@@ -204,7 +205,7 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if cfg.Broker != "" {
 		accounts = nil // an external broker's devices: DefaultQuota
 	}
-	c.quotas = &quotas{of: quotaOf(accounts), since: st.StoredBytesSince, use: map[wire.Addr]*usage{}}
+	c.quotas = broker.NewQuotas(broker.QuotaOf(accounts), st.StoredBytesSince)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(); err != nil {
 		c.Close()
@@ -215,18 +216,19 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 
 func (c *Collector) start() error {
 	cfg := c.cfg
-	broker, user, pass := cfg.Broker, cfg.Username, cfg.Password
-	if broker == "" {
-		tlsCfg, err := brokerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCAFile)
+	brokerURL, user, pass := cfg.Broker, cfg.Username, cfg.Password
+	if brokerURL == "" {
+		tlsCfg, err := broker.LoadTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCAFile)
 		if err != nil {
 			return err
 		}
-		b, err := startBroker(cfg.Listen, tlsCfg, cfg.Accounts, cfg.Prefix, cfg.limits, c.log.Named("broker"))
+		b, err := broker.Start(broker.Config{Listen: cfg.Listen, TLS: tlsCfg, Accounts: cfg.Accounts, Prefix: cfg.Prefix,
+			Limits: cfg.limits, Log: c.log.Named("broker"), Refused: &c.brokerRefused})
 		if err != nil {
 			return err
 		}
 		c.broker = b
-		broker = "tcp://" + b.own
+		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
 	c.wg.Add(2)
@@ -238,7 +240,7 @@ func (c *Collector) start() error {
 	}
 
 	cl, err := transport.Dial(transport.ClientConfig{
-		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
+		Broker: brokerURL, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
 		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second, CleanSession: cfg.Share != "",
 	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen,
 		AnnounceCollector: true}) // devices resend what they hold once it has resubscribed

@@ -27,6 +27,7 @@ import (
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
+	"github.com/edgebench/edgebench/collector/broker"
 )
 
 func TestMain(m *testing.M) {
@@ -38,10 +39,10 @@ func TestMain(m *testing.M) {
 
 const prefix = wire.DefaultPrefix
 
-func testAccounts() *Accounts {
-	return &Accounts{
-		Collector: Account{Username: "collector", Password: "collector-secret"},
-		Devices: []Account{
+func testAccounts() *broker.Accounts {
+	return &broker.Accounts{
+		Collector: broker.Account{Username: "collector", Password: "collector-secret"},
+		Devices: []broker.Account{
 			{Fleet: "lab", ID: "pi-1", Password: "one"},
 			{Fleet: "lab", ID: "pi-2", Password: "two"},
 		},

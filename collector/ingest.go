@@ -59,7 +59,7 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 
 // refuse says why the collector refuses the result r of the device from
 // for good, "" when it takes it: a device time that is absurd, a quota
-// it is over (quota.go), or a command named that was not sent to that
+// it is over (broker.Quotas), or a command named that was not sent to that
 // device. An error is the store's, to try again.
 func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (string, error) {
 	from = wire.Addr{Fleet: from.Fleet, Device: from.Device} // the device, whatever the topic
@@ -67,10 +67,10 @@ func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, 
 	if why := absurdTime(r, now); why != "" {
 		return why, nil
 	}
-	if why := c.quotas.of(from).shape(r); why != "" {
+	if why := c.quotas.Of(from).Shape(r); why != "" {
 		return why, nil
 	}
-	why, err := c.quotas.take(ctx, from, int64(len(raw)), now)
+	why, err := c.quotas.Take(ctx, from, int64(len(raw)), now)
 	if why != "" || err != nil {
 		return why, err
 	}

@@ -17,12 +17,13 @@ import (
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
+	"github.com/edgebench/edgebench/collector/broker"
 )
 
 // rulesAccounts are testAccounts with a device of another fleet.
-func rulesAccounts() *Accounts {
+func rulesAccounts() *broker.Accounts {
 	a := testAccounts()
-	a.Devices = append(a.Devices, Account{Fleet: "far", ID: "pi-9", Password: "nine"})
+	a.Devices = append(a.Devices, broker.Account{Fleet: "far", ID: "pi-9", Password: "nine"})
 	return a
 }
 
@@ -38,7 +39,7 @@ func wantRejected(t *testing.T, ctx context.Context, d *transport.Client, id, wa
 }
 
 // TestResultMayNameOnlyItsOwnCommands: a device with a valid account that
-// publishes, over the real broker, a result naming a command sent to
+// publishes, over the real brokerURL, a result naming a command sent to
 // another device of its fleet, or to another fleet, or never sent, has it
 // acked as rejected, counted and not stored: the command's page and
 // compare --cmd show only the real results. Results of a command sent to
@@ -47,14 +48,14 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(),
-		Web: "127.0.0.1:0", limits: brokerLimits{logEvery: time.Hour}})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+		Web: "127.0.0.1:0", limits: broker.Limits{LogEvery: time.Hour}})
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
-	d2 := device(t, broker, "lab", "pi-2", "two")
+	d2 := device(t, brokerURL, "lab", "pi-2", "two")
 	defer d2.Close()
-	d9 := device(t, broker, "far", "pi-9", "nine")
+	d9 := device(t, brokerURL, "far", "pi-9", "nine")
 	defer d9.Close()
 	testenv.Until(t, "three devices online", func() bool {
 		devs, _ := col.Store().Devices(ctx)
@@ -152,18 +153,18 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 }
 
 // TestResultIDOfAnotherDevice: a result whose id another device's result
-// has is answered rejected, over the real broker, and the stored one is
+// has is answered rejected, over the real brokerURL, and the stored one is
 // left as it was; the same id twice in one batch from two devices is
 // stored once, for the first, and refused for the other.
 func TestResultIDOfAnotherDevice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
-	d2 := device(t, broker, "lab", "pi-2", "two")
+	d2 := device(t, brokerURL, "lab", "pi-2", "two")
 	defer d2.Close()
 	rng := rand.New(rand.NewPCG(19, 3))
 	mine := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
@@ -213,11 +214,11 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-",
-		limits: brokerLimits{logEvery: 500 * time.Millisecond}})
+		limits: broker.Limits{LogEvery: 500 * time.Millisecond}})
 	_ = col
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
 	const n = 2000
 	for i := range n {
@@ -246,7 +247,7 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 	}
 }
 
-// TestAbsurdDeviceTimesRefused: over the real broker, a result stamped in
+// TestAbsurdDeviceTimesRefused: over the real brokerURL, a result stamped in
 // year 5138, before 1970, in 2019, or two days ahead of the collector (or
 // with such a run) is acked as rejected with the reason and not stored,
 // in SQLite and in PostgreSQL (where 5138 came back as 2216 and 1969 as
@@ -258,9 +259,9 @@ func TestAbsurdDeviceTimesRefused(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		listen := testenv.FreeAddr(t)
-		broker := "tcp://" + listen
+		brokerURL := "tcp://" + listen
 		col, _ := startObserved(t, Config{DB: e.db(t), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-		d1 := device(t, broker, "lab", "pi-1", "one")
+		d1 := device(t, brokerURL, "lab", "pi-1", "one")
 		defer d1.Close()
 		rng := rand.New(rand.NewPCG(19, 5))
 		now := time.Now()
@@ -346,9 +347,9 @@ func TestHeartbeatFromTheFarFuture(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "hb.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
 	beat := func(up int64, at time.Time) {
 		if err := d1.PublishHeartbeat(ctx, &wire.Heartbeat{V: wire.SchemaVersion, At: at.UTC(), UptimeS: up}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,9 +36,6 @@ import (
 //	edgebench_alerts_published_total, edgebench_alerts_posted_total, edgebench_alerts_dropped_total
 //	edgebench_schedules{state}                     gauge    schedules active / paused
 var MaxSeriesMetrics = 2000
-
-// refusedTotal counts the embedded brokers' refusals (gate.go's note).
-var refusedTotal atomic.Int64
 
 type metrics struct {
 	reg     *prometheus.Registry
@@ -73,7 +69,7 @@ func (c *Collector) newMetrics() *metrics {
 	counter("edgebench_results_stored_total", "Results committed to the store.", func() float64 { return float64(c.stored.Load()) })
 	counter("edgebench_results_duplicate_total", "Results already stored, resent by their device.", func() float64 { return float64(c.duplicates.Load()) })
 	counter("edgebench_results_failed_total", "Results the store did not take (not acked: the device resends them).", func() float64 { return float64(c.failed.Load()) })
-	counter("edgebench_broker_refused_total", "Logins, subscriptions and packets the embedded broker refused.", func() float64 { return float64(refusedTotal.Load()) })
+	counter("edgebench_broker_refused_total", "Logins, subscriptions and packets the embedded broker refused.", func() float64 { return float64(c.brokerRefused.Load()) })
 	counter("edgebench_alerts_published_total", "Alerts published on MQTT.", func() float64 { return float64(c.AlertStats().Published) })
 	counter("edgebench_alerts_posted_total", "Alerts the webhook took.", func() float64 { return float64(c.AlertStats().Posted) })
 	counter("edgebench_alerts_dropped_total", "Alerts not posted: the queue was full or every attempt failed.", func() float64 { return float64(c.AlertStats().Dropped) })

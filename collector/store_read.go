@@ -447,3 +447,15 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	}
 	return out, nil
 }
+
+// StoredBytesSince is the payload bytes of device a's results the
+// collector received since t.
+func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
+	var n int64
+	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(length(raw)), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
+		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
+	}
+	return n, nil
+}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/config"
 	"github.com/edgebench/edgebench/sign"
@@ -131,7 +132,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 		return err
 	}
 	if sc.accounts != "" {
-		a, err := collector.LoadAccounts(sc.accounts)
+		a, err := broker.LoadAccounts(sc.accounts)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package collector
+package broker
 
 import (
 	"crypto/rand"
@@ -12,48 +12,49 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// loginLimits bound what password logins may cost the collector: a
-// bcrypt comparison takes ~57 ms of CPU at cost 10.
-type loginLimits struct {
-	// inFlight is how many password checks run at once (default: half
+// LoginLimits bound what password logins may cost the collector: a
+// bcrypt comparison takes ~57 ms of CPU at cost 10. Zero values take the
+// defaults.
+type LoginLimits struct {
+	// InFlight is how many password checks run at once (default: half
 	// the CPUs, at least 1), so that a flood of logins leaves the other
 	// CPUs to the ingest. One more is kept for an account logging in
 	// again from an address it logged in from before.
-	inFlight int
-	// queueWait is how long a login waits for its turn before it is
+	InFlight int
+	// QueueWait is how long a login waits for its turn before it is
 	// refused (not counted as a failure); default 5 s.
-	queueWait time.Duration
-	// freeFailures is how many failed logins of a source address, or of
+	QueueWait time.Duration
+	// FreeFailures is how many failed logins of a source address, or of
 	// a user name, start the backoff; default 10.
-	freeFailures int
-	// backoff is the first wait, at freeFailures, doubled at each
-	// further failure up to maxBackoff; defaults 1 s and 1 min. During
+	FreeFailures int
+	// Backoff is the first wait, at FreeFailures, doubled at each
+	// further failure up to MaxBackoff; defaults 1 s and 1 min. During
 	// it, logins from that address or for that user are refused without
 	// checking their password.
-	backoff, maxBackoff time.Duration
-	// forget is how long after its last failure an address or a user is
+	Backoff, MaxBackoff time.Duration
+	// Forget is how long after its last failure an address or a user is
 	// forgotten; default 15 min.
-	forget time.Duration
+	Forget time.Duration
 }
 
-func (l *loginLimits) fill() {
-	if l.inFlight <= 0 {
-		l.inFlight = max(1, runtime.GOMAXPROCS(0)/2)
+func (l *LoginLimits) fill() {
+	if l.InFlight <= 0 {
+		l.InFlight = max(1, runtime.GOMAXPROCS(0)/2)
 	}
-	if l.queueWait <= 0 {
-		l.queueWait = 5 * time.Second
+	if l.QueueWait <= 0 {
+		l.QueueWait = 5 * time.Second
 	}
-	if l.freeFailures <= 0 {
-		l.freeFailures = 10
+	if l.FreeFailures <= 0 {
+		l.FreeFailures = 10
 	}
-	if l.backoff <= 0 {
-		l.backoff = time.Second
+	if l.Backoff <= 0 {
+		l.Backoff = time.Second
 	}
-	if l.maxBackoff <= 0 {
-		l.maxBackoff = time.Minute
+	if l.MaxBackoff <= 0 {
+		l.MaxBackoff = time.Minute
 	}
-	if l.forget <= 0 {
-		l.forget = 15 * time.Minute
+	if l.Forget <= 0 {
+		l.Forget = 15 * time.Minute
 	}
 }
 
@@ -68,12 +69,12 @@ const knownPerUser = 4
 // logins throttles password logins: failures per source address and per
 // user name (known or not: an unknown name is followed as a known one
 // is, so that the throttle does not tell them apart) start a backoff past
-// lim.freeFailures, and at most lim.inFlight password checks run at once.
+// lim.FreeFailures, and at most lim.InFlight password checks run at once.
 // An account that logs in from an address it logged in from before (a
 // device reconnecting) is not held back by either backoff and has a
 // check of its own reserved: a stranger's flood cannot lock it out.
 type logins struct {
-	lim   loginLimits
+	lim   LoginLimits
 	now   func() time.Time
 	sem   chan struct{} // the shared password checks
 	known chan struct{} // the one reserved for known address and user pairs
@@ -94,9 +95,9 @@ type loginFails struct {
 	last  time.Time // the last failure
 }
 
-func newLogins(lim loginLimits) *logins {
+func newLogins(lim LoginLimits) *logins {
 	lim.fill()
-	return &logins{lim: lim, now: time.Now, sem: make(chan struct{}, lim.inFlight), known: make(chan struct{}, 1),
+	return &logins{lim: lim, now: time.Now, sem: make(chan struct{}, lim.InFlight), known: make(chan struct{}, 1),
 		fails: map[loginKey]*loginFails{}, good: map[string][]netip.Prefix{}}
 }
 
@@ -154,7 +155,7 @@ func (l *logins) failed(src netip.Prefix, user string) {
 	now := l.now()
 	for _, k := range []loginKey{{addr: src}, {user: user}} {
 		f := l.fails[k]
-		if f == nil || now.Sub(f.last) > l.lim.forget {
+		if f == nil || now.Sub(f.last) > l.lim.Forget {
 			if f == nil && len(l.fails) >= maxLoginKeys {
 				l.evictLocked(now)
 			}
@@ -163,10 +164,10 @@ func (l *logins) failed(src netip.Prefix, user string) {
 		}
 		f.n++
 		f.last = now
-		if over := f.n - l.lim.freeFailures; over >= 0 {
-			d := l.lim.backoff << min(over, 30)
-			if d <= 0 || d > l.lim.maxBackoff {
-				d = l.lim.maxBackoff
+		if over := f.n - l.lim.FreeFailures; over >= 0 {
+			d := l.lim.Backoff << min(over, 30)
+			if d <= 0 || d > l.lim.MaxBackoff {
+				d = l.lim.MaxBackoff
 			}
 			f.until = now.Add(d)
 		}
@@ -177,7 +178,7 @@ func (l *logins) failed(src netip.Prefix, user string) {
 // first, else any one.
 func (l *logins) evictLocked(now time.Time) {
 	for k, f := range l.fails {
-		if !now.Before(f.until) || now.Sub(f.last) > l.lim.forget {
+		if !now.Before(f.until) || now.Sub(f.last) > l.lim.Forget {
 			delete(l.fails, k)
 		}
 	}
@@ -212,9 +213,9 @@ func (l *logins) succeeded(src netip.Prefix, user string) {
 
 // check runs verify in one of the password checks in flight, the
 // reserved one too when known. ok is false when no turn came within
-// lim.queueWait.
+// lim.QueueWait.
 func (l *logins) check(known bool, verify func() bool) (right, ok bool) {
-	t := time.NewTimer(l.lim.queueWait)
+	t := time.NewTimer(l.lim.QueueWait)
 	defer t.Stop()
 	var slot chan struct{}
 	if known {

@@ -1,4 +1,4 @@
-package collector
+package broker
 
 import (
 	"crypto/tls"
@@ -29,39 +29,40 @@ const (
 	maxConnect = 16 << 10
 )
 
-// brokerLimits bound what clients that have not logged in yet may cost.
-type brokerLimits struct {
-	loginWait time.Duration // from accept to CONNECT read, TLS handshake included; default 10 s
-	silent    time.Duration // from accept to the first byte; default 2 s
-	pending   int           // connections not logged in at once; default 64
-	perSource int           // of them from one address (IPv6: one /64); default 8
-	logEvery  time.Duration // refusals of one user and reason are logged once per logEvery, then counted; default 1 min
-	logins    loginLimits   // password checks and failed logins
+// Limits bound what clients that have not logged in yet may cost. Zero
+// values take the defaults.
+type Limits struct {
+	LoginWait time.Duration // from accept to CONNECT read, TLS handshake included; default 10 s
+	Silent    time.Duration // from accept to the first byte; default 2 s
+	Pending   int           // connections not logged in at once; default 64
+	PerSource int           // of them from one address (IPv6: one /64); default 8
+	LogEvery  time.Duration // refusals of one user and reason are logged once per LogEvery, then counted; default 1 min
+	Logins    LoginLimits   // password checks and failed logins
 }
 
-func (l *brokerLimits) fill() {
-	if l.loginWait <= 0 {
-		l.loginWait = 10 * time.Second
+func (l *Limits) fill() {
+	if l.LoginWait <= 0 {
+		l.LoginWait = 10 * time.Second
 	}
-	if l.silent <= 0 {
-		l.silent = 2 * time.Second
+	if l.Silent <= 0 {
+		l.Silent = 2 * time.Second
 	}
-	if l.pending <= 0 {
-		l.pending = 64
+	if l.Pending <= 0 {
+		l.Pending = 64
 	}
-	if l.perSource <= 0 {
-		l.perSource = 8
+	if l.PerSource <= 0 {
+		l.PerSource = 8
 	}
-	if l.logEvery <= 0 {
-		l.logEvery = time.Minute
+	if l.LogEvery <= 0 {
+		l.LogEvery = time.Minute
 	}
-	l.logins.fill()
+	l.Logins.fill()
 }
 
 // loginGate is the broker's listener: a connection must send its first
-// byte within lim.silent and its CONNECT within lim.loginWait, and may
-// announce at most maxConnect bytes for it. At most lim.pending
-// connections wait for their login at once, at most lim.perSource of
+// byte within lim.Silent and its CONNECT within lim.LoginWait, and may
+// announce at most maxConnect bytes for it. At most lim.Pending
+// connections wait for their login at once, at most lim.PerSource of
 // them from one address (but 127.0.0.1 and ::1: ownHost): past that one,
 // a new connection is closed at once. When the gate is full, a new connection takes the place of one
 // that has not sent its whole CONNECT yet from an address that holds more
@@ -71,7 +72,7 @@ func (l *brokerLimits) fill() {
 type loginGate struct {
 	net.Listener
 	tls     *tls.Config // nil: plain TCP
-	lim     brokerLimits
+	lim     Limits
 	refused *refusals
 
 	mu      sync.Mutex
@@ -79,7 +80,7 @@ type loginGate struct {
 	n       int                           // connections in the gate
 }
 
-func newLoginGate(ln net.Listener, tlsCfg *tls.Config, lim brokerLimits, refused *refusals) *loginGate {
+func newLoginGate(ln net.Listener, tlsCfg *tls.Config, lim Limits, refused *refusals) *loginGate {
 	return &loginGate{Listener: ln, tls: tlsCfg, lim: lim, refused: refused, pending: map[netip.Prefix][]*gatedConn{}}
 }
 
@@ -107,7 +108,7 @@ func (g *loginGate) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		c.SetDeadline(now.Add(min(g.lim.silent, g.lim.loginWait)))
+		c.SetDeadline(now.Add(min(g.lim.Silent, g.lim.LoginWait)))
 		gc.Conn = &firstByte{Conn: c, gc: gc}
 		if g.tls != nil {
 			gc.Conn = tls.Server(gc.Conn, g.tls)
@@ -121,16 +122,16 @@ func (g *loginGate) Accept() (net.Conn, error) {
 func (g *loginGate) enter(c *gatedConn) string {
 	g.mu.Lock()
 	mine := len(g.pending[c.src])
-	if mine >= g.lim.perSource && !ownHost(c.src) {
+	if mine >= g.lim.PerSource && !ownHost(c.src) {
 		g.mu.Unlock()
 		return fmt.Sprintf("connection closed: %d others from this address have not logged in yet", mine)
 	}
 	var victim *gatedConn
-	if g.n >= g.lim.pending {
+	if g.n >= g.lim.Pending {
 		victim = g.victimLocked(mine, c.accepted)
 		if victim == nil {
 			g.mu.Unlock()
-			return fmt.Sprintf("connection closed: %d others have not logged in yet", g.lim.pending)
+			return fmt.Sprintf("connection closed: %d others have not logged in yet", g.lim.Pending)
 		}
 		g.leaveLocked(victim)
 	}
@@ -239,12 +240,12 @@ func (f *firstByte) Read(p []byte) (int, error) {
 		f.sent = true
 		f.gc.readSome.Store(true)
 		if !f.gc.in.Load() {
-			f.Conn.SetDeadline(f.gc.accepted.Add(f.gc.gate.lim.loginWait))
+			f.Conn.SetDeadline(f.gc.accepted.Add(f.gc.gate.lim.LoginWait))
 		}
 	}
 	var ne net.Error
 	if !f.sent && !f.gc.in.Load() && errors.As(err, &ne) && ne.Timeout() {
-		f.gc.gate.refused.note("", "", f.RemoteAddr().String(), fmt.Sprintf("connection closed: nothing sent within %s", f.gc.gate.lim.silent))
+		f.gc.gate.refused.note("", "", f.RemoteAddr().String(), fmt.Sprintf("connection closed: nothing sent within %s", f.gc.gate.lim.Silent))
 		f.gc.silent.Store(true)
 	}
 	return n, err
@@ -266,7 +267,7 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && !c.silent.Load() {
-		c.gate.refused.note("", "", c.RemoteAddr().String(), fmt.Sprintf("connection closed: no login within %s", c.gate.lim.loginWait))
+		c.gate.refused.note("", "", c.RemoteAddr().String(), fmt.Sprintf("connection closed: no login within %s", c.gate.lim.LoginWait))
 	}
 	return n, err
 }
@@ -334,6 +335,7 @@ func (h *connectHeader) feed(b []byte) error {
 type refusals struct {
 	log   *zap.Logger
 	every time.Duration
+	count *atomic.Int64 // every refusal; nil: not counted
 
 	mu     sync.Mutex
 	counts map[refusalKey]int // refusals after the first, this period
@@ -346,14 +348,16 @@ type refusalKey struct{ user, reason string }
 
 const maxRefusalKeys = 64
 
-func newRefusals(log *zap.Logger, every time.Duration) *refusals {
-	return &refusals{log: log, every: every, counts: map[refusalKey]int{}}
+func newRefusals(log *zap.Logger, every time.Duration, count *atomic.Int64) *refusals {
+	return &refusals{log: log, every: every, count: count, counts: map[refusalKey]int{}}
 }
 
 // note records one refusal: of the login of user with client id on remote
 // (any of them "" when not known yet), for reason.
 func (r *refusals) note(clientID, user, remote, reason string, fields ...zap.Field) {
-	refusedTotal.Add(1)
+	if r.count != nil {
+		r.count.Add(1)
+	}
 	user = wire.Clip(user)
 	r.mu.Lock()
 	defer r.mu.Unlock()

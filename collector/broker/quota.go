@@ -1,4 +1,4 @@
-package collector
+package broker
 
 // Quotas: what one device may make the collector store. A device with a
 // valid account could otherwise fill the disk and the collector's memory
@@ -34,13 +34,15 @@ type Quota struct {
 
 // DefaultQuota is every device's quota unless the accounts file says
 // otherwise.
-var DefaultQuota = Quota{
-	MaxResultBytes:   2 << 20,
-	MaxLabels:        32,
-	MaxLabelBytes:    256,
-	ResultsPerMinute: 120,
-	BurstResults:     1000,
-	BytesPerDay:      128 << 20,
+func DefaultQuota() Quota {
+	return Quota{
+		MaxResultBytes:   2 << 20,
+		MaxLabels:        32,
+		MaxLabelBytes:    256,
+		ResultsPerMinute: 120,
+		BurstResults:     1000,
+		BytesPerDay:      128 << 20,
+	}
 }
 
 // over is q with the non-zero fields of o.
@@ -95,13 +97,13 @@ func (a *Accounts) checkQuotas() error {
 	return nil
 }
 
-// quotaOf returns the quota of each device of a (DefaultQuota for all
+// QuotaOf returns the quota of each device of a (DefaultQuota for all
 // when a is nil: an external broker's devices).
-func quotaOf(a *Accounts) func(wire.Addr) Quota {
+func QuotaOf(a *Accounts) func(wire.Addr) Quota {
 	if a == nil {
-		return func(wire.Addr) Quota { return DefaultQuota }
+		return func(wire.Addr) Quota { return DefaultQuota() }
 	}
-	all := DefaultQuota.over(&a.Quota)
+	all := DefaultQuota().over(&a.Quota)
 	own := map[wire.Addr]Quota{}
 	for _, d := range a.Devices {
 		own[wire.Addr{Fleet: d.Fleet, Device: d.ID}] = all.over(d.Quota)
@@ -117,9 +119,9 @@ func quotaOf(a *Accounts) func(wire.Addr) Quota {
 // limited reports whether a bound is set (-1 lifts it).
 func limited[T int | int64](v T) bool { return v > 0 }
 
-// shape says why r does not fit q, "" when it does: its labels, its
+// Shape says why r does not fit q, "" when it does: its labels, its
 // decoded size.
-func (q Quota) shape(r *wire.Result) string {
+func (q Quota) Shape(r *wire.Result) string {
 	if limited(q.MaxLabels) && len(r.Labels) > q.MaxLabels {
 		return fmt.Sprintf("quota: %d labels, over this device's %d", len(r.Labels), q.MaxLabels)
 	}
@@ -147,8 +149,8 @@ type usage struct {
 	hour   int64     // the hour (Unix hours) of hours' newest slot
 }
 
-// quotas keeps each device's usage.
-type quotas struct {
+// Quotas keeps each device's usage against its quota, for the ingest.
+type Quotas struct {
 	of func(wire.Addr) Quota
 	// since reads the payload bytes a device's results stored since a
 	// time, when the collector first hears of it: a restart does not
@@ -159,9 +161,20 @@ type quotas struct {
 	use map[wire.Addr]*usage
 }
 
-// take charges a result of n payload bytes to device a at now, or says
+// NewQuotas keeps the usage of each device against its quota of: since
+// reads the payload bytes a device's results stored since a time, when
+// the collector first hears of it (a restart does not give a device a
+// new day).
+func NewQuotas(of func(wire.Addr) Quota, since func(ctx context.Context, a wire.Addr, t time.Time) (int64, error)) *Quotas {
+	return &Quotas{of: of, since: since, use: map[wire.Addr]*usage{}}
+}
+
+// Of is device a's quota.
+func (qs *Quotas) Of(a wire.Addr) Quota { return qs.of(a) }
+
+// Take charges a result of n payload bytes to device a at now, or says
 // which quota it is over ("" when taken). An error is the store's.
-func (qs *quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time) (string, error) {
+func (qs *Quotas) Take(ctx context.Context, a wire.Addr, n int64, now time.Time) (string, error) {
 	q := qs.of(a)
 	qs.mu.Lock()
 	u := qs.use[a]
@@ -212,16 +225,4 @@ func (qs *quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time)
 	}
 	u.hours[u.hour%24] += n
 	return "", nil
-}
-
-// StoredBytesSince is the payload bytes of device a's results the
-// collector received since t.
-func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
-	var n int64
-	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(length(raw)), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
-		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
-	}
-	return n, nil
 }

@@ -1,4 +1,4 @@
-package collector
+package broker
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ import (
 // is known.
 func TestLoginThrottle(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	l := newLogins(loginLimits{freeFailures: 3, backoff: time.Second, maxBackoff: 4 * time.Second})
+	l := newLogins(LoginLimits{FreeFailures: 3, Backoff: time.Second, MaxBackoff: 4 * time.Second})
 	l.now = func() time.Time { return now }
 	a, b, c := sourceOf("192.0.2.1:4000"), sourceOf("192.0.2.2:4000"), sourceOf("192.0.2.3:4000")
 	// An address: two failures free, the third one starts 1 s, then 2 s,
@@ -92,7 +91,7 @@ func TestLoginThrottle(t *testing.T) {
 // (one more for known pairs); a login that waits past queueWait is
 // refused.
 func TestLoginChecksBounded(t *testing.T) {
-	l := newLogins(loginLimits{inFlight: 2, queueWait: 300 * time.Millisecond})
+	l := newLogins(LoginLimits{InFlight: 2, QueueWait: 300 * time.Millisecond})
 	var running, peak atomic.Int32
 	verify := func() bool {
 		n := running.Add(1)
@@ -127,7 +126,7 @@ func TestLoginChecksBounded(t *testing.T) {
 
 // bcryptAccounts are testAccounts with bcrypt hashes at the default cost.
 func bcryptAccounts(t *testing.T) *Accounts {
-	a := testAccounts()
+	a := testAccounts(t)
 	for i := range a.Devices {
 		h, err := bcrypt.GenerateFromPassword([]byte(a.Devices[i].Password), bcrypt.DefaultCost)
 		if err != nil {
@@ -182,8 +181,7 @@ func tryLogin(from, addr, client, user, pass string) (byte, time.Duration, error
 // device that logged in before from its address still gets in.
 func TestLoginFloodOverSockets(t *testing.T) {
 	listen := testenv.FreeAddr(t)
-	_, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "l.db"), Listen: listen, Accounts: bcryptAccounts(t), Web: "-",
-		limits: brokerLimits{logins: loginLimits{freeFailures: 4, backoff: 30 * time.Second}}})
+	logs := startObserved(t, listen, bcryptAccounts(t), Limits{Logins: LoginLimits{FreeFailures: 4, Backoff: 30 * time.Second}})
 	// pi-1 logs in from 127.0.0.1: its address is known from now on.
 	if code, _ := rawLogin(t, "127.0.0.1", listen, "edgebench-lab-pi-1", "pi-1", "one"); code != 0 {
 		t.Fatalf("pi-1's login: code %d", code)
@@ -247,8 +245,7 @@ func TestLoginFloodOverSockets(t *testing.T) {
 // device that retries gets in every time.
 func TestLoginGateCrowded(t *testing.T) {
 	listen := testenv.FreeAddr(t)
-	_, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: testAccounts(), Web: "-",
-		limits: brokerLimits{pending: 16, perSource: 4, silent: time.Second, loginWait: 4 * time.Second}})
+	logs := startObserved(t, listen, testAccounts(t), Limits{Pending: 16, PerSource: 4, Silent: time.Second, LoginWait: 4 * time.Second})
 	dialFrom := func(from string) (net.Conn, error) {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 		return d.Dial("tcp", listen)

@@ -1,4 +1,4 @@
-package collector
+package broker
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -45,7 +46,7 @@ import (
 type Accounts struct {
 	Collector Account   `yaml:"collector"`
 	Devices   []Account `yaml:"devices"`
-	Quota     Quota     `yaml:"quota"` // every device's, over DefaultQuota (quota.go)
+	Quota     Quota     `yaml:"quota"` // every device's, over DefaultQuota() (quota.go)
 }
 
 // Account is one login. Exactly one of Password (plain text, compared in
@@ -72,13 +73,16 @@ func LoadAccounts(path string) (*Accounts, error) {
 	if err := dec.Decode(&a); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("accounts %s: %w", path, err)
 	}
-	if err := a.check(); err != nil {
+	if err := a.Check(); err != nil {
 		return nil, fmt.Errorf("accounts %s: %w", path, err)
 	}
 	return &a, nil
 }
 
-func (a *Accounts) check() error {
+// Check checks the accounts and fills in what a device's account leaves
+// out: its username (its id) and its client id. LoadAccounts checks
+// them; Start takes checked accounts.
+func (a *Accounts) Check() error {
 	if a.Collector.Username == "" {
 		return errors.New("no collector account")
 	}
@@ -162,7 +166,7 @@ type aclHook struct {
 
 func newACLHook(a *Accounts, prefix string, refused *refusals) *aclHook {
 	h := &aclHook{prefix: prefix, collector: a.Collector, devices: map[string]Account{}, dummy: dummyAccount(a),
-		logins: newLogins(loginLimits{}), refused: refused}
+		logins: newLogins(LoginLimits{}), refused: refused}
 	for _, d := range a.Devices {
 		h.devices[d.Username] = d
 	}
@@ -325,9 +329,10 @@ func (h *aclHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
 	}
 }
 
-// brokerTLS is the embedded broker's TLS configuration, nil without a
-// certificate.
-func brokerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+// LoadTLS is the embedded broker's TLS configuration from its
+// certificate and key files and, to require client certificates, the CA
+// that signs them: nil without a certificate.
+func LoadTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	if certFile == "" {
 		return nil, nil
 	}
@@ -350,11 +355,32 @@ func brokerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startBroker starts the embedded mochi broker on addr with the ACL hook
-// and the limits, over TLS when tlsCfg is set. own is the address the
-// collector's own client dials: addr itself, or with TLS a plain listener
-// on a free loopback port.
-func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, lim brokerLimits, log *zap.Logger) (*broker, error) {
+// Config configures the embedded broker.
+type Config struct {
+	Listen   string      // its address
+	TLS      *tls.Config // nil: plain TCP
+	Accounts *Accounts   // who may connect, checked (Accounts.Check)
+	Prefix   string      // the topics' prefix
+	Limits   Limits
+	Log      *zap.Logger
+	// Refused, when set, counts every login, connection and packet the
+	// broker refuses (the collector's edgebench_broker_refused_total).
+	Refused *atomic.Int64
+}
+
+// Start starts the embedded mochi broker on cfg.Listen with the ACL hook
+// and the limits, over TLS when cfg.TLS is set. Its Addr is the address
+// the collector's own client dials: Listen itself, or with TLS a plain
+// listener on a free loopback port.
+func Start(cfg Config) (*Broker, error) {
+	addr, tlsCfg, a, prefix, lim, log := cfg.Listen, cfg.TLS, cfg.Accounts, cfg.Prefix, cfg.Limits, cfg.Log
+	if err := a.Check(); err != nil {
+		return nil, fmt.Errorf("broker: accounts: %w", err)
+	}
+	lim.fill()
+	if log == nil {
+		log = zap.NewNop()
+	}
 	// MQTT 3.1.1 has no flow control: what the collector has not acked
 	// yet waits in the broker, and mochi drops QoS 1 messages for a client
 	// past MaximumInflight (8,192 by default). Allow as many as packet ids
@@ -363,10 +389,10 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, li
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumInflight = math.MaxUint16
 	caps.MaximumPacketSize = maxPacket
-	b := &broker{refused: newRefusals(log, lim.logEvery)}
+	b := &Broker{refused: newRefusals(log, lim.LogEvery, cfg.Refused)}
 	b.srv = mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Capabilities: caps})
 	acl := newACLHook(a, prefix, b.refused)
-	acl.logins = newLogins(lim.logins)
+	acl.logins = newLogins(lim.Logins)
 	if err := b.srv.AddHook(acl, nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -399,15 +425,18 @@ func startBroker(addr string, tlsCfg *tls.Config, a *Accounts, prefix string, li
 	return b, nil
 }
 
-// broker is the embedded broker.
-type broker struct {
+// Broker is the embedded broker.
+type Broker struct {
 	srv     *mqtt.Server
 	own     string // the address the collector's own client dials
 	refused *refusals
 }
 
+// Addr is the address the collector's own client dials (host:port).
+func (b *Broker) Addr() string { return b.own }
+
 // Close stops the broker and writes the last count of refusals.
-func (b *broker) Close() error {
+func (b *Broker) Close() error {
 	err := b.srv.Close()
 	b.refused.stop()
 	return err
