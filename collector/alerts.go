@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/collector/store"
 )
 
 // AlertConfig configures the alerts. Zero values take the defaults.
@@ -80,16 +82,16 @@ const (
 // Alert is what the collector publishes on
 // <prefix>/<fleet>/_alerts/<kind>/<subject> and POSTs to the webhook.
 type Alert struct {
-	Kind     string       `json:"kind"`
-	Fleet    string       `json:"fleet"`
-	Subject  string       `json:"subject"` // the device id, or the schedule's name
-	At       time.Time    `json:"at"`
-	Summary  string       `json:"summary"`
-	Change   *Change      `json:"change,omitempty"`
-	Run      *ScheduleRun `json:"run,omitempty"`
-	LastSeen time.Time    `json:"last_seen,omitzero"`
-	Spooled  int          `json:"spooled,omitempty"`
-	Cleared  bool         `json:"cleared,omitempty"` // the state alerted before is over
+	Kind     string             `json:"kind"`
+	Fleet    string             `json:"fleet"`
+	Subject  string             `json:"subject"` // the device id, or the schedule's name
+	At       time.Time          `json:"at"`
+	Summary  string             `json:"summary"`
+	Change   *Change            `json:"change,omitempty"`
+	Run      *store.ScheduleRun `json:"run,omitempty"`
+	LastSeen time.Time          `json:"last_seen,omitzero"`
+	Spooled  int                `json:"spooled,omitempty"`
+	Cleared  bool               `json:"cleared,omitempty"` // the state alerted before is over
 }
 
 // Topic is the alert's MQTT topic under prefix.
@@ -252,31 +254,17 @@ func (c *Collector) watch() {
 	}
 }
 
-// claim records that an alert about key was raised and reports whether
-// this collector is the first to raise it (several collectors on one
-// PostgreSQL raise each alert once).
-func (s *Store) claim(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
-	b, _ := json.Marshal(body)
-	res, err := s.exec(ctx, s.w, `INSERT INTO changes (series, metric, result_id, at, detected_at, body) VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
-		key, kind, instance, at.UnixNano(), time.Now().UnixNano(), string(b))
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
-}
-
 // checkAlerts raises the alerts due at now.
 func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 	al := c.alerts
 	// Changes found in the last day, with 30 days of history before.
-	cs, err := c.store.Changes(ctx, ChangeOptions{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
+	cs, err := Changes(ctx, c.store, ChangeOptions{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
 	if err != nil {
 		return err
 	}
 	for i := range cs {
 		ch := &cs[i]
-		ok, err := c.store.claim(ctx, ch.Series, ch.Metric, ch.ResultID, ch.At, ch)
+		ok, err := c.store.ClaimAlert(ctx, ch.Series, ch.Metric, ch.ResultID, ch.At, ch)
 		if err != nil {
 			return err
 		}
@@ -303,7 +291,7 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 		switch {
 		case quiet && !al.quiet[key]:
 			al.quiet[key] = true
-			ok, err := c.store.claim(ctx, "device:"+key, AlertQuiet, strconv.FormatInt(last.UnixNano(), 10), now, nil)
+			ok, err := c.store.ClaimAlert(ctx, "device:"+key, AlertQuiet, strconv.FormatInt(last.UnixNano(), 10), now, nil)
 			if err != nil {
 				return err
 			}
@@ -324,7 +312,7 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 		switch {
 		case n > al.cfg.SpoolMax && n > prev && prev > 0:
 			hour := strconv.FormatInt(now.Truncate(time.Hour).Unix(), 10) // once an hour at most
-			ok, err := c.store.claim(ctx, "device:"+key, AlertSpool, hour, now, nil)
+			ok, err := c.store.ClaimAlert(ctx, "device:"+key, AlertSpool, hour, now, nil)
 			if err != nil {
 				return err
 			}
@@ -342,7 +330,7 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 
 // scheduleAlert raises an alert for a firing that missed devices or
 // failed, in each fleet concerned (the collector that fired it raises it).
-func (c *Collector) scheduleAlert(sch *Schedule, run *ScheduleRun) {
+func (c *Collector) scheduleAlert(sch *store.Schedule, run *store.ScheduleRun) {
 	if len(run.Missed) == 0 && run.Error == "" {
 		return
 	}

@@ -16,6 +16,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -61,17 +63,17 @@ func (r *receiver) kinds() map[string]int {
 // <prefix>/lab/_alerts/, where the quiet one is retained; the collector's
 // account reads them, a device's account does not.
 func TestAlerts(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) { testAlerts(t, e) })
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) { testAlerts(t, e) })
 }
 
-func testAlerts(t *testing.T, e storeEngine) {
+func testAlerts(t *testing.T, e storetest.Engine) {
 	ctx := context.Background()
 	rcv := &receiver{fail: 2}
 	hook := httptest.NewServer(rcv)
 	defer hook.Close()
 	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
-	col := startCollector(t, Config{DB: e.db(t), Listen: listen, Accounts: testAccounts(),
+	col := startCollector(t, Config{DB: e.DB(t), Listen: listen, Accounts: testAccounts(),
 		Alerts: AlertConfig{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
 	defer col.Close()
 
@@ -111,13 +113,13 @@ func testAlerts(t *testing.T, e storeEngine) {
 	// pi-1's req/s fell by 15 % a few results ago.
 	rng := rand.New(rand.NewPCG(9, 9))
 	at := time.Now().Add(-20 * time.Hour)
-	var batch []Incoming
+	var batch []store.Incoming
 	for i := range 20 {
 		rps := 1000 * (1 + 0.02*rng.NormFloat64())
 		if i >= 12 {
 			rps *= 0.85
 		}
-		batch = append(batch, incoming(t, fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at, rps, 800)))
+		batch = append(batch, storetest.Incoming(t, storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at, rps, 800)))
 		at = at.Add(time.Hour)
 	}
 	if _, err := col.Store().Ingest(ctx, batch); err != nil {
@@ -184,7 +186,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 
 	// A schedule for pi-2, offline: its firing missed it. pi-1's spool
 	// grows past 10 (a raw client: the transport reports its own spool).
-	m := testSchedule("for-pi-2")
+	m := storetest.Schedule("for-pi-2")
 	m.Trigger.Device = "pi-2"
 	if err := col.Store().AddSchedule(ctx, m, time.Now()); err != nil {
 		t.Fatal(err)
@@ -210,7 +212,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 	var a Alert
 	json.Unmarshal(got[prefix+"/lab/_alerts/missed/for-pi-2"][0], &a)
 	mu.Unlock()
-	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (Missed{Device: "lab/pi-2", Reason: "offline"}) {
+	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (store.Missed{Device: "lab/pi-2", Reason: "offline"}) {
 		t.Errorf("missed alert %+v", a)
 	}
 	if n := devGot.Load(); n != 0 {
@@ -249,7 +251,7 @@ func TestWebhookNeverBlocksIngest(t *testing.T) {
 	defer cancel()
 	d := device(t, "tcp://"+listen, "lab", "pi-1", "one")
 	defer d.Close()
-	r := fakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1000, 800)
+	r := storetest.FakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1000, 800)
 	if err := d.PublishResult(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -155,7 +156,7 @@ func (c *Config) fill() error {
 type Collector struct {
 	cfg    Config
 	log    *zap.Logger
-	store  *Store
+	store  *store.Store
 	broker *broker.Broker
 	client *transport.Client
 	sub    *transport.Subscriber
@@ -191,13 +192,13 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(ctx, cfg.DB)
+	st, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
 		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.LogEvery)}
-	if b := st.backfilled; b.Results > 0 {
+	if b := st.Backfilled(); b.Results > 0 {
 		cfg.Log.Info("verdicts of stored results filled from their payloads", zap.Int("results", b.Results),
 			zap.Int("runs", b.Runs), zap.Int("undecodable", b.Undecodable))
 	}
@@ -312,7 +313,7 @@ func (c *Collector) start() error {
 func (c *Collector) WaitConnected(ctx context.Context) error { return c.client.WaitConnected(ctx) }
 
 // Store is the collector's store.
-func (c *Collector) Store() *Store { return c.store }
+func (c *Collector) Store() *store.Store { return c.store }
 
 // WebAddr is the address the web UI listens on ("" without one).
 func (c *Collector) WebAddr() string {

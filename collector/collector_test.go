@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,13 +23,28 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 	"github.com/edgebench/edgebench/wire/wiretest"
-	"github.com/edgebench/edgebench/collector/broker"
 )
+
+// sqliteDB opens the SQLite file of a collector's store for the test's
+// own SQL, beside the collector's connections; it is closed when the test
+// ends.
+func sqliteDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
@@ -124,7 +140,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	d1 := device(t, broker, "lab", "pi-1", "one")
 	defer d1.Close()
 	rng := rand.New(rand.NewPCG(3, 4))
-	res := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
 	if err := d1.PublishResult(ctx, res); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +190,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	// broker drops such a QoS 1 publish and the connection, as MQTT 3.1.1
 	// has no negative PUBACK), nor subscribe to pi-1's commands or a
 	// wildcard.
-	forged := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1, 1)
+	forged := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1, 1)
 	fb, _ := forged.MarshalMsg(nil)
 	denied := []string{prefix + "/lab/pi-1/result", prefix + "/lab/pi-2/cmd", prefix + "/lab/_all/cmd", prefix + "/lab/pi-1/cmd", prefix + "/lab/pi-2/ack"}
 	p2 := func() paho.Client {
@@ -229,7 +245,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Until(t, "duplicate counted", func() bool { return col.Stats().Duplicates >= 1 })
-	res2 := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
+	res2 := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
 	if err := d1.PublishResult(ctx, res2); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +266,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(TriggerRequest{Select: map[string]string{"site": "attic"},
+	body, _ := json.Marshal(store.TriggerRequest{Select: map[string]string{"site": "attic"},
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
 	resp, err := http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -270,14 +286,14 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("command never arrived")
 	}
-	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
+	if _, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
 		t.Error("selection of nothing accepted")
 	}
 	// What the devices' decoder would refuse is not sent: a key with the
 	// CA bundle, streams without HTTP/2.
 	withKey := wire.LoadTestSpec{URL: "https://127.0.0.1/", Connections: 1, DurationMS: 1000,
 		TLS: &wire.TLSSpec{CACerts: append(wiretest.CABundle(t), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)}}
-	body, _ = json.Marshal(TriggerRequest{Device: "pi-1", Spec: withKey})
+	body, _ = json.Marshal(store.TriggerRequest{Device: "pi-1", Spec: withKey})
 	resp, err = http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +303,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	if resp.StatusCode == 200 || !strings.Contains(string(msg), "private key") {
 		t.Errorf("a key in the CA bundle: %d %s", resp.StatusCode, msg)
 	}
-	if _, err := col.Trigger(ctx, TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
+	if _, err := col.Trigger(ctx, store.TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("streams without HTTP/2: %v", err)
 	}
 	select {
@@ -352,7 +368,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	const n = 10
 	for id, d := range devs {
 		for range n {
-			r := fakeResult(rng, "lab", id, nil, time.Now(), 500, 500)
+			r := storetest.FakeResult(rng, "lab", id, nil, time.Now(), 500, 500)
 			if err := d.PublishResult(ctx, r); err != nil {
 				t.Fatal(err)
 			}
@@ -409,7 +425,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	// Each collector's API and fleet page show both devices online, and
 	// each one triggers a test on a device whose results the other stored.
 	for i, c := range cols {
-		var ds []Device
+		var ds []store.Device
 		testenv.Until(t, fmt.Sprintf("collector %d's API to list the fleet", i), func() bool {
 			resp, err := http.Get("http://" + c.WebAddr() + "/api/devices")
 			if err != nil {
@@ -432,7 +448,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 			t.Errorf("collector %d's fleet page lacks a device", i)
 		}
 		target := []string{"pi-2", "pi-1"}[i]
-		tr, err := c.Trigger(ctx, TriggerRequest{Fleet: "lab", Device: target,
+		tr, err := c.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: target,
 			Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 		if err != nil {
 			t.Fatalf("collector %d trigger: %v", i, err)
@@ -513,11 +529,12 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "n.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
+	db := filepath.Join(t.TempDir(), "n.db")
+	col := startCollector(t, Config{DB: db, Listen: listen, Accounts: testAccounts(), Web: "-"})
 	defer col.Close()
 	d1 := device(t, "tcp://"+listen, "lab", "pi-1", "one")
 	defer d1.Close()
-	res := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
 	res.V = wire.SchemaVersion
 	plain, err := res.MarshalMsg(nil)
 	if err != nil {
@@ -539,7 +556,7 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 		return err == nil
 	})
 	var raw []byte
-	if err := col.Store().r.QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
+	if err := sqliteDB(t, db).QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(raw, newer) {

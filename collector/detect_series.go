@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/stats"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -23,12 +26,12 @@ import (
 //	p99_us       the 99th percentile of latency, µs (lower is better)
 //	cpu_per_kreq the device's CPU % per 1000 req/s (lower is better): what
 //	             one request costs the machine serving it
-var SeriesIgnore = []string{ScheduleLabel}
+var SeriesIgnore = []string{store.ScheduleLabel}
 
 // ChangeMetrics are the figures the change detector watches, in order.
 var ChangeMetrics = []string{"rps", "p99_us", "cpu_per_kreq"}
 
-func metricOf(r *RunRow, m string) float64 {
+func metricOf(r *store.RunRow, m string) float64 {
 	switch m {
 	case "rps":
 		return r.RPS
@@ -90,8 +93,8 @@ type ChangeOptions struct {
 
 // series groups runs (newest first, as Runs returns them) into series,
 // each oldest first, keyed by fleet/device · spec · labels.
-func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
-	by = map[string][]RunRow{}
+func series(runs []store.RunRow) (keys []string, by map[string][]store.RunRow) {
+	by = map[string][]store.RunRow{}
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		if r.Outcome != string(wire.StateSucceeded) {
@@ -104,7 +107,7 @@ func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
 			}
 		}
 		key := r.Fleet + "/" + r.Device + " · " + r.Spec.String()
-		if l := LabelString(labels); l != "" {
+		if l := group.LabelString(labels); l != "" {
 			key += " · " + l
 		}
 		if _, ok := by[key]; !ok {
@@ -118,8 +121,8 @@ func series(runs []RunRow) (keys []string, by map[string][]RunRow) {
 
 // Changes runs the detector over every series of the store and returns
 // the changes found at or after o.Since, oldest first.
-func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) {
-	f := Filter{Fleet: o.Fleet, Device: o.Device}
+func Changes(ctx context.Context, s *store.Store, o ChangeOptions) ([]Change, error) {
+	f := store.Filter{Fleet: o.Fleet, Device: o.Device}
 	var from time.Time
 	if o.History > 0 && !o.Since.IsZero() {
 		// The history is by the results' own times, as the series are;
@@ -133,7 +136,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 		return nil, err
 	}
 	if !from.IsZero() {
-		runs = slices.DeleteFunc(runs, func(r RunRow) bool { return r.Started.Before(from) })
+		runs = slices.DeleteFunc(runs, func(r store.RunRow) bool { return r.Started.Before(from) })
 	}
 	keys, by := series(runs)
 	var out []Change
@@ -160,7 +163,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 				for _, i := range after {
 					c.AfterIDs = append(c.AfterIDs, rs[i].ID)
 				}
-				c.Also, err = s.alsoChanged(ctx, rs, before, after)
+				c.Also, err = alsoChanged(ctx, s, rs, before, after)
 				if err != nil {
 					return nil, err
 				}
@@ -174,7 +177,7 @@ func (s *Store) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) 
 
 // sideIDs are the indexes of the finite values the detector compared on
 // each side of a change at k: at most MaxBefore before, Window from k on.
-func sideIDs(rs []RunRow, xs []float64, k int, o stats.DetectOptions) (before, after []int) {
+func sideIDs(rs []store.RunRow, xs []float64, k int, o stats.DetectOptions) (before, after []int) {
 	for i := k - 1; i >= 0 && len(before) < o.MaxBefore; i-- {
 		if !math.IsNaN(xs[i]) {
 			before = append(before, i)
@@ -190,7 +193,7 @@ func sideIDs(rs []RunRow, xs []float64, k int, o stats.DetectOptions) (before, a
 }
 
 // alsoChanged compares the fingerprints on both sides of a change.
-func (s *Store) alsoChanged(ctx context.Context, rs []RunRow, before, after []int) ([]string, error) {
+func alsoChanged(ctx context.Context, s *store.Store, rs []store.RunRow, before, after []int) ([]string, error) {
 	if len(before) == 0 || len(after) == 0 {
 		return nil, nil
 	}
@@ -205,7 +208,7 @@ func (s *Store) alsoChanged(ctx context.Context, rs []RunRow, before, after []in
 	var out []string
 	diff := func(what, x, y string) {
 		if x != y {
-			out = append(out, fmt.Sprintf("%s %s -> %s", what, Printable(orNone(x)), Printable(orNone(y))))
+			out = append(out, fmt.Sprintf("%s %s -> %s", what, escape.Printable(orNone(x)), escape.Printable(orNone(y))))
 		}
 	}
 	fa, fb := a.Fingerprint, b.Fingerprint

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
 // TestChangesInTheStore: a device whose server got 15 % slower after a
@@ -16,38 +19,38 @@ import (
 // CPU per request, as the CPU stayed busy for fewer requests) on the
 // first, with what else changed; none on the second.
 func TestChangesInTheStore(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		ctx := context.Background()
-		s := e.open(t)
+		s := e.Open(t)
 		rng := rand.New(rand.NewPCG(7, 8))
 		at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-		var batch []Incoming
+		var batch []store.Incoming
 		for i := range 24 {
 			labels := map[string]string{"server": "nginx"}
 			if i%2 == 0 {
-				labels[ScheduleLabel] = "nightly" // the same series
+				labels[store.ScheduleLabel] = "nightly" // the same series
 			}
 			rps := 1000 * (1 + 0.02*rng.NormFloat64())
 			if i >= 14 {
 				rps *= 0.85
 			}
-			r := fakeResult(rng, "lab", "pi-1", labels, at, rps, 800)
+			r := storetest.FakeResult(rng, "lab", "pi-1", labels, at, rps, 800)
 			if i >= 14 {
 				r.Fingerprint.Kernel = "6.6.31-rpi"
 			}
 			r.Fingerprint.Throttled = i == 16
-			batch = append(batch, incoming(t, r))
+			batch = append(batch, storetest.Incoming(t, r))
 			rps2 := 700 * (1 + 0.02*rng.NormFloat64())
 			if i == 10 {
 				rps2 = 350
 			}
-			batch = append(batch, incoming(t, fakeResult(rng, "lab", "pi-2", map[string]string{"server": "nginx"}, at.Add(time.Second), rps2, 900)))
+			batch = append(batch, storetest.Incoming(t, storetest.FakeResult(rng, "lab", "pi-2", map[string]string{"server": "nginx"}, at.Add(time.Second), rps2, 900)))
 			at = at.Add(24 * time.Hour)
 		}
 		if _, err := s.Ingest(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
-		cs, err := s.Changes(ctx, ChangeOptions{})
+		cs, err := Changes(ctx, s, ChangeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,13 +76,13 @@ func TestChangesInTheStore(t *testing.T) {
 			t.Errorf("rps %+.1f%% [%+.1f %+.1f], want about -15 %%", c.Pct, c.LowPct, c.HighPct)
 		}
 		day15 := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
-		if cs, err := s.Changes(ctx, ChangeOptions{Since: day15, History: 20 * 24 * time.Hour}); err != nil || len(cs) != 2 {
+		if cs, err := Changes(ctx, s, ChangeOptions{Since: day15, History: 20 * 24 * time.Hour}); err != nil || len(cs) != 2 {
 			t.Errorf("since the 15th with 20 days of history: %d changes, %v; want 2", len(cs), err)
 		}
-		if cs, err := s.Changes(ctx, ChangeOptions{Since: day15, History: 3 * 24 * time.Hour}); err != nil || len(cs) != 0 {
+		if cs, err := Changes(ctx, s, ChangeOptions{Since: day15, History: 3 * 24 * time.Hour}); err != nil || len(cs) != 0 {
 			t.Errorf("with 3 days of history (fewer results than a change needs before it): %v %v", cs, err)
 		}
-		if cs, err := s.Changes(ctx, ChangeOptions{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
+		if cs, err := Changes(ctx, s, ChangeOptions{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
 			t.Errorf("since the day after: %v %v", cs, err)
 		}
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/collector/store"
 )
 
 // changesPage serves /changes: each series with a change, its req/s drawn
@@ -24,10 +26,10 @@ func (c *Collector) changesPage() http.HandlerFunc {
 			}
 		}
 		since := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
-		cs, err := c.store.Changes(r.Context(), ChangeOptions{Since: since})
+		cs, err := Changes(r.Context(), c.store, ChangeOptions{Since: since})
 		if err == nil && len(cs) > 0 {
-			var runs []RunRow
-			runs, err = c.store.Runs(r.Context(), Filter{Since: since})
+			var runs []store.RunRow
+			runs, err = c.store.Runs(r.Context(), store.Filter{Since: since})
 			if err == nil {
 				err = renderChanges(w, page, cs, runs, days)
 				if err == nil {
@@ -47,7 +49,7 @@ func (c *Collector) changesPage() http.HandlerFunc {
 
 // renderChanges draws each series' req/s (x: result order, y: from 0 to
 // its largest value) with a mark at each change.
-func renderChanges(w http.ResponseWriter, page *template.Template, cs []Change, runs []RunRow, days int) error {
+func renderChanges(w http.ResponseWriter, page *template.Template, cs []Change, runs []store.RunRow, days int) error {
 	_, by := series(runs)
 	type mark struct {
 		X     float64

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/edgebench/edgebench/collector/rebuild"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/wire"
@@ -47,7 +49,7 @@ func startObserved(t *testing.T, cfg Config) (*Collector, *observer.ObservedLogs
 // table: what crashed the collector. It never gets past the decoder; here
 // it stands for whatever else could make the store panic.
 func badDiskResult(rng *rand.Rand) *wire.Result {
-	r := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+	r := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	r.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
 		Summary: wire.SysSummary{Disks: []wire.DiskWindow{{I: -1}}}}
 	return r
@@ -64,7 +66,7 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var good []*wire.Result
 	for range 20 {
-		good = append(good, fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
+		good = append(good, storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
 	}
 	bad := badDiskResult(rng)
 	all := append([]*wire.Result{bad}, good...)
@@ -96,7 +98,7 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 		t.Errorf("panic logged %d times: %v", len(l), l)
 	}
 	// And the next result goes through.
-	next := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+	next := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	b, _ := next.MarshalMsg(nil)
 	if err := col.onResult(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, next, b); err != nil {
 		t.Fatal(err)
@@ -109,16 +111,17 @@ func TestIngestSurvivesAPanic(t *testing.T) {
 func TestIngestSurvivesAResultTheStoreRefuses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "r.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(), Web: "-"})
-	if _, err := col.Store().w.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON results WHEN NEW.device = 'pi-2'
+	db := filepath.Join(t.TempDir(), "r.db")
+	col, _ := startObserved(t, Config{DB: db, Listen: testenv.FreeAddr(t), Accounts: testAccounts(), Web: "-"})
+	if _, err := sqliteDB(t, db).ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON results WHEN NEW.device = 'pi-2'
 		BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 9))
-	bad := fakeResult(rng, "lab", "pi-2", nil, time.Now(), 1000, 800)
+	bad := storetest.FakeResult(rng, "lab", "pi-2", nil, time.Now(), 1000, 800)
 	all := []*wire.Result{bad}
 	for range 20 {
-		all = append(all, fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
+		all = append(all, storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800))
 	}
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
@@ -147,15 +150,15 @@ func TestIngestSurvivesAResultTheStoreRefuses(t *testing.T) {
 // error (every view of it: the repetitions too) instead of a broken
 // connection, and the other pages work.
 func TestStoredMalformedResult(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		ctx := context.Background()
-		st := e.open(t)
+		st := e.Open(t)
 		rng := rand.New(rand.NewPCG(9, 10))
-		ok := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-		bad := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+		ok := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+		bad := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 		bad.Runs[0].System = &wire.System{Disks: []string{"sda"}, Partitions: []bool{true},
 			Samples: []wire.SysSample{{T: 1000, Disks: []wire.DiskRate{{I: -1}}}}}
-		if _, err := st.Ingest(ctx, []Incoming{incoming(t, ok), incoming(t, bad)}); err != nil {
+		if _, err := st.Ingest(ctx, []store.Incoming{storetest.Incoming(t, ok), storetest.Incoming(t, bad)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Result(ctx, bad.ID); !errors.Is(err, wire.ErrMalformed) {
@@ -188,7 +191,7 @@ func TestStoredMalformedResult(t *testing.T) {
 // Seeds: testdata/fuzz/FuzzResultViews (hostile indexes).
 func FuzzResultViews(f *testing.F) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	r := fakeResult(rng, "lab", "pi-1", nil, time.Date(2025, 11, 3, 14, 5, 0, 0, time.UTC), 1000, 800)
+	r := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Date(2025, 11, 3, 14, 5, 0, 0, time.UTC), 1000, 800)
 	r.Runs[0].Timeline = r.Runs[0].Timeline[:min(3, len(r.Runs[0].Timeline))]
 	b, _ := r.MarshalMsg(nil)
 	f.Add(b)
@@ -203,15 +206,15 @@ func FuzzResultViews(f *testing.F) {
 		}
 		for i := range r.Runs {
 			run := &r.Runs[i]
-			Figures(run, r.Fingerprint)
+			store.Figures(run, r.Fingerprint)
 			RunCharts(run)
-			if lr, err := LoadResult(run, r.Spec); err == nil {
+			if lr, err := rebuild.LoadResult(run, r.Spec); err == nil {
 				report.WriteText(io.Discard, lr)
 				report.WriteH2load(io.Discard, lr)
 				report.WriteAB(io.Discard, lr, report.ABOptions{})
 			}
 			if run.System != nil {
-				SystemReport(run.System)
+				rebuild.SystemReport(run.System)
 			}
 		}
 	})
@@ -232,29 +235,6 @@ func TestAllowHosts(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != want {
 			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
-		}
-	}
-}
-
-// TestStoreOwnerOnly: the store, its -wal and -shm files are readable by
-// their owner only: they hold what the devices sent and the commands.
-func TestStoreOwnerOnly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	st, err := OpenStore(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Ingest(context.Background(), []Incoming{incoming(t, fakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1, 1))}); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{path, path + "-wal", path + "-shm"} {
-		fi, err := os.Stat(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := fi.Mode().Perm(); m != 0o600 {
-			t.Errorf("%s: mode %o, want 600", filepath.Base(f), m)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/collector/store"
 )
 
 // The collector's figures for Prometheus, at GET /metrics on its web
@@ -164,7 +166,7 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 	gauge(descSchedule, float64(active), "active")
 	gauge(descSchedule, float64(paused), "paused")
 	// The latest result of each series within the last 30 days.
-	runs, err := c.store.Runs(ctx, Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
+	runs, err := c.store.Runs(ctx, store.Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +174,7 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 	// One series per fleet, device and server: of several (specs,
 	// labels), the one whose latest result ran last.
 	type lk struct{ fleet, device, server string }
-	latest := map[lk]RunRow{}
+	latest := map[lk]store.RunRow{}
 	dropped := 0
 	for _, k := range keys {
 		rs := by[k]
@@ -210,7 +212,7 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 
 // serverLabel is a result's server: its server label, or else the Server
 // header's product without its version ("nginx/1.22.1" -> "nginx").
-func serverLabel(r *RunRow) string {
+func serverLabel(r *store.RunRow) string {
 	if s := r.Labels["server"]; s != "" {
 		return clip(s, 64)
 	}

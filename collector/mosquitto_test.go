@@ -17,6 +17,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -186,7 +187,7 @@ func TestMosquittoACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	res := fakeResult(rand.New(rand.NewPCG(1, 2)), "lab", "pi-2", nil, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rand.New(rand.NewPCG(1, 2)), "lab", "pi-2", nil, time.Now(), 1000, 800)
 	if err := d.PublishResult(ctx, res); err != nil {
 		t.Fatal(err)
 	}

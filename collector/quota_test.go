@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
 
-// TestQuotaPerDevice: over the real brokerURL, a device past its quota (a
+// TestQuotaPerDevice: over the real broker, a device past its quota (a
 // label too long, too many labels, a result too large decoded, results
 // too fast) is acked as rejected with the reason and stores nothing more,
 // while another device's results and triggers go on.
@@ -33,7 +34,7 @@ func TestQuotaPerDevice(t *testing.T) {
 	send := func(d interface {
 		PublishResult(context.Context, *wire.Result) error
 	}, dev string, labels map[string]string, edit func(*wire.Result)) *wire.Result {
-		r := fakeResult(rng, "lab", dev, labels, time.Now(), 1000, 800)
+		r := storetest.FakeResult(rng, "lab", dev, labels, time.Now(), 1000, 800)
 		if edit != nil {
 			edit(r)
 		}
@@ -71,32 +72,4 @@ func TestQuotaPerDevice(t *testing.T) {
 	if n, _, _ := col.Store().CountResults(ctx); n != 7 {
 		t.Errorf("%d stored, want 7", n)
 	}
-}
-
-// TestStoredBytesSince: the bytes of a device's day, as the quota reads
-// them at start, in both engines: its own results received since then.
-func TestStoredBytesSince(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
-		ctx := context.Background()
-		s := e.open(t)
-		rng := rand.New(rand.NewPCG(6, 6))
-		now := time.Now()
-		var batch []Incoming
-		var want int64
-		for i, at := range []time.Duration{-48 * time.Hour, -2 * time.Hour, -time.Minute} {
-			in := incoming(t, fakeResult(rng, "lab", "pi-1", nil, now.Add(at), 1000, 800))
-			in.Received = now.Add(at)
-			if i > 0 {
-				want += int64(len(in.Raw))
-			}
-			batch = append(batch, in, incoming(t, fakeResult(rng, "lab", "pi-2", nil, now, 1, 1)))
-		}
-		if _, err := s.Ingest(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.StoredBytesSince(ctx, wire.Addr{Fleet: "lab", Device: "pi-1"}, now.Add(-24*time.Hour))
-		if err != nil || got != want {
-			t.Errorf("%d bytes (%v), want %d", got, err, want)
-		}
-	})
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store"
 )
 
 // scheduleTick is how often the scheduler looks for due schedules.
@@ -40,11 +43,11 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, ErrExists):
+		case errors.Is(err, store.ErrExists):
 			code = http.StatusConflict
-		case errors.Is(err, ErrUnavailable):
+		case errors.Is(err, store.ErrUnavailable):
 			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), code)
@@ -56,7 +59,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if ss == nil {
-			ss = []Schedule{}
+			ss = []store.Schedule{}
 		}
 		writeJSON(w, ss)
 	})
@@ -65,7 +68,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			http.Error(w, "a schedule is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var sch Schedule
+		var sch store.Schedule
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&sch); err != nil {
@@ -121,7 +124,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if runs == nil {
-			runs = []ScheduleRun{}
+			runs = []store.ScheduleRun{}
 		}
 		writeJSON(w, runs)
 	})
@@ -136,7 +139,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		if days > 0 {
 			o.Since = time.Now().Add(-time.Duration(days) * 24 * time.Hour)
 		}
-		cs, err := c.store.Changes(r.Context(), o)
+		cs, err := Changes(r.Context(), c.store, o)
 		if err != nil {
 			fail(w, err)
 			return
@@ -146,7 +149,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		}
 		writeJSON(w, cs)
 	})
-	page := template.Must(template.New("schedules").Funcs(template.FuncMap{"labels": LabelString}).
+	page := template.Must(template.New("schedules").Funcs(template.FuncMap{"labels": group.LabelString}).
 		ParseFS(webFiles, "web/layout.html", "web/schedules.html"))
 	mux.HandleFunc("GET /schedules", func(w http.ResponseWriter, r *http.Request) {
 		ss, err := c.store.Schedules(r.Context())

@@ -15,25 +15,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/capacity"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
-
-// TriggerRequest asks devices to run a load test. Exactly one way of
-// choosing devices is used: Device (with Fleet when the id is in several
-// fleets), Fleet alone (every device of it, through the fleet's _all
-// topic), or Select (the known devices whose labels or system-info fields
-// match every pair, optionally within Fleet).
-type TriggerRequest struct {
-	Fleet  string            `json:"fleet,omitempty"`
-	Device string            `json:"device,omitempty"`
-	Select map[string]string `json:"select,omitempty"`
-	Spec   wire.LoadTestSpec `json:"spec"`
-	TTL    time.Duration     `json:"ttl,omitempty"` // until the command expires; default 10 min
-	// Capacity, when set, makes the command a capacity search (edgebench
-	// capacity) whose trials are Spec's load test.
-	Capacity *wire.CapacitySpec `json:"capacity,omitempty"`
-}
 
 // Triggered is what Trigger sent.
 type Triggered struct {
@@ -46,7 +33,7 @@ type Triggered struct {
 var ErrNoDevices = errors.New("no device matches")
 
 // Trigger sends a load-test command and records it.
-func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered, error) {
+func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Triggered, error) {
 	if req.Spec.URL == "" {
 		return nil, errors.New("trigger: no URL")
 	}
@@ -76,7 +63,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	if req.TTL <= 0 {
 		req.TTL = 10 * time.Minute
 	}
-	var devs []Device
+	var devs []store.Device
 	err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) (err error) {
 		devs, err = c.store.Devices(ctx)
 		return err
@@ -95,7 +82,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			}
 		}
 		if len(targets) == 0 { // never connected: no session to get it, no one to wait for
-			return nil, fmt.Errorf("trigger: %w: no device %s is known%s", ErrNoDevices, Printable(fleetDevice(req.Fleet, req.Device)), knownDevices(devs))
+			return nil, fmt.Errorf("trigger: %w: no device %s is known%s", ErrNoDevices, escape.Printable(fleetDevice(req.Fleet, req.Device)), knownDevices(devs))
 		}
 		if len(targets) > 1 {
 			return nil, fmt.Errorf("trigger: device %s is in several fleets: add --fleet", req.Device)
@@ -105,13 +92,13 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			if req.Fleet != "" && d.Fleet != req.Fleet {
 				continue
 			}
-			if matches(&d, req.Select) {
+			if d.Matches(req.Select) {
 				targets = append(targets, target{d.Fleet, d.ID})
 			}
 		}
 	default:
-		if !slices.ContainsFunc(devs, func(d Device) bool { return d.Fleet == req.Fleet }) {
-			return nil, fmt.Errorf("trigger: %w: no device of fleet %s is known%s", ErrNoDevices, Printable(req.Fleet), knownFleets(devs))
+		if !slices.ContainsFunc(devs, func(d store.Device) bool { return d.Fleet == req.Fleet }) {
+			return nil, fmt.Errorf("trigger: %w: no device of fleet %s is known%s", ErrNoDevices, escape.Printable(req.Fleet), knownFleets(devs))
 		}
 		targets = append(targets, target{req.Fleet, wire.AllDevices})
 		for _, d := range devs {
@@ -185,7 +172,7 @@ func fleetDevice(fleet, device string) string {
 
 // knownDevices lists the devices the store knows, for an error: at most
 // 20 of them.
-func knownDevices(devs []Device) string {
+func knownDevices(devs []store.Device) string {
 	if len(devs) == 0 {
 		return " (no device has connected yet)"
 	}
@@ -197,12 +184,12 @@ func knownDevices(devs []Device) string {
 		}
 		ids = append(ids, d.Fleet+"/"+d.ID)
 	}
-	return " (the devices are " + Printable(strings.Join(ids, ", ")) + ")"
+	return " (the devices are " + escape.Printable(strings.Join(ids, ", ")) + ")"
 }
 
 // knownFleets lists the fleets of the devices the store knows, for an
 // error.
-func knownFleets(devs []Device) string {
+func knownFleets(devs []store.Device) string {
 	if len(devs) == 0 {
 		return " (no device has connected yet)"
 	}
@@ -212,24 +199,13 @@ func knownFleets(devs []Device) string {
 			fleets = append(fleets, d.Fleet)
 		}
 	}
-	return " (the fleets are " + Printable(strings.Join(fleets, ", ")) + ")"
-}
-
-// matches reports whether every k=v of sel holds for d.
-func matches(d *Device, sel map[string]string) bool {
-	for k, v := range sel {
-		got, ok := d.Field(k)
-		if !ok || got != v {
-			return false
-		}
-	}
-	return true
+	return " (the fleets are " + escape.Printable(strings.Join(fleets, ", ")) + ")"
 }
 
 // CommandStatus is a command's events and results, for trigger --wait.
 type CommandStatus struct {
-	Events  []Event     `json:"events"`
-	Results []ExportRow `json:"results"`
+	Events  []store.Event       `json:"events"`
+	Results []compare.ExportRow `json:"results"`
 }
 
 // api adds the JSON endpoints the CLI uses to the mux:
@@ -245,7 +221,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var req TriggerRequest
+		var req store.TriggerRequest
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -270,16 +246,16 @@ func (c *Collector) api(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		runs, err := c.store.Runs(r.Context(), Filter{Command: id})
+		runs, err := c.store.Runs(r.Context(), store.Filter{Command: id})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, CommandStatus{Events: evs, Results: ExportRows(runs)})
+		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs)})
 	})
 	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
-		cmp, err := c.store.CompareQuery(r.Context(), r.URL.Query())
-		var qe *QueryError
+		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())
+		var qe *compare.QueryError
 		switch {
 		case errors.As(err, &qe):
 			http.Error(w, qe.Msg, http.StatusBadRequest)

@@ -18,7 +18,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/stats"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
@@ -37,7 +42,7 @@ var webFiles embed.FS
 // /static/chart.js. Pages are rendered on the server; the script only
 // draws the charts whose data the page carries.
 type Web struct {
-	store *Store
+	store *store.Store
 	log   *zap.Logger
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
@@ -48,13 +53,13 @@ type Web struct {
 }
 
 // NewWeb parses the embedded templates.
-func NewWeb(store *Store, log *zap.Logger) (*Web, error) {
+func NewWeb(store *store.Store, log *zap.Logger) (*Web, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
 	funcs := template.FuncMap{
-		"labels":    LabelString,
+		"labels":    group.LabelString,
 		"num":       webNum,
 		"lat":       webLat,
 		"mb":        func(kb float64) string { return webNum(kb / 1024) },
@@ -100,11 +105,11 @@ func (w *Web) render(rw http.ResponseWriter, page string, data any) {
 }
 
 func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		http.Error(rw, err.Error(), http.StatusNotFound)
 		return
 	}
-	if errors.Is(err, ErrAmbiguous) {
+	if errors.Is(err, store.ErrAmbiguous) {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -118,7 +123,7 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, err)
 		return
 	}
-	runs, err := w.store.Runs(r.Context(), Filter{Limit: 50})
+	runs, err := w.store.Runs(r.Context(), store.Filter{Limit: 50})
 	if err == nil {
 		err = w.store.AddVerdicts(r.Context(), runs)
 	}
@@ -136,16 +141,16 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 			ids = append(ids, d.LastResult)
 		}
 	}
-	last, err := w.store.Runs(r.Context(), Filter{IDs: ids})
+	last, err := w.store.Runs(r.Context(), store.Filter{IDs: ids})
 	if err != nil {
 		w.fail(rw, r, err)
 		return
 	}
 	type deviceRow struct {
-		Device
-		Last *RunRow // its newest result, nil when it has none
+		store.Device
+		Last *store.RunRow // its newest result, nil when it has none
 	}
-	byID := map[string]*RunRow{}
+	byID := map[string]*store.RunRow{}
 	for i := range last {
 		byID[last[i].ID] = &last[i]
 	}
@@ -220,11 +225,11 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		idx = n
 	}
-	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": SpecOf(res.Spec), "Run": idx,
+	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.SpecOf(res.Spec), "Run": idx,
 		"CapacityCharts": CapacityCharts(res.Capacity)}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
-		fig := Figures(run, res.Fingerprint)
+		fig := store.Figures(run, res.Fingerprint)
 		data["Fig"] = fig
 		data["Throttled"] = fig.Throttled
 		data["Charts"] = RunCharts(run)
@@ -233,27 +238,27 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 				"and the figures above say more. A run of 10 s or more (-d 10s) draws a curve.", formatSeconds(float64(run.DurationUS)/1e6))
 		}
 		var rep bytes.Buffer
-		if lr, err := LoadResult(run, RunSpec(res)); err != nil {
+		if lr, err := rebuild.LoadResult(run, rebuild.RunSpec(res)); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		} else {
 			var b strings.Builder
 			if err := report.WriteText(&b, lr); err != nil {
 				fmt.Fprintf(&rep, "no report: %v\n", err)
 			} else {
-				rep.WriteString(verdict.InsertText(b.String(), verdict.TextLines(VerdictOf(run), lr)))
+				rep.WriteString(verdict.InsertText(b.String(), verdict.TextLines(rebuild.VerdictOf(run), lr)))
 			}
 		}
-		data["Verdict"] = VerdictOf(run)
-		data["Stable"] = StableText(res.Repeat)
+		data["Verdict"] = rebuild.VerdictOf(run)
+		data["Stable"] = rebuild.StableText(res.Repeat)
 		if run.System != nil {
 			rep.WriteByte('\n')
-			if err := SystemReport(run.System).WriteText(&rep); err != nil {
+			if err := rebuild.SystemReport(run.System).WriteText(&rep); err != nil {
 				fmt.Fprintf(&rep, "no System section: %v\n", err)
 			}
 		}
 		data["Report"] = rep.String()
 	} else {
-		data["Fig"] = RunFigures{RPS: math.NaN(), MeanUS: math.NaN(), P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(),
+		data["Fig"] = store.RunFigures{RPS: math.NaN(), MeanUS: math.NaN(), P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(),
 			CPUPct: math.NaN(), IOKBs: math.NaN(), MemKB: math.NaN(), TempC: math.NaN()}
 	}
 	w.render(rw, "run", data)
@@ -335,8 +340,8 @@ func RunCharts(run *wire.Run) []string {
 
 func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	data := map[string]any{"Title": "compare", "MetricNames": MetricNames(), "MedianCIRuns": stats.MedianCIRuns}
-	o, err := ParseCompareQuery(q)
+	data := map[string]any{"Title": "compare", "MetricNames": compare.MetricNames(), "MedianCIRuns": stats.MedianCIRuns}
+	o, err := compare.ParseQuery(q)
 	if o.By == "" {
 		o.By = "device"
 	}
@@ -347,20 +352,20 @@ func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 	o.Metrics = []string{metric}
 	data["By"], data["Metric"], data["ExcludeThrottled"] = o.By, metric, o.Filter.ExcludeThrottled
 	data["Title"] = "compare by " + o.By
-	c := &Comparison{By: o.By}
+	c := &compare.Comparison{By: o.By}
 	if err == nil {
-		c, err = w.store.Compare(r.Context(), o)
+		c, err = compare.Runs(r.Context(), w.store, o)
 	}
-	var qe *QueryError
+	var qe *compare.QueryError
 	switch {
 	case errors.As(err, &qe):
 		data["Err"] = qe.Msg
-		c = &Comparison{By: o.By}
+		c = &compare.Comparison{By: o.By}
 	case err != nil:
 		w.fail(rw, r, err)
 		return
 	}
-	m, _ := MetricByName(metric)
+	m, _ := compare.MetricByName(metric)
 	type tableView struct {
 		Spec  string
 		Base  string
@@ -378,7 +383,7 @@ func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 	}
 	for _, t := range c.Tables {
 		one := *c
-		one.Tables = []Table{t}
+		one.Tables = []compare.Table{t}
 		var text bytes.Buffer
 		if err := one.WriteText(&text); err != nil {
 			w.fail(rw, r, err)
@@ -399,15 +404,15 @@ func (w *Web) compare(rw http.ResponseWriter, r *http.Request) {
 // the page selects have (the columns, the parts of the spec, their
 // labels; label.K and sys.K where a label is named like a field), and
 // the one asked for.
-func (w *Web) byKeys(r *http.Request, o CompareOptions) []string {
-	labels, err := w.store.labelKeys(r.Context(), o.Filter)
+func (w *Web) byKeys(r *http.Request, o compare.Options) []string {
+	labels, err := w.store.LabelKeys(r.Context(), o.Filter)
 	if err != nil {
 		w.log.Warn("compare keys", zap.Error(err))
 	}
-	keys := groupKeys(labels)
+	keys := group.Keys(labels)
 	for _, l := range labels {
-		if _, col := groupColumns[l]; col || isSpecField(l) {
-			keys = append(keys, "sys."+Printable(l))
+		if group.IsSystemField(l) || group.IsSpecField(l) {
+			keys = append(keys, "sys."+escape.Printable(l))
 		}
 	}
 	if !slices.Contains(keys, o.By) {
@@ -421,7 +426,7 @@ func (w *Web) byKeys(r *http.Request, o CompareOptions) []string {
 // total of a count), labelled with the verdict against the base group.
 // Latencies are in the unit the table writes the largest of them in
 // (µs, ms or s).
-func CompareChart(by string, t Table, m Metric) barSpec {
+func CompareChart(by string, t compare.Table, m compare.Metric) barSpec {
 	spec := barSpec{Type: "bar", Title: m.Title + " by " + by, Unit: m.Unit}
 	scale := 1.0
 	if m.Unit == "µs" {
@@ -472,7 +477,7 @@ func webLat(us float64) string {
 	if math.IsNaN(us) {
 		return "-"
 	}
-	return formatValue(Metric{Unit: "µs"}, us)
+	return compare.FormatValue(compare.Metric{Unit: "µs"}, us)
 }
 
 func (w *Web) ago(t time.Time) string {

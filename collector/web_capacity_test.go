@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -92,12 +94,12 @@ func equalFloats(a, b []float64) bool {
 // the answer and draws the search, a point per trial, in Chromium.
 func TestCapacityRunPageInChromium(t *testing.T) {
 	bin := chromium(t)
-	srv, s := newTestWeb(t, sqliteEngine)
+	srv, s := newTestWeb(t, storetest.SQLite)
 	rng := rand.New(rand.NewPCG(5, 6))
-	r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Date(2025, 3, 4, 12, 0, 0, 0, time.UTC), 700, 800)
+	r := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Date(2025, 3, 4, 12, 0, 0, 0, time.UTC), 700, 800)
 	r.Kind, r.Spec.Mode, r.Spec.Rate = wire.KindCapacity, "capacity", 0
 	r.Capacity = capacitySearch()
-	if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, r)}); err != nil {
+	if _, err := s.Ingest(context.Background(), []store.Incoming{storetest.Incoming(t, r)}); err != nil {
 		t.Fatal(err)
 	}
 	dom := browse(t, bin, srv.URL+"/runs/"+r.ID, "run-capacity")

@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"math"
@@ -12,19 +14,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
 
-func newTestWeb(t *testing.T, e storeEngine) (*httptest.Server, *Store) {
+func newTestWeb(t *testing.T, e storetest.Engine) (*httptest.Server, *store.Store) {
 	t.Helper()
-	s := e.open(t)
-	seedCompare(t, s)
+	s := e.Open(t)
+	storetest.SeedCompare(t, s)
 	w, err := NewWeb(s, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,9 +55,9 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestWebPages(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		srv, s := newTestWeb(t, e)
-		runs, err := s.Runs(context.Background(), Filter{Limit: 1})
+		runs, err := s.Runs(context.Background(), store.Filter{Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,11 +212,11 @@ func checkAxes(t *testing.T, page, dom string) {
 // in the latency chart, and that the comparison's bars are the table's
 // medians with the intervals of the medians.
 func TestWebChartsInChromium(t *testing.T) {
-	e := sqliteEngine
+	e := storetest.SQLite
 	bin := chromium(t)
 	srv, s := newTestWeb(t, e)
 	_, repeated := seedWebExtras(t, s)
-	runs, err := s.Runs(context.Background(), Filter{Labels: map[string]string{"server": "kangle"}, Limit: 1})
+	runs, err := s.Runs(context.Background(), store.Filter{Labels: map[string]string{"server": "kangle"}, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +256,7 @@ func TestWebChartsInChromium(t *testing.T) {
 	checkAxes(t, "stalled run", dom)
 
 	dom = browse(t, bin, srv.URL+"/compare?by=server&metric=rps&fleet=lab&device=pi-2", "compare")
-	c, err := s.Compare(context.Background(), CompareOptions{By: "server", Filter: Filter{Fleet: "lab", Device: "pi-2"}})
+	c, err := compare.Runs(context.Background(), s, compare.Options{By: "server", Filter: store.Filter{Fleet: "lab", Device: "pi-2"}})
 	if err != nil || len(c.Tables) != 1 {
 		t.Fatal(c, err)
 	}
@@ -302,25 +308,25 @@ func TestWebChartsInChromium(t *testing.T) {
 // connection refused, nothing completed) and a result of three
 // repetitions on pi-1 whose second one stalled: no request completed in
 // its seconds 4 and 5. It returns the ids of the two.
-func seedWebExtras(t *testing.T, s *Store) (failed, repeated string) {
+func seedWebExtras(t *testing.T, s *store.Store) (failed, repeated string) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 8))
 	at := time.Date(2025, 3, 3, 10, 0, 0, 0, time.UTC)
-	f := fakeResult(rng, "lab", "pi-3", nil, at, 0, 800)
+	f := storetest.FakeResult(rng, "lab", "pi-3", nil, at, 0, 800)
 	f.Spec.URL = "http://127.0.0.1:1/"
 	f.Outcome, f.Reason = wire.StateFailed, "connection refused: 127.0.0.1:1"
 	f.Runs[0].Completed, f.Runs[0].OK, f.Runs[0].Latency, f.Runs[0].Timeline = 0, 0, nil, nil
 	f.Runs[0].Errors = wire.ErrorCounts{Connect: 10}
-	r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at.Add(time.Minute), 1000, 800)
+	r := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at.Add(time.Minute), 1000, 800)
 	r.Spec.URL = "http://127.0.0.1:8080/index.html"
 	r.Spec.Repeat = 3
 	for i := 1; i < 3; i++ {
-		r.Runs = append(r.Runs, fakeRun(rng, at.Add(time.Duration(i)*15*time.Second), 1000, 800, 3500))
+		r.Runs = append(r.Runs, storetest.FakeRun(rng, at.Add(time.Duration(i)*15*time.Second), 1000, 800, 3500))
 	}
 	for _, sec := range []int{3, 4} {
 		r.Runs[1].Timeline[sec] = wire.Second{T: int32(sec)}
 	}
-	if _, err := s.Ingest(context.Background(), []Incoming{incoming(t, f), incoming(t, r)}); err != nil {
+	if _, err := s.Ingest(context.Background(), []store.Incoming{storetest.Incoming(t, f), storetest.Incoming(t, r)}); err != nil {
 		t.Fatal(err)
 	}
 	return f.ID, r.ID
@@ -331,7 +337,7 @@ func seedWebExtras(t *testing.T, s *Store) (failed, repeated string) {
 // the fleet page shows each device's last spec and outcome, so a failed
 // run reads "failed: ...", not 0.00 req/s.
 func TestWebRunAndFleet(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		srv, s := newTestWeb(t, e)
 		failed, repeated := seedWebExtras(t, s)
 		code, body := get(t, srv.URL+"/runs/"+repeated+"?run=1")
@@ -412,14 +418,14 @@ func TestRunChartsLatencyGap(t *testing.T) {
 // are. A run of 1 s says why its charts have one point.
 func TestComparePageOneColourOneBase(t *testing.T) {
 	bin := chromium(t)
-	s := sqliteEngine.open(t)
+	s := storetest.SQLite.Open(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	at := time.Date(2025, 4, 1, 9, 0, 0, 0, time.UTC)
-	var batch []Incoming
+	var batch []store.Incoming
 	add := func(group, path string, rps float64) {
-		r := fakeResult(rng, "lab", "pi-1", map[string]string{"build": group}, at, rps, 1500)
+		r := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"build": group}, at, rps, 1500)
 		r.Spec.URL = "http://127.0.0.1:8080" + path
-		batch = append(batch, incoming(t, r))
+		batch = append(batch, storetest.Incoming(t, r))
 		at = at.Add(time.Minute)
 	}
 	add("b", "/one", 1000) // b first on the page
@@ -431,9 +437,9 @@ func TestComparePageOneColourOneBase(t *testing.T) {
 			add("b", "/one", 1000+float64(i))
 		}
 	}
-	short := fakeResult(rng, "lab", "pi-2", nil, at, 1000, 800)
+	short := storetest.FakeResult(rng, "lab", "pi-2", nil, at, 1000, 800)
 	short.Runs[0].DurationUS, short.Runs[0].Timeline = 1_000_000, short.Runs[0].Timeline[:1]
-	batch = append(batch, incoming(t, short))
+	batch = append(batch, storetest.Incoming(t, short))
 	if _, err := s.Ingest(context.Background(), batch); err != nil {
 		t.Fatal(err)
 	}
@@ -489,5 +495,37 @@ func TestComparePageOneColourOneBase(t *testing.T) {
 	_, page := get(t, srv.URL+"/runs/"+short.ID)
 	if !strings.Contains(page, "This run lasted 1.00 s: the charts have a point per second of the run, so one point each") {
 		t.Errorf("the 1 s run's page does not say why its charts have one point")
+	}
+}
+
+// TestFiguresNameTheirStatistic: the fleet page and the CSV show a
+// result's mean over its runs, compare the median over a group's runs:
+// each says which it shows.
+func TestFiguresNameTheirStatistic(t *testing.T) {
+	srv, s := newTestWeb(t, storetest.SQLite)
+	_, body := get(t, srv.URL+"/")
+	for _, want := range []string{"<th>req/s (mean)</th>", "<th>p50 (mean)</th>", "<th>errors (total)</th>", "its req/s (mean)", "medians over the runs of a group"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the fleet page lacks %q", want)
+		}
+	}
+	var b bytes.Buffer
+	if err := compare.Export(context.Background(), &b, s, "csv", store.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := csv.NewReader(&b).Read()
+	for _, want := range []string{"rps_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "errors_total", "cpu_pct_mean"} {
+		if !slices.Contains(hdr, want) {
+			t.Errorf("the CSV header %v lacks %s", hdr, want)
+		}
+	}
+	c, err := compare.Runs(context.Background(), s, compare.Options{By: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	c.WriteText(&b)
+	if !strings.Contains(b.String(), "medians of the runs") {
+		t.Errorf("compare does not say its cells are medians:\n%s", b.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -39,7 +40,7 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	cs, err := s.Changes(ctx, o)
+	cs, err := collector.Changes(ctx, s, o)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func writeChanges(w io.Writer, cs []collector.Change) {
 	last := ""
 	for _, c := range cs {
 		if c.Series != last {
-			fmt.Fprintf(w, "%s\n", collector.Printable(c.Series))
+			fmt.Fprintf(w, "%s\n", escape.Printable(c.Series))
 			last = c.Series
 		}
 		ci := ""

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -121,7 +122,7 @@ func TestChangesCommand(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
 		}
 	}
-	s, err := collector.OpenStore(context.Background(), db)
+	s, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
