@@ -16,6 +16,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/collector/alerts"
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
@@ -26,7 +28,7 @@ import (
 // to the first fail requests.
 type receiver struct {
 	mu     sync.Mutex
-	alerts []Alert
+	alerts []alerts.Alert
 	tries  atomic.Int64
 	fail   int64
 }
@@ -37,7 +39,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "not now", http.StatusInternalServerError)
 		return
 	}
-	var a Alert
+	var a alerts.Alert
 	b, _ := io.ReadAll(req.Body)
 	if req.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &a) != nil {
 		http.Error(w, "bad", http.StatusBadRequest)
@@ -74,7 +76,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
 	col := startCollector(t, Config{DB: e.DB(t), Listen: listen, Accounts: testAccounts(),
-		Alerts: AlertConfig{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
+		Alerts: alerts.Config{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
 	defer col.Close()
 
 	var mu sync.Mutex
@@ -128,7 +130,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 
 	testenv.Until(t, "the change and the quiet device at the webhook", func() bool {
 		k := rcv.kinds()
-		return k[AlertChange] >= 1 && k[AlertQuiet] == 1
+		return k[alerts.KindChange] >= 1 && k[alerts.KindQuiet] == 1
 	})
 	testenv.Until(t, "the same on MQTT", func() bool {
 		mu.Lock()
@@ -141,7 +143,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	if !strings.Contains(page, "lab/pi-1 · GET") || strings.Count(page, `stroke="#b3261e"`) != 2 || !strings.Contains(page, "<polyline") {
 		t.Errorf("the changes page:\n%s", page)
 	}
-	var api []Change
+	var api []series.Change
 	if err := json.Unmarshal([]byte(scrape(t, "http://"+col.WebAddr()+"/api/changes?days=2")), &api); err != nil || len(api) != 2 {
 		t.Errorf("/api/changes: %d changes, %v", len(api), err)
 	}
@@ -151,7 +153,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	mu.Lock()
 	rps := 0
 	for _, b := range got[prefix+"/lab/_alerts/change/pi-1"] {
-		var a Alert
+		var a alerts.Alert
 		json.Unmarshal(b, &a)
 		if a.Change != nil && a.Change.Metric == "rps" && a.Change.Worse() && strings.Contains(a.Summary, "worse") {
 			rps++
@@ -161,8 +163,8 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	if rps != 1 {
 		t.Errorf("%d alerts of pi-1's req/s worse on MQTT, want 1", rps)
 	}
-	time.Sleep(time.Second)                                          // more checks: each alert once
-	if k := rcv.kinds(); k[AlertQuiet] != 1 || k[AlertChange] != 2 { // req/s and CPU per request
+	time.Sleep(time.Second)                                                      // more checks: each alert once
+	if k := rcv.kinds(); k[alerts.KindQuiet] != 1 || k[alerts.KindChange] != 2 { // req/s and CPU per request
 		t.Errorf("webhook got %v, want each alert once: 2 changes, 1 quiet", k)
 	}
 	// A subscriber that comes later gets the retained quiet alert only.
@@ -205,11 +207,11 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 		onMQTT := got[prefix+"/lab/_alerts/missed/for-pi-2"] != nil && got[prefix+"/lab/_alerts/spool/pi-1"] != nil
 		mu.Unlock()
 		k := rcv.kinds()
-		return onMQTT && k[AlertMissed] >= 1 && k[AlertSpool] == 1
+		return onMQTT && k[alerts.KindMissed] >= 1 && k[alerts.KindSpool] == 1
 	})
 	col.Store().PauseSchedule(ctx, "for-pi-2", true, time.Now())
 	mu.Lock()
-	var a Alert
+	var a alerts.Alert
 	json.Unmarshal(got[prefix+"/lab/_alerts/missed/for-pi-2"][0], &a)
 	mu.Unlock()
 	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (store.Missed{Device: "lab/pi-2", Reason: "offline"}) {
@@ -235,11 +237,11 @@ func TestWebhookNeverBlocksIngest(t *testing.T) {
 	defer close(stuck)
 	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: listen, Accounts: testAccounts(),
-		Alerts: AlertConfig{Webhook: hook.URL, QueueLen: 4}})
+		Alerts: alerts.Config{Webhook: hook.URL, QueueLen: 4}})
 	defer col.Close()
 	start := time.Now()
 	for range 100 {
-		col.raise(&Alert{Kind: AlertMissed, Fleet: "lab", Subject: "nightly", At: time.Now(), Summary: "test"})
+		col.alerts.Raise(&alerts.Alert{Kind: alerts.KindMissed, Fleet: "lab", Subject: "nightly", At: time.Now(), Summary: "test"})
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("raising 100 alerts took %v", d)

@@ -13,8 +13,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/metrics"
+	"github.com/edgebench/edgebench/collector/schedules"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -70,7 +74,7 @@ type Config struct {
 	// every hour.
 	Keep time.Duration
 
-	Alerts AlertConfig // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
+	Alerts alerts.Config // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
 
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
@@ -121,11 +125,11 @@ func (c *Config) fill() error {
 	if c.Web == "" {
 		c.Web = "127.0.0.1:8080"
 	}
-	if c.Web != "-" && c.APIToken == "" && !loopbackAddr(c.Web) {
+	if c.Web != "-" && c.APIToken == "" && !web.LoopbackAddr(c.Web) {
 		return fmt.Errorf("collector: web %s is not a loopback address: set an API token", c.Web)
 	}
 	for _, h := range c.WebHosts {
-		if err := ValidWebHost(h); err != nil {
+		if err := web.ValidWebHost(h); err != nil {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
@@ -178,8 +182,9 @@ type Collector struct {
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
 
-	alerts  *alerter
-	metrics *metrics
+	alerts  *alerts.Alerter
+	metrics *metrics.Metrics
+	sched   *schedules.Scheduler
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
@@ -208,6 +213,10 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	}
 	c.quotas = broker.NewQuotas(broker.QuotaOf(accounts), st.StoredBytesSince)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.metrics = metrics.New(c.ctx, metrics.Config{Store: st, Log: cfg.Log,
+		Stored: c.stored.Load, Duplicates: c.duplicates.Load, Failed: c.failed.Load, BrokerRefused: c.brokerRefused.Load,
+		AlertsPublished: func() int64 { return c.AlertStats().Published }, AlertsPosted: func() int64 { return c.AlertStats().Posted },
+		AlertsDropped: func() int64 { return c.AlertStats().Dropped }})
 	if err := c.start(); err != nil {
 		c.Close()
 		return nil, err
@@ -276,19 +285,20 @@ func (c *Collector) start() error {
 	c.startFleet()
 
 	if cfg.Web != "-" {
-		w, err := NewWeb(c.store, c.log.Named("web"))
+		o := web.Options{Log: c.log.Named("web")}
+		if cfg.APIToken == "" { // a button would bypass the token
+			o.Cancel = func(ctx context.Context, id string) error { _, err := c.Cancel(ctx, id); return err }
+		}
+		w, err := web.New(c.store, o)
 		if err != nil {
 			return err
-		}
-		if cfg.APIToken == "" { // a button would bypass the token
-			w.cancel = c.Cancel
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
 		api := http.NewServeMux()
 		c.api(api)
 		c.fleetRoutes(mux, api)
-		mux.Handle("/api/", requireToken(cfg.APIToken, api))
+		mux.Handle("/api/", web.RequireToken(cfg.APIToken, api))
 		ln, err := net.Listen("tcp", cfg.Web)
 		if err != nil {
 			return fmt.Errorf("collector: web: %w", err)
@@ -296,7 +306,7 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: allowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
+		c.web = &http.Server{Handler: web.AllowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
 			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {

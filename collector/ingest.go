@@ -257,7 +257,7 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // ingestRecover is Store.Ingest with a panic turned into a *panicError.
 func (c *Collector) ingestRecover(in []store.Incoming) (fresh []store.IngestState, err error) {
-	defer c.observeIngest(len(in), time.Now())
+	defer c.metrics.ObserveIngest(len(in), time.Now())
 	defer func() {
 		if v := recover(); v != nil {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})

@@ -126,9 +126,9 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	for round := range 5 {
 		at := start.Add(time.Duration(round+1)*time.Hour + time.Second)
 		var wg sync.WaitGroup
-		for i, c := range cols {
+		for _, c := range cols {
 			wg.Add(1)
-			go func() { defer wg.Done(); c.fireDue(ctx, fmt.Sprintf("racer-%d", i), at) }()
+			go func() { defer wg.Done(); c.sched.FireDue(ctx, at) }()
 		}
 		wg.Wait()
 	}

@@ -2,11 +2,8 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -15,10 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/capacity"
-	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/store"
-	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -200,85 +195,4 @@ func knownFleets(devs []store.Device) string {
 		}
 	}
 	return " (the fleets are " + escape.Printable(strings.Join(fleets, ", ")) + ")"
-}
-
-// CommandStatus is a command's events and results, for trigger --wait.
-type CommandStatus struct {
-	Events  []store.Event       `json:"events"`
-	Results []compare.ExportRow `json:"results"`
-}
-
-// api adds the JSON endpoints the CLI uses to the mux:
-//
-//	POST /api/trigger               TriggerRequest -> Triggered
-//	GET  /api/commands/{id}         CommandStatus
-//	GET  /api/compare?by=&cmd=...   the comparison as text
-//	GET  /api/devices               []Device
-//	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
-func (c *Collector) api(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
-			return
-		}
-		var req store.TriggerRequest
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		t, err := c.Trigger(r.Context(), req)
-		if err != nil {
-			code := http.StatusBadRequest
-			if errors.Is(err, transport.ErrNotConnected) {
-				code = http.StatusServiceUnavailable
-			}
-			http.Error(w, err.Error(), code)
-			return
-		}
-		writeJSON(w, t)
-	})
-	mux.HandleFunc("GET /api/commands/{id}", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		evs, err := c.store.Events(r.Context(), id)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		runs, err := c.store.Runs(r.Context(), store.Filter{Command: id})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs)})
-	})
-	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
-		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())
-		var qe *compare.QueryError
-		switch {
-		case errors.As(err, &qe):
-			http.Error(w, qe.Msg, http.StatusBadRequest)
-		case err != nil:
-			c.log.Error("compare", zap.Error(err))
-			http.Error(w, "internal error", http.StatusInternalServerError)
-		default:
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			cmp.WriteText(w)
-		}
-	})
-	c.cancelAPI(mux)
-	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
-		devs, err := c.store.Devices(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, devs)
-	})
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/series"
 )
 
 // slowableServer is an HTTP server on loopback whose every response waits
@@ -103,7 +103,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	cli("schedule", "pause", "bench-pi-2", "--server", "http://"+f.web)
 	out := cli("changes", "--db", f.db, "--since", "0")
 	t.Log("\n" + out)
-	var cs []collector.Change
+	var cs []series.Change
 	if err := json.Unmarshal([]byte(cli("changes", "--db", f.db, "--since", "0", "--json")), &cs); err != nil {
 		t.Fatal(err)
 	}

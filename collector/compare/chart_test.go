@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store/storetest"
+	"github.com/edgebench/edgebench/collector/web"
 )
 
 // TestCompareShowsWhatItSays: a group's cell is its median with the
@@ -31,12 +31,12 @@ func TestCompareShowsWhatItSays(t *testing.T) {
 		if text, inf := compare.Cell(rps, nginx.Stats["rps"]); !inf || !strings.HasSuffix(text, " ±∞") {
 			t.Errorf("3 runs: %q", text)
 		}
-		chart := collector.CompareChart(c.By, c.Tables[0], rps)
+		chart := web.CompareChart(c.By, c.Tables[0], rps)
 		if b := chart.Bars[0]; *b.Value != math.Round(nginx.Stats["rps"].Median*1000)/1000 || b.Lo != nil || b.Hi != nil {
 			t.Errorf("nginx bar %+v, median %v", b, nginx.Stats["rps"].Median)
 		}
 		timeouts, _ := compare.MetricByName("timeouts")
-		if b := collector.CompareChart(c.By, c.Tables[1], timeouts).Bars[0]; *b.Value != 99 {
+		if b := web.CompareChart(c.By, c.Tables[1], timeouts).Bars[0]; *b.Value != 99 {
 			t.Errorf("timeouts bar %+v", b)
 		}
 
@@ -49,7 +49,7 @@ func TestCompareShowsWhatItSays(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range c.Tables[0].Shown() { // no capacity in load tests
-			for _, b := range collector.CompareChart(c.By, c.Tables[0], m).Bars {
+			for _, b := range web.CompareChart(c.By, c.Tables[0], m).Bars {
 				if m.Count {
 					continue
 				}

@@ -17,6 +17,10 @@ var (
 	ErrAmbiguous = errors.New("prefix is ambiguous")
 )
 
+// ErrNotRunning is returned when a command to cancel runs nowhere: every
+// device it went to has finished it.
+var ErrNotRunning = errors.New("not running")
+
 // ErrUnavailable wraps the store's errors that say the database could not
 // be reached or was going away (a PostgreSQL restart, a lock held too
 // long), as opposed to errors of the data: the same writes may succeed

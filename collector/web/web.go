@@ -1,4 +1,4 @@
-package collector
+package web
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"math"
 	"net/http"
 	"slices"
@@ -22,42 +21,65 @@ import (
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
-// webFiles are the page templates and the chart script. The script is
-// edgebench's own (web/chart.js, about 130 lines of SVG drawing): a
-// charting library would be ten times the size for the two chart kinds
-// the pages need.
+// files are the page templates and the chart script. The script is
+// edgebench's own (chart.js, about 130 lines of SVG drawing): a charting
+// library would be ten times the size for the two chart kinds the pages
+// need.
 //
-//go:embed web
-var webFiles embed.FS
+//go:embed *.html chart.js
+var files embed.FS
+
+// Store is what the pages read of the store (a *store.Store).
+type Store interface {
+	compare.Store // the comparison page
+	series.Store  // the runs and a result
+	// Devices lists the devices the store knows.
+	Devices(ctx context.Context) ([]store.Device, error)
+	// AddVerdicts sets each row's Verdict and Stable.
+	AddVerdicts(ctx context.Context, rows []store.RunRow) error
+	// ResultIDPrefix resolves a unique prefix of a result id (or "last").
+	ResultIDPrefix(ctx context.Context, prefix string) (string, error)
+}
+
+// Options are what New takes besides the store. Zero values take the
+// defaults.
+type Options struct {
+	Log *zap.Logger
+	// Cancel, when set, is the fleet page's cancel button: it asks the
+	// devices running a command to stop it (the collector's Cancel).
+	// Without it (the collector's API has a token) the page has none.
+	Cancel func(ctx context.Context, id string) error
+}
 
 // Web serves the collector's pages: the fleet at /, a run at /runs/{id},
 // a comparison at /compare?by=...&metric=..., and the chart script at
 // /static/chart.js. Pages are rendered on the server; the script only
 // draws the charts whose data the page carries.
 type Web struct {
-	store *store.Store
-	log   *zap.Logger
-	tmpl  map[string]*template.Template
-	mux   *http.ServeMux
-	now   func() time.Time
-	// cancel is the fleet page's cancel button (Collector.Cancel); nil
-	// when the collector's API has a token.
-	cancel func(ctx context.Context, id string) (*Triggered, error)
+	store  Store
+	log    *zap.Logger
+	tmpl   map[string]*template.Template
+	mux    *http.ServeMux
+	now    func() time.Time
+	cancel func(ctx context.Context, id string) error // Options.Cancel
 }
 
-// NewWeb parses the embedded templates.
-func NewWeb(store *store.Store, log *zap.Logger) (*Web, error) {
+// New parses the embedded templates.
+func New(st Store, o Options) (*Web, error) {
+	log := o.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	w := &Web{store: store, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now}
+	w := &Web{store: st, log: log, tmpl: map[string]*template.Template{}, mux: http.NewServeMux(), now: time.Now, cancel: o.Cancel}
 	funcs := template.FuncMap{
 		"labels":    group.LabelString,
 		"num":       webNum,
@@ -68,21 +90,17 @@ func NewWeb(store *store.Store, log *zap.Logger) (*Web, error) {
 		"hasPrefix": strings.HasPrefix,
 	}
 	for _, page := range []string{"fleet", "run", "compare"} {
-		t, err := template.New(page).Funcs(funcs).ParseFS(webFiles, "web/layout.html", "web/"+page+".html")
+		t, err := template.New(page).Funcs(funcs).ParseFS(files, "layout.html", page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web templates: %w", err)
 		}
 		w.tmpl[page] = t
 	}
-	static, err := fs.Sub(webFiles, "web")
-	if err != nil {
-		return nil, fmt.Errorf("web static: %w", err)
-	}
 	w.mux.HandleFunc("GET /{$}", w.fleet)
 	w.mux.HandleFunc("GET /runs/{id}", w.run)
 	w.mux.HandleFunc("GET /compare", w.compare)
 	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
-	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(static)))
+	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(files)))
 	return w, nil
 }
 
@@ -500,3 +518,37 @@ func (w *Web) ago(t time.Time) string {
 
 // formatSeconds writes a duration in seconds as the reports do: 1.00 s.
 func formatSeconds(s float64) string { return strconv.FormatFloat(s, 'f', 2, 64) + " s" }
+
+// webCancel is the fleet page's cancel button: POST
+// /commands/{id}/cancel, then back to the fleet page. With an API token
+// the page has no button (the token guards every command) and this says
+// how to cancel from the command line.
+func (w *Web) webCancel(rw http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if w.cancel == nil {
+		http.Error(rw, "cancelling from this page is off (the collector's API has a token): run edgebench-collector cancel "+escape.Printable(id), http.StatusForbidden)
+		return
+	}
+	if err := w.cancel(r.Context(), id); err != nil {
+		code := CancelStatus(err)
+		if code == http.StatusInternalServerError {
+			w.log.Error("cancel", zap.String("cmd_id", id), zap.Error(err))
+		}
+		http.Error(rw, err.Error(), code)
+		return
+	}
+	http.Redirect(rw, r, "/?cancelled="+id, http.StatusSeeOther)
+}
+
+// CancelStatus is the HTTP status of an error of the collector's Cancel.
+func CancelStatus(err error) int {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrNotRunning):
+		return http.StatusConflict
+	case errors.Is(err, transport.ErrNotConnected):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

@@ -1,4 +1,4 @@
-package collector
+package alerts
 
 import (
 	"bytes"
@@ -9,16 +9,18 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 )
 
-// AlertConfig configures the alerts. Zero values take the defaults.
-type AlertConfig struct {
+// Config configures the alerts. Zero values take the defaults.
+type Config struct {
 	// Webhook, when set, receives every alert as a JSON POST, retried
 	// with backoff; the alerts wait in a queue of their own, never in the
 	// ingest's way.
@@ -38,7 +40,7 @@ type AlertConfig struct {
 	QueueLen int           // alerts waiting for the webhook; default 1024 (the newest are dropped past it)
 }
 
-func (a *AlertConfig) fill() {
+func (a *Config) fill() {
 	if a.Interval <= 0 {
 		a.Interval = time.Minute
 	}
@@ -72,10 +74,10 @@ func CheckWebhook(s string) error {
 // topic's kind (status, event, result, heartbeat, cmd, ack), so a device
 // whose id is "_alerts" can neither publish nor read one.
 const (
-	AlertChange  = "change"  // a lasting change in a series
-	AlertQuiet   = "quiet"   // a device stopped reporting (retained; cleared when it is back)
-	AlertMissed  = "missed"  // a schedule's firing missed devices, or failed
-	AlertSpool   = "spool"   // a device's spool keeps growing (retained; cleared when it shrinks)
+	KindChange   = "change"  // a lasting change in a series
+	KindQuiet    = "quiet"   // a device stopped reporting (retained; cleared when it is back)
+	KindMissed   = "missed"  // a schedule's firing missed devices, or failed
+	KindSpool    = "spool"   // a device's spool keeps growing (retained; cleared when it shrinks)
 	alertsDevice = "_alerts" // the third level of an alert's topic
 )
 
@@ -87,7 +89,7 @@ type Alert struct {
 	Subject  string             `json:"subject"` // the device id, or the schedule's name
 	At       time.Time          `json:"at"`
 	Summary  string             `json:"summary"`
-	Change   *Change            `json:"change,omitempty"`
+	Change   *series.Change     `json:"change,omitempty"`
 	Run      *store.ScheduleRun `json:"run,omitempty"`
 	LastSeen time.Time          `json:"last_seen,omitzero"`
 	Spooled  int                `json:"spooled,omitempty"`
@@ -101,58 +103,116 @@ func (a *Alert) Topic(prefix string) string {
 
 // retained: the alerts that are states (a device quiet, a spool
 // growing) stay on the broker for whoever subscribes later; events do not.
-func (a *Alert) retained() bool { return a.Kind == AlertQuiet || a.Kind == AlertSpool }
+func (a *Alert) retained() bool { return a.Kind == KindQuiet || a.Kind == KindSpool }
 
-// alerter holds the alerts' state in a collector.
-type alerter struct {
-	cfg       AlertConfig
-	queue     chan *Alert
-	sent      atomic.Int64 // webhook deliveries
-	dropped   atomic.Int64 // alerts the full queue or the retries dropped
-	spool     map[string]int
-	quiet     map[string]bool
-	hc        *http.Client
-	started   time.Time
-	published atomic.Int64
+// Store is what the alerts read and write of the store (a *store.Store).
+type Store interface {
+	series.Store
+	// Devices lists the devices the store knows.
+	Devices(ctx context.Context) ([]store.Device, error)
+	// ClaimAlert records that an alert about key was raised and reports
+	// whether this collector is the first to raise it.
+	ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error)
 }
 
-// AlertStats counts the alerts.
-type AlertStats struct {
+// Publish publishes a message on the collector's MQTT connection, at QoS 1.
+type Publish func(ctx context.Context, topic string, retained bool, body []byte) error
+
+// Alerter raises the alerts of one collector: it looks for them every
+// Interval (Run), publishes each on MQTT and posts it to the webhook.
+type Alerter struct {
+	cfg     Config
+	st      Store
+	publish Publish
+	prefix  string
+	log     *zap.Logger
+
+	out         chan publication // alerts waiting for their MQTT publication
+	queue       chan *Alert      // alerts waiting for the webhook
+	sent        atomic.Int64     // webhook deliveries
+	dropped     atomic.Int64     // alerts the full queue or the retries dropped
+	spool       map[string]int
+	quiet       map[string]bool
+	hc          *http.Client
+	published   atomic.Int64
+	unpublished atomic.Int64 // alerts not published: their queue was full
+}
+
+// publication is an alert as it is published on MQTT.
+type publication struct {
+	topic    string
+	retained bool
+	body     []byte
+}
+
+// Stats counts the alerts.
+type Stats struct {
 	Published int64 // on MQTT
 	Posted    int64 // to the webhook
 	Dropped   int64 // not posted: the queue was full or every attempt failed
+	// Unpublished counts the alerts not published on MQTT: more were
+	// waiting for the broker than its queue holds.
+	Unpublished int64
 }
 
-// AlertStats returns the alerts' counts.
-func (c *Collector) AlertStats() AlertStats {
-	if c.alerts == nil {
-		return AlertStats{}
-	}
-	return AlertStats{Published: c.alerts.published.Load(), Posted: c.alerts.sent.Load(), Dropped: c.alerts.dropped.Load()}
+// Stats returns the alerts' counts.
+func (al *Alerter) Stats() Stats {
+	return Stats{Published: al.published.Load(), Posted: al.sent.Load(), Dropped: al.dropped.Load(), Unpublished: al.unpublished.Load()}
 }
 
-func (c *Collector) startAlerts() {
-	cfg := c.cfg.Alerts
+// New returns the alerter of a collector whose topics are under prefix;
+// Run runs it.
+func New(cfg Config, st Store, publish Publish, prefix string, log *zap.Logger) *Alerter {
 	cfg.fill()
-	a := &alerter{cfg: cfg, queue: make(chan *Alert, cfg.QueueLen), spool: map[string]int{}, quiet: map[string]bool{},
-		hc: &http.Client{Timeout: 10 * time.Second}, started: time.Now()}
-	c.alerts = a
-	c.wg.Add(1)
-	go c.watch()
-	if cfg.Webhook != "" {
-		c.wg.Add(1)
-		go c.webhook()
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Alerter{cfg: cfg, st: st, publish: publish, prefix: prefix, log: log,
+		out: make(chan publication, publishQueue), queue: make(chan *Alert, cfg.QueueLen), spool: map[string]int{}, quiet: map[string]bool{},
+		hc: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// publishQueue is how many alerts may wait for their MQTT publication;
+// past it, new ones are dropped (and counted): each waits at most 10 s
+// for the broker, one at a time.
+const publishQueue = 1024
+
+// Run looks for alerts every Interval, publishes the raised ones on MQTT
+// in the order they were raised and posts them to the webhook, until ctx
+// ends.
+func (al *Alerter) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { al.watch(ctx) })
+	wg.Go(func() { al.publisher(ctx) })
+	if al.cfg.Webhook != "" {
+		wg.Go(func() { al.webhook(ctx) })
+	}
+	wg.Wait()
+}
+
+// publisher publishes the raised alerts on MQTT, one at a time.
+func (al *Alerter) publisher(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-al.out:
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := al.publish(pctx, p.topic, p.retained, p.body)
+			cancel()
+			if err != nil {
+				al.log.Warn("alert publish", zap.Error(err))
+				continue
+			}
+			al.published.Add(1)
+		}
 	}
 }
 
-// raise publishes an alert on MQTT and queues it for the webhook; it
+// Raise publishes an alert on MQTT and queues it for the webhook; it
 // never waits for either.
-func (c *Collector) raise(a *Alert) {
-	al := c.alerts
-	if al == nil {
-		return
-	}
-	c.log.Info("alert", zap.String("kind", a.Kind), zap.String("fleet", a.Fleet), zap.String("subject", a.Subject), zap.String("summary", a.Summary))
+func (al *Alerter) Raise(a *Alert) {
+	al.log.Info("alert", zap.String("kind", a.Kind), zap.String("fleet", a.Fleet), zap.String("subject", a.Subject), zap.String("summary", a.Summary))
 	body, err := json.Marshal(a)
 	if err != nil {
 		return
@@ -160,17 +220,13 @@ func (c *Collector) raise(a *Alert) {
 	if a.Cleared && a.retained() {
 		body = nil // an empty retained message removes the state
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-		defer cancel()
-		if err := c.client.Publish(ctx, a.Topic(c.cfg.Prefix), 1, a.retained(), body); err != nil {
-			c.log.Warn("alert publish", zap.Error(err))
-			return
-		}
-		al.published.Add(1)
-	}()
+	select {
+	case al.out <- publication{a.Topic(al.prefix), a.retained(), body}:
+	default:
+		al.unpublished.Add(1)
+		al.log.Warn("alert not published: too many waiting for the broker", zap.String("kind", a.Kind), zap.String("fleet", a.Fleet),
+			zap.String("subject", a.Subject))
+	}
 	if al.cfg.Webhook == "" {
 		return
 	}
@@ -183,13 +239,11 @@ func (c *Collector) raise(a *Alert) {
 
 // webhook posts the queued alerts, one at a time, each retried with
 // doubling waits.
-func (c *Collector) webhook() {
-	defer c.wg.Done()
-	al := c.alerts
+func (al *Alerter) webhook(ctx context.Context) {
 	defer al.hc.CloseIdleConnections()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case a := <-al.queue:
 			body, _ := json.Marshal(a)
@@ -198,15 +252,15 @@ func (c *Collector) webhook() {
 			for try := 0; try < al.cfg.Retries && !ok; try++ {
 				if try > 0 {
 					select {
-					case <-c.ctx.Done():
+					case <-ctx.Done():
 						return
 					case <-time.After(wait):
 					}
 					wait *= 2
 				}
-				err := c.post(body)
+				err := al.post(ctx, body)
 				if ok = err == nil; !ok {
-					c.log.Warn("alert webhook", zap.Int("attempt", try+1), zap.Error(err))
+					al.log.Warn("alert webhook", zap.Int("attempt", try+1), zap.Error(err))
 				}
 			}
 			if ok {
@@ -218,14 +272,14 @@ func (c *Collector) webhook() {
 	}
 }
 
-func (c *Collector) post(body []byte) error {
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.alerts.cfg.Webhook, bytes.NewReader(body))
+func (al *Alerter) post(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, al.cfg.Webhook, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "edgebench-collector")
-	resp, err := c.alerts.hc.Do(req)
+	resp, err := al.hc.Do(req)
 	if err != nil {
 		return err
 	}
@@ -238,33 +292,31 @@ func (c *Collector) post(body []byte) error {
 
 // watch looks for changes, quiet devices and growing spools every
 // Interval.
-func (c *Collector) watch() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.alerts.cfg.Interval)
+func (al *Alerter) watch(ctx context.Context) {
+	t := time.NewTicker(al.cfg.Interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := c.checkAlerts(c.ctx, time.Now()); err != nil && c.ctx.Err() == nil {
-			c.log.Warn("alerts", zap.Error(err))
+		if err := al.check(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			al.log.Warn("alerts", zap.Error(err))
 		}
 	}
 }
 
-// checkAlerts raises the alerts due at now.
-func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
-	al := c.alerts
+// check raises the alerts due at now.
+func (al *Alerter) check(ctx context.Context, now time.Time) error {
 	// Changes found in the last day, with 30 days of history before.
-	cs, err := Changes(ctx, c.store, ChangeOptions{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
+	cs, err := series.Changes(ctx, al.st, series.Options{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
 	if err != nil {
 		return err
 	}
 	for i := range cs {
 		ch := &cs[i]
-		ok, err := c.store.ClaimAlert(ctx, ch.Series, ch.Metric, ch.ResultID, ch.At, ch)
+		ok, err := al.st.ClaimAlert(ctx, ch.Series, ch.Metric, ch.ResultID, ch.At, ch)
 		if err != nil {
 			return err
 		}
@@ -273,11 +325,11 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 			if ch.Worse() {
 				verdict = "worse"
 			}
-			c.raise(&Alert{Kind: AlertChange, Fleet: ch.Fleet, Subject: ch.Device, At: now, Change: ch,
+			al.Raise(&Alert{Kind: KindChange, Fleet: ch.Fleet, Subject: ch.Device, At: now, Change: ch,
 				Summary: fmt.Sprintf("%s %s: %.4g -> %.4g (%+.1f%%, %s) on %s", ch.Fleet+"/"+ch.Device, ch.Metric, ch.Before, ch.After, ch.Pct, verdict, ch.Spec)})
 		}
 	}
-	devs, err := c.store.Devices(ctx)
+	devs, err := al.st.Devices(ctx)
 	if err != nil {
 		return err
 	}
@@ -291,17 +343,17 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 		switch {
 		case quiet && !al.quiet[key]:
 			al.quiet[key] = true
-			ok, err := c.store.ClaimAlert(ctx, "device:"+key, AlertQuiet, strconv.FormatInt(last.UnixNano(), 10), now, nil)
+			ok, err := al.st.ClaimAlert(ctx, "device:"+key, KindQuiet, strconv.FormatInt(last.UnixNano(), 10), now, nil)
 			if err != nil {
 				return err
 			}
 			if ok {
-				c.raise(&Alert{Kind: AlertQuiet, Fleet: d.Fleet, Subject: d.ID, At: now, LastSeen: last,
+				al.Raise(&Alert{Kind: KindQuiet, Fleet: d.Fleet, Subject: d.ID, At: now, LastSeen: last,
 					Summary: fmt.Sprintf("%s stopped reporting: last seen %s ago", key, now.Sub(last).Round(time.Second))})
 			}
 		case !quiet && al.quiet[key]:
 			delete(al.quiet, key)
-			c.raise(&Alert{Kind: AlertQuiet, Fleet: d.Fleet, Subject: d.ID, At: now, LastSeen: last, Cleared: true,
+			al.Raise(&Alert{Kind: KindQuiet, Fleet: d.Fleet, Subject: d.ID, At: now, LastSeen: last, Cleared: true,
 				Summary: key + " reports again"})
 		}
 		if d.Heartbeat == nil {
@@ -312,25 +364,25 @@ func (c *Collector) checkAlerts(ctx context.Context, now time.Time) error {
 		switch {
 		case n > al.cfg.SpoolMax && n > prev && prev > 0:
 			hour := strconv.FormatInt(now.Truncate(time.Hour).Unix(), 10) // once an hour at most
-			ok, err := c.store.ClaimAlert(ctx, "device:"+key, AlertSpool, hour, now, nil)
+			ok, err := al.st.ClaimAlert(ctx, "device:"+key, KindSpool, hour, now, nil)
 			if err != nil {
 				return err
 			}
 			if ok {
-				c.raise(&Alert{Kind: AlertSpool, Fleet: d.Fleet, Subject: d.ID, At: now, Spooled: n,
+				al.Raise(&Alert{Kind: KindSpool, Fleet: d.Fleet, Subject: d.ID, At: now, Spooled: n,
 					Summary: fmt.Sprintf("%s: %d results waiting in its spool, %d before", key, n, prev)})
 			}
 		case n < prev && prev > al.cfg.SpoolMax:
-			c.raise(&Alert{Kind: AlertSpool, Fleet: d.Fleet, Subject: d.ID, At: now, Spooled: n, Cleared: true,
+			al.Raise(&Alert{Kind: KindSpool, Fleet: d.Fleet, Subject: d.ID, At: now, Spooled: n, Cleared: true,
 				Summary: fmt.Sprintf("%s: its spool shrinks (%d)", key, n)})
 		}
 	}
 	return nil
 }
 
-// scheduleAlert raises an alert for a firing that missed devices or
-// failed, in each fleet concerned (the collector that fired it raises it).
-func (c *Collector) scheduleAlert(sch *store.Schedule, run *store.ScheduleRun) {
+// Missed raises an alert for a firing that missed devices or failed, in
+// each fleet concerned (the collector that fired it raises it).
+func (al *Alerter) Missed(sch *store.Schedule, run *store.ScheduleRun) {
 	if len(run.Missed) == 0 && run.Error == "" {
 		return
 	}
@@ -350,7 +402,7 @@ func (c *Collector) scheduleAlert(sch *store.Schedule, run *store.ScheduleRun) {
 		if run.Error != "" {
 			summary = fmt.Sprintf("schedule %s at %s: %s", sch.Name, run.DueAt.UTC().Format(time.RFC3339), run.Error)
 		}
-		c.raise(&Alert{Kind: AlertMissed, Fleet: f, Subject: sch.Name, At: run.FiredAt, Run: run, Summary: summary})
+		al.Raise(&Alert{Kind: KindMissed, Fleet: f, Subject: sch.Name, At: run.FiredAt, Run: run, Summary: summary})
 	}
 }
 

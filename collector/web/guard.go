@@ -1,4 +1,4 @@
-package collector
+package web
 
 // This file guards the web UI and its API: the Host header (against DNS
 // rebinding) and the API token.
@@ -13,8 +13,8 @@ import (
 	"github.com/edgebench/edgebench/wire"
 )
 
-// loopbackAddr reports whether host:port names a loopback address.
-func loopbackAddr(addr string) bool {
+// LoopbackAddr reports whether host:port names a loopback address.
+func LoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
@@ -35,12 +35,12 @@ func ValidWebHost(name string) error {
 	return nil
 }
 
-// allowHosts passes to h the requests whose Host header is an IP address,
+// AllowHosts passes to h the requests whose Host header is an IP address,
 // localhost, the host of the listen address or one of names, and answers
 // 421 to the others. A page whose owner points its DNS name at 127.0.0.1
 // (DNS rebinding) reaches the collector as the same origin, but with its
 // own name as Host.
-func allowHosts(listen string, names []string, h http.Handler) http.Handler {
+func AllowHosts(listen string, names []string, h http.Handler) http.Handler {
 	ok := map[string]bool{"localhost": true}
 	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
 		ok[strings.ToLower(host)] = true
@@ -64,9 +64,9 @@ func allowHosts(listen string, names []string, h http.Handler) http.Handler {
 	})
 }
 
-// requireToken passes requests that carry "Authorization: Bearer token"
+// RequireToken passes requests that carry "Authorization: Bearer token"
 // to h, and answers 401 to the others; with no token it is h.
-func requireToken(token string, h http.Handler) http.Handler {
+func RequireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
 	}

@@ -1,4 +1,4 @@
-package collector
+package metrics
 
 import (
 	"context"
@@ -12,16 +12,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 )
 
 // The collector's figures for Prometheus, at GET /metrics on its web
 // address. Labels are bounded: fleet and device (the fleet's accounts),
 // server (a result's server label, or else the server's name without its
-// version), metric (one of ChangeMetrics); never a result's, command's or
+// version), metric (one of series.Metrics); never a result's, command's or
 // URL's id. Of the series of one fleet, device and server (several specs
 // or labels), the one that ran last is exported, and at most
-// MaxSeriesMetrics of them (those that ran last); the rest are counted in
+// Config.MaxSeries of them (those that ran last); the rest are counted in
 // edgebench_series_not_exported.
 //
 //	edgebench_results_stored_total                 counter  results committed (new)
@@ -34,30 +35,61 @@ import (
 //	edgebench_devices{fleet,state}                 gauge    devices online / offline
 //	edgebench_device_spooled_results{fleet,device} gauge   results waiting in a device's spool (its last heartbeat)
 //	edgebench_series_latest{fleet,device,server,metric} gauge  the latest result's figure of a series
-//	edgebench_series_not_exported                  gauge    series left out past MaxSeriesMetrics
+//	edgebench_series_not_exported                  gauge    series left out past Config.MaxSeries
 //	edgebench_alerts_published_total, edgebench_alerts_posted_total, edgebench_alerts_dropped_total
 //	edgebench_schedules{state}                     gauge    schedules active / paused
-var MaxSeriesMetrics = 2000
 
-type metrics struct {
+// Store is what the metrics read of the store at a scrape (a
+// *store.Store).
+type Store interface {
+	// Devices lists the devices the store knows.
+	Devices(ctx context.Context) ([]store.Device, error)
+	// Schedules lists the schedules.
+	Schedules(ctx context.Context) ([]store.Schedule, error)
+	// Runs lists the results f selects, the last received first.
+	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
+}
+
+// Config configures the metrics: the store and the collector's counts,
+// read at each scrape.
+type Config struct {
+	Store Store
+	// The collector's counts.
+	Stored, Duplicates, Failed, BrokerRefused    func() int64
+	AlertsPublished, AlertsPosted, AlertsDropped func() int64
+	// MaxSeries bounds the series of edgebench_series_latest; default
+	// 2000.
+	MaxSeries int
+	Log       *zap.Logger
+}
+
+// Metrics are the collector's figures for Prometheus.
+type Metrics struct {
 	reg     *prometheus.Registry
+	log     *zap.Logger
 	batches prometheus.Counter
 	latency prometheus.Histogram
 	size    prometheus.Histogram
 }
 
-// observeIngest records one batch given to the store, started at start.
-func (c *Collector) observeIngest(n int, start time.Time) {
-	if m := c.metrics; m != nil {
-		m.batches.Inc()
-		m.latency.Observe(time.Since(start).Seconds())
-		m.size.Observe(float64(n))
-	}
+// ObserveIngest records one batch given to the store, started at start.
+func (m *Metrics) ObserveIngest(n int, start time.Time) {
+	m.batches.Inc()
+	m.latency.Observe(time.Since(start).Seconds())
+	m.size.Observe(float64(n))
 }
 
-func (c *Collector) newMetrics() *metrics {
+// New registers the metrics; ctx bounds the store's reads of every scrape
+// (the collector's life).
+func New(ctx context.Context, cfg Config) *Metrics {
+	if cfg.MaxSeries <= 0 {
+		cfg.MaxSeries = 2000
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
 	reg := prometheus.NewRegistry()
-	m := &metrics{reg: reg,
+	m := &Metrics{reg: reg, log: cfg.Log,
 		batches: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgebench_ingest_batches_total", Help: "Store transactions of results."}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgebench_ingest_batch_seconds", Help: "A batch's time in the store.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
@@ -65,24 +97,30 @@ func (c *Collector) newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 	}
 	reg.MustRegister(m.batches, m.latency, m.size)
-	counter := func(name, help string, f func() float64) {
-		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+	counter := func(name, help string, f func() int64) {
+		if f == nil {
+			f = func() int64 { return 0 }
+		}
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f()) }))
 	}
-	counter("edgebench_results_stored_total", "Results committed to the store.", func() float64 { return float64(c.stored.Load()) })
-	counter("edgebench_results_duplicate_total", "Results already stored, resent by their device.", func() float64 { return float64(c.duplicates.Load()) })
-	counter("edgebench_results_failed_total", "Results the store did not take (not acked: the device resends them).", func() float64 { return float64(c.failed.Load()) })
-	counter("edgebench_broker_refused_total", "Logins, subscriptions and packets the embedded broker refused.", func() float64 { return float64(c.brokerRefused.Load()) })
-	counter("edgebench_alerts_published_total", "Alerts published on MQTT.", func() float64 { return float64(c.AlertStats().Published) })
-	counter("edgebench_alerts_posted_total", "Alerts the webhook took.", func() float64 { return float64(c.AlertStats().Posted) })
-	counter("edgebench_alerts_dropped_total", "Alerts not posted: the queue was full or every attempt failed.", func() float64 { return float64(c.AlertStats().Dropped) })
-	reg.MustRegister(&fleetCollector{c: c})
+	counter("edgebench_results_stored_total", "Results committed to the store.", cfg.Stored)
+	counter("edgebench_results_duplicate_total", "Results already stored, resent by their device.", cfg.Duplicates)
+	counter("edgebench_results_failed_total", "Results the store did not take (not acked: the device resends them).", cfg.Failed)
+	counter("edgebench_broker_refused_total", "Logins, subscriptions and packets the embedded broker refused.", cfg.BrokerRefused)
+	counter("edgebench_alerts_published_total", "Alerts published on MQTT.", cfg.AlertsPublished)
+	counter("edgebench_alerts_posted_total", "Alerts the webhook took.", cfg.AlertsPosted)
+	counter("edgebench_alerts_dropped_total", "Alerts not posted: the queue was full or every attempt failed.", cfg.AlertsDropped)
+	reg.MustRegister(&fleetCollector{ctx: ctx, st: cfg.Store, max: cfg.MaxSeries, log: cfg.Log})
 	return m
 }
 
 // fleetCollector reads the fleet's figures from the store at each scrape
 // (at most every 10 s; a scrape in between gets the figures read last).
 type fleetCollector struct {
-	c    *Collector
+	ctx  context.Context
+	st   Store
+	max  int // series exported at most
+	log  *zap.Logger
 	mu   sync.Mutex
 	at   time.Time
 	last []prometheus.Metric
@@ -107,11 +145,11 @@ func (f *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if time.Since(f.at) >= 10*time.Second || f.last == nil {
-		ctx, cancel := context.WithTimeout(f.c.ctx, 10*time.Second)
-		ms, err := f.c.fleetMetrics(ctx)
+		ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+		ms, err := f.fleetMetrics(ctx)
 		cancel()
 		if err != nil {
-			f.c.log.Warn("metrics", zap.Error(err))
+			f.log.Warn("metrics", zap.Error(err))
 			ms = []prometheus.Metric{prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 0)}
 		}
 		f.at, f.last = time.Now(), ms
@@ -121,12 +159,12 @@ func (f *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, error) {
+func (fc *fleetCollector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, error) {
 	var out []prometheus.Metric
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
 	}
-	devs, err := c.store.Devices(ctx)
+	devs, err := fc.st.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +189,7 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 		gauge(descDevices, float64(f.online), name, "online")
 		gauge(descDevices, float64(f.offline), name, "offline")
 	}
-	ss, err := c.store.Schedules(ctx)
+	ss, err := fc.st.Schedules(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +204,11 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 	gauge(descSchedule, float64(active), "active")
 	gauge(descSchedule, float64(paused), "paused")
 	// The latest result of each series within the last 30 days.
-	runs, err := c.store.Runs(ctx, store.Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
+	runs, err := fc.st.Runs(ctx, store.Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
 	if err != nil {
 		return nil, err
 	}
-	keys, by := series(runs)
+	keys, by := series.Of(runs, nil)
 	// One series per fleet, device and server: of several (specs,
 	// labels), the one whose latest result ran last.
 	type lk struct{ fleet, device, server string }
@@ -193,14 +231,14 @@ func (c *Collector) fleetMetrics(ctx context.Context) ([]prometheus.Metric, erro
 		ls = append(ls, l)
 	}
 	sort.Slice(ls, func(i, j int) bool { return latest[ls[i]].Started.After(latest[ls[j]].Started) })
-	if len(ls) > MaxSeriesMetrics { // the most recent ones are kept
-		dropped += len(ls) - MaxSeriesMetrics
-		ls = ls[:MaxSeriesMetrics]
+	if len(ls) > fc.max { // the most recent ones are kept
+		dropped += len(ls) - fc.max
+		ls = ls[:fc.max]
 	}
 	for _, l := range ls {
 		r := latest[l]
-		for _, m := range ChangeMetrics {
-			if v := metricOf(&r, m); !math.IsNaN(v) {
+		for _, m := range series.Metrics {
+			if v := series.Value(&r, m); !math.IsNaN(v) {
 				gauge(descLatest, v, l.fleet, l.device, l.server, m)
 			}
 		}
@@ -233,7 +271,7 @@ func clip(s string, n int) string {
 	return s
 }
 
-// metricsHandler serves /metrics.
-func (c *Collector) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(c.log), Timeout: 20 * time.Second})
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(m.log), Timeout: 20 * time.Second})
 }

@@ -1,4 +1,4 @@
-package collector
+package series
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestChangesInTheStore(t *testing.T) {
 		if _, err := s.Ingest(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
-		cs, err := Changes(ctx, s, ChangeOptions{})
+		cs, err := Changes(ctx, s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,13 +76,13 @@ func TestChangesInTheStore(t *testing.T) {
 			t.Errorf("rps %+.1f%% [%+.1f %+.1f], want about -15 %%", c.Pct, c.LowPct, c.HighPct)
 		}
 		day15 := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
-		if cs, err := Changes(ctx, s, ChangeOptions{Since: day15, History: 20 * 24 * time.Hour}); err != nil || len(cs) != 2 {
+		if cs, err := Changes(ctx, s, Options{Since: day15, History: 20 * 24 * time.Hour}); err != nil || len(cs) != 2 {
 			t.Errorf("since the 15th with 20 days of history: %d changes, %v; want 2", len(cs), err)
 		}
-		if cs, err := Changes(ctx, s, ChangeOptions{Since: day15, History: 3 * 24 * time.Hour}); err != nil || len(cs) != 0 {
+		if cs, err := Changes(ctx, s, Options{Since: day15, History: 3 * 24 * time.Hour}); err != nil || len(cs) != 0 {
 			t.Errorf("with 3 days of history (fewer results than a change needs before it): %v %v", cs, err)
 		}
-		if cs, err := Changes(ctx, s, ChangeOptions{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
+		if cs, err := Changes(ctx, s, Options{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
 			t.Errorf("since the day after: %v %v", cs, err)
 		}
 	})

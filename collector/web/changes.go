@@ -1,4 +1,4 @@
-package collector
+package web
 
 import (
 	"fmt"
@@ -11,13 +11,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 )
 
-// changesPage serves /changes: each series with a change, its req/s drawn
+// ChangesPage serves /changes: each series with a change, its req/s drawn
 // with the changes marked (red worse, green better), and the changes.
-func (c *Collector) changesPage() http.HandlerFunc {
-	page := template.Must(template.New("changes").ParseFS(webFiles, "web/layout.html", "web/changes.html"))
+func ChangesPage(st series.Store, log *zap.Logger) http.HandlerFunc {
+	page := template.Must(template.New("changes").ParseFS(files, "layout.html", "changes.html"))
 	return func(w http.ResponseWriter, r *http.Request) {
 		days := 7
 		if s := r.URL.Query().Get("days"); s != "" {
@@ -26,10 +27,10 @@ func (c *Collector) changesPage() http.HandlerFunc {
 			}
 		}
 		since := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
-		cs, err := Changes(r.Context(), c.store, ChangeOptions{Since: since})
+		cs, err := series.Changes(r.Context(), st, series.Options{Since: since})
 		if err == nil && len(cs) > 0 {
 			var runs []store.RunRow
-			runs, err = c.store.Runs(r.Context(), store.Filter{Since: since})
+			runs, err = st.Runs(r.Context(), store.Filter{Since: since})
 			if err == nil {
 				err = renderChanges(w, page, cs, runs, days)
 				if err == nil {
@@ -38,7 +39,7 @@ func (c *Collector) changesPage() http.HandlerFunc {
 			}
 		}
 		if err != nil {
-			c.log.Error("changes page", zap.Error(err))
+			log.Error("changes page", zap.Error(err))
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}
@@ -49,8 +50,8 @@ func (c *Collector) changesPage() http.HandlerFunc {
 
 // renderChanges draws each series' req/s (x: result order, y: from 0 to
 // its largest value) with a mark at each change.
-func renderChanges(w http.ResponseWriter, page *template.Template, cs []Change, runs []store.RunRow, days int) error {
-	_, by := series(runs)
+func renderChanges(w http.ResponseWriter, page *template.Template, cs []series.Change, runs []store.RunRow, days int) error {
+	_, by := series.Of(runs, nil)
 	type mark struct {
 		X     float64
 		Worse bool
@@ -60,7 +61,7 @@ func renderChanges(w http.ResponseWriter, page *template.Template, cs []Change, 
 		Name    string
 		Points  string
 		Marks   []mark
-		Changes []Change
+		Changes []series.Change
 	}
 	var out []*one
 	bySeries := map[string]*one{}

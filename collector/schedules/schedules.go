@@ -1,10 +1,8 @@
-package collector
+package schedules
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -20,29 +18,78 @@ import (
 // collector was running.
 const maxBackfill = 100
 
-// scheduler fires the schedules that fall due, checking every tick.
-func (c *Collector) scheduler(tick time.Duration) {
-	defer c.wg.Done()
-	host, _ := os.Hostname()
-	me := fmt.Sprintf("%s@%s/%d", c.cfg.ClientID, host, os.Getpid())
-	t := time.NewTicker(tick)
+// Store is what the scheduler reads and writes of the store (a
+// *store.Store).
+type Store interface {
+	// DueSchedules are the schedules not paused whose next firing is due.
+	DueSchedules(ctx context.Context, now time.Time) ([]store.Schedule, error)
+	// ClaimRun claims the firing of sch due at due for collector, once
+	// among the collectors sharing the store.
+	ClaimRun(ctx context.Context, sch *store.Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error)
+	// FinishRun records what a claimed firing sent and missed.
+	FinishRun(ctx context.Context, r *store.ScheduleRun) error
+	// Devices lists the devices the store knows.
+	Devices(ctx context.Context) ([]store.Device, error)
+}
+
+// Trigger sends a load-test command as the collector's API does, and
+// says which command it sent and to which devices (fleet/id).
+type Trigger func(ctx context.Context, req store.TriggerRequest) (commandID string, devices []string, err error)
+
+// Config configures a Scheduler.
+type Config struct {
+	Store   Store
+	Trigger Trigger
+	// Fired, when set, is told of each firing once it is recorded: the
+	// collector raises an alert for one that missed devices or failed.
+	Fired func(sch *store.Schedule, run *store.ScheduleRun)
+	Name  string        // the collector's name in the firings it records
+	Tick  time.Duration // how often due schedules are looked for; default 1 s
+	Log   *zap.Logger
+}
+
+// Scheduler fires the schedules of the store that fall due.
+type Scheduler struct {
+	cfg Config
+	log *zap.Logger
+	wg  sync.WaitGroup // the firings under way
+}
+
+// New returns a scheduler; Run runs it.
+func New(cfg Config) *Scheduler {
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Scheduler{cfg: cfg, log: cfg.Log}
+}
+
+// Run fires the schedules that fall due, checking every tick, until ctx
+// ends; then it waits for the firings under way.
+func (s *Scheduler) Run(ctx context.Context) {
+	defer s.wg.Wait()
+	t := time.NewTicker(s.cfg.Tick)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		c.fireDue(c.ctx, me, time.Now())
+		s.FireDue(ctx, time.Now())
 	}
 }
 
-// fireDue claims and fires each schedule due at now.
-func (c *Collector) fireDue(ctx context.Context, me string, now time.Time) {
-	due, err := c.store.DueSchedules(ctx, now)
+// FireDue claims and fires each schedule due at now. The firings it
+// claims run on, and Run waits for them.
+func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
+	me := s.cfg.Name
+	due, err := s.cfg.Store.DueSchedules(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.log.Warn("schedules", zap.Error(err))
+			s.log.Warn("schedules", zap.Error(err))
 		}
 		return
 	}
@@ -64,22 +111,24 @@ func (c *Collector) fireDue(ctx context.Context, me string, now time.Time) {
 			at = n
 		}
 		next := sch.Next(at)
-		ok, err := c.store.ClaimRun(ctx, sch, at, next, missed, me, now)
+		ok, err := s.cfg.Store.ClaimRun(ctx, sch, at, next, missed, me, now)
 		if err != nil {
-			c.log.Warn("schedule claim", zap.String("schedule", sch.Name), zap.Error(err))
+			s.log.Warn("schedule claim", zap.String("schedule", sch.Name), zap.Error(err))
 			continue
 		}
 		if !ok {
 			continue // another collector fires it
 		}
-		c.wg.Add(1)
+		s.wg.Add(1)
 		go func() {
-			defer c.wg.Done()
-			run := c.fire(ctx, sch, at, now, me)
-			if err := c.store.FinishRun(context.WithoutCancel(ctx), run); err != nil {
-				c.log.Warn("schedule run", zap.String("schedule", sch.Name), zap.Error(err))
+			defer s.wg.Done()
+			run := s.fire(ctx, sch, at, now, me)
+			if err := s.cfg.Store.FinishRun(context.WithoutCancel(ctx), run); err != nil {
+				s.log.Warn("schedule run", zap.String("schedule", sch.Name), zap.Error(err))
 			}
-			c.scheduleAlert(sch, run)
+			if s.cfg.Fired != nil {
+				s.cfg.Fired(sch, run)
+			}
 		}()
 	}
 }
@@ -87,13 +136,13 @@ func (c *Collector) fireDue(ctx context.Context, me string, now time.Time) {
 // fire sends a firing: one ordinary trigger, or with Jitter one per online
 // device at a random moment of the jitter window. Devices offline or busy
 // at the firing are recorded as missed.
-func (c *Collector) fire(ctx context.Context, sch *store.Schedule, due, now time.Time, me string) *store.ScheduleRun {
+func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time.Time, me string) *store.ScheduleRun {
 	run := &store.ScheduleRun{Schedule: sch.Name, DueAt: due, FiredAt: now, Collector: me}
 	req := sch.Trigger
 	req.Spec.Labels = append([]wire.Label(nil), req.Spec.Labels...)
 	req.Spec.Labels = slicesDeleteLabel(req.Spec.Labels, store.ScheduleLabel)
 	req.Spec.Labels = append(req.Spec.Labels, wire.Label{K: store.ScheduleLabel, V: sch.Name})
-	devs, err := c.store.Devices(ctx)
+	devs, err := s.cfg.Store.Devices(ctx)
 	if err != nil {
 		run.Error = err.Error()
 		return run
@@ -117,12 +166,12 @@ func (c *Collector) fire(ctx context.Context, sch *store.Schedule, due, now time
 		return run // the one device is offline or busy: nothing sent
 	}
 	if sch.Jitter <= 0 {
-		t, err := c.Trigger(ctx, req)
+		id, devices, err := s.cfg.Trigger(ctx, req)
 		if err != nil {
 			run.Error = err.Error()
 			return run
 		}
-		run.Commands, run.Devices = []string{t.CommandID}, t.Devices
+		run.Commands, run.Devices = []string{id}, devices
 		return run
 	}
 	if len(online) == 0 {
@@ -143,15 +192,15 @@ func (c *Collector) fire(ctx context.Context, sch *store.Schedule, due, now time
 			}
 			one := req
 			one.Fleet, one.Device, one.Select = d.Fleet, d.ID, nil
-			t, err := c.Trigger(ctx, one)
+			id, devices, err := s.cfg.Trigger(ctx, one)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				run.Missed = append(run.Missed, store.Missed{Device: d.Fleet + "/" + d.ID, Reason: err.Error()})
 				return
 			}
-			run.Commands = append(run.Commands, t.CommandID)
-			run.Devices = append(run.Devices, t.Devices...)
+			run.Commands = append(run.Commands, id)
+			run.Devices = append(run.Devices, devices...)
 		}()
 	}
 	wg.Wait()

@@ -1,4 +1,4 @@
-package collector
+package series
 
 import (
 	"context"
@@ -18,20 +18,21 @@ import (
 )
 
 // A series is the succeeded results of one device running one Spec with
-// the same labels, in the order they ran; the labels of SeriesIgnore do
-// not split series (a scheduled run and a manual one of the same work are
-// one experiment). The detector watches three figures of each series:
+// the same labels, in the order they ran; the labels a series ignores
+// (the schedule's, unless told otherwise) do not split it: a scheduled
+// run and a manual one of the same work are one experiment. The detector
+// watches three figures of each series:
 //
 //	rps          requests per second (higher is better)
 //	p99_us       the 99th percentile of latency, µs (lower is better)
 //	cpu_per_kreq the device's CPU % per 1000 req/s (lower is better): what
 //	             one request costs the machine serving it
-var SeriesIgnore = []string{store.ScheduleLabel}
 
-// ChangeMetrics are the figures the change detector watches, in order.
-var ChangeMetrics = []string{"rps", "p99_us", "cpu_per_kreq"}
+// Metrics are the figures the change detector watches, in order.
+var Metrics = []string{"rps", "p99_us", "cpu_per_kreq"}
 
-func metricOf(r *store.RunRow, m string) float64 {
+// Value is the figure m (one of Metrics) of r, NaN when r has none.
+func Value(r *store.RunRow, m string) float64 {
 	switch m {
 	case "rps":
 		return r.RPS
@@ -80,8 +81,8 @@ func (c *Change) Worse() bool {
 	return c.Pct > 0
 }
 
-// ChangeOptions select the changes Changes finds.
-type ChangeOptions struct {
+// Options select the changes Changes finds.
+type Options struct {
 	Since time.Time // changes at or after this; the results before it still count as history
 	// History, when set, bounds the results read before Since (all of
 	// them otherwise).
@@ -89,11 +90,26 @@ type ChangeOptions struct {
 	Fleet   string
 	Device  string
 	Detect  stats.DetectOptions
+	// Ignore are the labels that do not split a series; nil: the
+	// schedule's label (store.ScheduleLabel).
+	Ignore []string
 }
 
-// series groups runs (newest first, as Runs returns them) into series,
-// each oldest first, keyed by fleet/device · spec · labels.
-func series(runs []store.RunRow) (keys []string, by map[string][]store.RunRow) {
+// Store is what the series read of the store (a *store.Store).
+type Store interface {
+	// Runs lists the results f selects, the last received first.
+	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
+	// Result returns a stored result, decoded from its payload.
+	Result(ctx context.Context, id string) (*wire.Result, error)
+}
+
+// Of groups runs (newest first, as Runs returns them) into series, each
+// oldest first, keyed by fleet/device · spec · labels but those of
+// ignore (nil: the schedule's label).
+func Of(runs []store.RunRow, ignore []string) (keys []string, by map[string][]store.RunRow) {
+	if ignore == nil {
+		ignore = []string{store.ScheduleLabel}
+	}
 	by = map[string][]store.RunRow{}
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
@@ -102,7 +118,7 @@ func series(runs []store.RunRow) (keys []string, by map[string][]store.RunRow) {
 		}
 		labels := map[string]string{}
 		for k, v := range r.Labels {
-			if !slices.Contains(SeriesIgnore, k) {
+			if !slices.Contains(ignore, k) {
 				labels[k] = v
 			}
 		}
@@ -121,7 +137,7 @@ func series(runs []store.RunRow) (keys []string, by map[string][]store.RunRow) {
 
 // Changes runs the detector over every series of the store and returns
 // the changes found at or after o.Since, oldest first.
-func Changes(ctx context.Context, s *store.Store, o ChangeOptions) ([]Change, error) {
+func Changes(ctx context.Context, s Store, o Options) ([]Change, error) {
 	f := store.Filter{Fleet: o.Fleet, Device: o.Device}
 	var from time.Time
 	if o.History > 0 && !o.Since.IsZero() {
@@ -138,15 +154,15 @@ func Changes(ctx context.Context, s *store.Store, o ChangeOptions) ([]Change, er
 	if !from.IsZero() {
 		runs = slices.DeleteFunc(runs, func(r store.RunRow) bool { return r.Started.Before(from) })
 	}
-	keys, by := series(runs)
+	keys, by := Of(runs, o.Ignore)
 	var out []Change
 	opt := o.Detect.Filled()
 	for _, key := range keys {
 		rs := by[key]
-		for _, m := range ChangeMetrics {
+		for _, m := range Metrics {
 			xs := make([]float64, len(rs))
 			for i := range rs {
-				xs[i] = metricOf(&rs[i], m)
+				xs[i] = Value(&rs[i], m)
 			}
 			for _, cp := range stats.DetectChanges(xs, opt) {
 				r := rs[cp.Index]
@@ -193,7 +209,7 @@ func sideIDs(rs []store.RunRow, xs []float64, k int, o stats.DetectOptions) (bef
 }
 
 // alsoChanged compares the fingerprints on both sides of a change.
-func alsoChanged(ctx context.Context, s *store.Store, rs []store.RunRow, before, after []int) ([]string, error) {
+func alsoChanged(ctx context.Context, s Store, rs []store.RunRow, before, after []int) ([]string, error) {
 	if len(before) == 0 || len(after) == 0 {
 		return nil, nil
 	}

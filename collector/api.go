@@ -3,7 +3,6 @@ package collector
 import (
 	"encoding/json"
 	"errors"
-	"html/template"
 	"mime"
 	"net/http"
 	"strconv"
@@ -11,20 +10,105 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/web"
+	"github.com/edgebench/edgebench/transport"
 )
 
-// scheduleTick is how often the scheduler looks for due schedules.
-var scheduleTick = time.Second
+// CommandStatus is a command's events and results, for trigger --wait.
+type CommandStatus struct {
+	Events  []store.Event       `json:"events"`
+	Results []compare.ExportRow `json:"results"`
+}
 
-// startFleet starts what watches the fleet over time: the scheduler and
-// the alerts.
-func (c *Collector) startFleet() {
-	c.metrics = c.newMetrics()
-	c.wg.Add(1)
-	go c.scheduler(scheduleTick)
-	c.startAlerts()
+// api adds the JSON endpoints the CLI uses to the mux:
+//
+//	POST /api/trigger               TriggerRequest -> Triggered
+//	GET  /api/commands/{id}         CommandStatus
+//	GET  /api/compare?by=&cmd=...   the comparison as text
+//	GET  /api/devices               []Device
+//	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
+func (c *Collector) api(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+			return
+		}
+		var req store.TriggerRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		t, err := c.Trigger(r.Context(), req)
+		if err != nil {
+			code := http.StatusBadRequest
+			if errors.Is(err, transport.ErrNotConnected) {
+				code = http.StatusServiceUnavailable
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		writeJSON(w, t)
+	})
+	mux.HandleFunc("GET /api/commands/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		evs, err := c.store.Events(r.Context(), id)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		runs, err := c.store.Runs(r.Context(), store.Filter{Command: id})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs)})
+	})
+	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
+		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())
+		var qe *compare.QueryError
+		switch {
+		case errors.As(err, &qe):
+			http.Error(w, qe.Msg, http.StatusBadRequest)
+		case err != nil:
+			c.log.Error("compare", zap.Error(err))
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		default:
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			cmp.WriteText(w)
+		}
+	})
+	c.cancelAPI(mux)
+	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
+		devs, err := c.store.Devices(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, devs)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// cancelAPI adds POST /api/commands/{id}/cancel: Cancel, answered with
+// the cancel command sent (Triggered).
+func (c *Collector) cancelAPI(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/commands/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
+		t, err := c.Cancel(r.Context(), r.PathValue("id"))
+		if err != nil {
+			http.Error(w, err.Error(), web.CancelStatus(err))
+			return
+		}
+		writeJSON(w, t)
+	})
 }
 
 // fleetRoutes adds the schedules' API to api and their page to mux:
@@ -128,40 +212,26 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		}
 		writeJSON(w, runs)
 	})
-	mux.Handle("GET /metrics", c.metricsHandler())
-	mux.HandleFunc("GET /changes", c.changesPage())
+	mux.Handle("GET /metrics", c.metrics.Handler())
+	mux.Handle("GET /changes", web.ChangesPage(c.store, c.log))
 	api.HandleFunc("GET /api/changes", func(w http.ResponseWriter, r *http.Request) {
 		days, err := strconv.Atoi(r.URL.Query().Get("days"))
 		if err != nil || days < 0 {
 			days = 7
 		}
-		o := ChangeOptions{Fleet: r.URL.Query().Get("fleet"), Device: r.URL.Query().Get("device")}
+		o := series.Options{Fleet: r.URL.Query().Get("fleet"), Device: r.URL.Query().Get("device")}
 		if days > 0 {
 			o.Since = time.Now().Add(-time.Duration(days) * 24 * time.Hour)
 		}
-		cs, err := Changes(r.Context(), c.store, o)
+		cs, err := series.Changes(r.Context(), c.store, o)
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		if cs == nil {
-			cs = []Change{}
+			cs = []series.Change{}
 		}
 		writeJSON(w, cs)
 	})
-	page := template.Must(template.New("schedules").Funcs(template.FuncMap{"labels": group.LabelString}).
-		ParseFS(webFiles, "web/layout.html", "web/schedules.html"))
-	mux.HandleFunc("GET /schedules", func(w http.ResponseWriter, r *http.Request) {
-		ss, err := c.store.Schedules(r.Context())
-		if err != nil {
-			c.log.Error("schedules page", zap.Error(err))
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := page.ExecuteTemplate(w, "schedules.html", map[string]any{
-			"Title": "schedules", "Schedules": ss, "NeedToken": c.cfg.APIToken != ""}); err != nil {
-			c.log.Warn("schedules page", zap.Error(err))
-		}
-	})
+	mux.Handle("GET /schedules", web.SchedulesPage(c.store, c.log, c.cfg.APIToken != ""))
 }
