@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
@@ -23,23 +24,23 @@ type Metric struct {
 	// Sparse: only some results have it (capacity): a table shows it
 	// only when one of its groups has it.
 	Sparse bool
-	get    func(*store.RunFigures) float64
+	get    func(*figures.Run) float64
 }
 
 // Metrics are the figures of a comparison, in the order of the seeds'
 // tables.
 var Metrics = []Metric{
-	{Name: "rps", Title: "req/s", Unit: "req/s", Higher: true, get: func(f *store.RunFigures) float64 { return f.RPS }},
-	{Name: "mean", Title: "mean", Unit: "µs", get: func(f *store.RunFigures) float64 { return f.MeanUS }},
-	{Name: "p50", Title: "p50", Unit: "µs", get: func(f *store.RunFigures) float64 { return f.P50US }},
-	{Name: "p99", Title: "p99", Unit: "µs", get: func(f *store.RunFigures) float64 { return f.P99US }},
-	{Name: "max", Title: "max", Unit: "µs", get: func(f *store.RunFigures) float64 { return f.MaxUS }},
-	{Name: "timeouts", Title: "timeouts", Count: true, get: func(f *store.RunFigures) float64 { return float64(f.Timeouts) }},
-	{Name: "errors", Title: "errors", Count: true, get: func(f *store.RunFigures) float64 { return float64(f.Errors) }},
-	{Name: "cpu", Title: "CPU %", Unit: "%", get: func(f *store.RunFigures) float64 { return f.CPUPct }},
-	{Name: "io", Title: "IO KB/s", Unit: "KB/s", get: func(f *store.RunFigures) float64 { return f.IOKBs }},
-	{Name: "mem", Title: "mem MB", Unit: "MB", get: func(f *store.RunFigures) float64 { return f.MemKB / 1024 }},
-	{Name: "capacity", Title: "capacity", Unit: "req/s", Higher: true, Sparse: true, get: func(f *store.RunFigures) float64 { return f.CapacityRPS }},
+	{Name: "rps", Title: "req/s", Unit: "req/s", Higher: true, get: func(f *figures.Run) float64 { return f.RPS }},
+	{Name: "mean", Title: "mean", Unit: "µs", get: func(f *figures.Run) float64 { return f.MeanUS }},
+	{Name: "p50", Title: "p50", Unit: "µs", get: func(f *figures.Run) float64 { return f.P50US }},
+	{Name: "p99", Title: "p99", Unit: "µs", get: func(f *figures.Run) float64 { return f.P99US }},
+	{Name: "max", Title: "max", Unit: "µs", get: func(f *figures.Run) float64 { return f.MaxUS }},
+	{Name: "timeouts", Title: "timeouts", Count: true, get: func(f *figures.Run) float64 { return float64(f.Timeouts) }},
+	{Name: "errors", Title: "errors", Count: true, get: func(f *figures.Run) float64 { return float64(f.Errors) }},
+	{Name: "cpu", Title: "CPU %", Unit: "%", get: func(f *figures.Run) float64 { return f.CPUPct }},
+	{Name: "io", Title: "IO KB/s", Unit: "KB/s", get: func(f *figures.Run) float64 { return f.IOKBs }},
+	{Name: "mem", Title: "mem MB", Unit: "MB", get: func(f *figures.Run) float64 { return f.MemKB / 1024 }},
+	{Name: "capacity", Title: "capacity", Unit: "req/s", Higher: true, Sparse: true, get: func(f *figures.Run) float64 { return f.CapacityRPS }},
 }
 
 // MetricByName finds a metric by its --metric name.
@@ -168,7 +169,7 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 			g.GeneratorBound++
 		}
 		for _, m := range Metrics {
-			g.values[m.Name] = append(g.values[m.Name], m.get(&r.RunFigures))
+			g.values[m.Name] = append(g.values[m.Name], m.get(&r.Run))
 		}
 		baseSeen = baseSeen || r.Group == o.Base
 	}

@@ -2,8 +2,8 @@
 // sends, in a SQLite file or a PostgreSQL database (Open): the schema of
 // each engine (migrations/), every write (Ingest, SetStatus,
 // SetHeartbeats, AddCommand, AddEvent) and every read (Devices, Runs,
-// Result, Events, GroupRuns, LabelKeys), the figures of a run
-// (Figures), the verdict and repeat columns and their backfill from the
+// Result, Events, GroupRuns, LabelKeys), the figures of each run as
+// columns, the verdict and repeat columns and their backfill from the
 // payloads, the schedules and their firings, the alerts raised, and the
 // pruning of old results (Prune).
 //

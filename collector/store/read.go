@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -361,7 +362,7 @@ type GroupedRun struct {
 	Group    string
 	ResultID string
 	Spec     group.Spec
-	RunFigures
+	figures.Run
 }
 
 // GroupRuns returns the runs matching f with their spec and their group

@@ -35,7 +35,7 @@ var ErrUnavailable = errors.New("store unavailable")
 // The files of the store: sqlite.go and postgres.go open each engine,
 // migrate.go runs the migrations, write.go holds what the collector
 // writes, read.go what the commands and pages read, figures.go the
-// figures of a run, verdicts.go and specs.go the columns filled from the
+// errors recounted from the payloads, verdicts.go and specs.go the columns filled from the
 // payloads, schedules.go and alerts.go the fleet's tables over time,
 // retention.go the pruning.
 type Store struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -31,7 +32,7 @@ type Incoming struct {
 	// device's clock, which says what it likes.
 	Received time.Time
 
-	figs []RunFigures // the figures of Result's runs, when computed ahead (Prepare)
+	figs []figures.Run // the figures of Result's runs, when computed ahead (Prepare)
 }
 
 // Prepare computes the figures of the result's runs ahead of Ingest: the
@@ -49,10 +50,10 @@ func (in *Incoming) Prepare() {
 }
 
 // runFigures are the figures of each of r's runs.
-func runFigures(r *wire.Result) []RunFigures {
-	figs := make([]RunFigures, len(r.Runs))
+func runFigures(r *wire.Result) []figures.Run {
+	figs := make([]figures.Run, len(r.Runs))
 	for j := range r.Runs {
-		figs[j] = Figures(&r.Runs[j], r.Fingerprint)
+		figs[j] = figures.Of(&r.Runs[j], r.Fingerprint)
 	}
 	if c := r.Capacity; c != nil && len(figs) > 0 {
 		figs[0].CapacityRPS = c.CapacityRPS
@@ -123,7 +124,7 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 	now := time.Now().UnixNano()
 	type prepared struct {
 		started  time.Time
-		figs     []RunFigures
+		figs     []figures.Run
 		received int64
 	}
 	prep := make(map[string]prepared, len(order))

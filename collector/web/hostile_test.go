@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/collector/store/storetest"
@@ -79,7 +80,7 @@ func FuzzResultViews(f *testing.F) {
 		}
 		for i := range r.Runs {
 			run := &r.Runs[i]
-			store.Figures(run, r.Fingerprint)
+			figures.Of(run, r.Fingerprint)
 			RunCharts(run)
 			if lr, err := rebuild.LoadResult(run, r.Spec); err == nil {
 				report.WriteText(io.Discard, lr)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/series"
@@ -247,7 +248,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		"CapacityCharts": CapacityCharts(res.Capacity)}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
-		fig := store.Figures(run, res.Fingerprint)
+		fig := figures.Of(run, res.Fingerprint)
 		data["Fig"] = fig
 		data["Throttled"] = fig.Throttled
 		data["Charts"] = RunCharts(run)
@@ -276,7 +277,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		data["Report"] = rep.String()
 	} else {
-		data["Fig"] = store.RunFigures{RPS: math.NaN(), MeanUS: math.NaN(), P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(),
+		data["Fig"] = figures.Run{RPS: math.NaN(), MeanUS: math.NaN(), P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(),
 			CPUPct: math.NaN(), IOKBs: math.NaN(), MemKB: math.NaN(), TempC: math.NaN()}
 	}
 	w.render(rw, "run", data)

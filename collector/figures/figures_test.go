@@ -1,11 +1,11 @@
-package store_test
+package figures_test
 
 import (
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -15,13 +15,13 @@ import (
 func BenchmarkFigures(b *testing.B) {
 	r := storetest.FakeResult(rand.New(rand.NewPCG(1, 2)), "lab", "pi-1", nil, time.Now(), 1000, 800)
 	run, fp := &r.Runs[0], r.Fingerprint
-	if f := store.Figures(run, fp); f.P50US != f.P50US {
+	if f := figures.Of(run, fp); f.P50US != f.P50US {
 		b.Fatal("no latency figures")
 	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			store.Figures(run, fp)
+			figures.Of(run, fp)
 		}
 	})
 }
