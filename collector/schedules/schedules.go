@@ -1,8 +1,10 @@
 package schedules
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,14 +47,20 @@ type Config struct {
 	Fired func(sch *store.Schedule, run *store.ScheduleRun)
 	Name  string        // the collector's name in the firings it records
 	Tick  time.Duration // how often due schedules are looked for; default 1 s
-	Log   *zap.Logger
+	// MaxFirings bounds the firings under way at once (a jittered one
+	// lasts up to its jitter); default 64. Past it, the schedules due
+	// are left due, for the next tick or another collector.
+	MaxFirings int
+	Log        *zap.Logger
 }
 
-// Scheduler fires the schedules of the store that fall due.
+// Scheduler fires the schedules of the store that fall due. Each firing
+// is one goroutine of the scheduler's, at most MaxFirings at once.
 type Scheduler struct {
-	cfg Config
-	log *zap.Logger
-	wg  sync.WaitGroup // the firings under way
+	cfg   Config
+	log   *zap.Logger
+	slots chan struct{}  // one per firing under way
+	wg    sync.WaitGroup // the firings under way
 }
 
 // New returns a scheduler; Run runs it.
@@ -60,10 +68,13 @@ func New(cfg Config) *Scheduler {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
+	if cfg.MaxFirings <= 0 {
+		cfg.MaxFirings = 64
+	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Scheduler{cfg: cfg, log: cfg.Log}
+	return &Scheduler{cfg: cfg, log: cfg.Log, slots: make(chan struct{}, cfg.MaxFirings)}
 }
 
 // Run fires the schedules that fall due, checking every tick, until ctx
@@ -83,7 +94,8 @@ func (s *Scheduler) Run(ctx context.Context) {
 }
 
 // FireDue claims and fires each schedule due at now. The firings it
-// claims run on, and Run waits for them.
+// claims run on, and Run waits for them; with MaxFirings under way it
+// claims no more.
 func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
 	me := s.cfg.Name
 	due, err := s.cfg.Store.DueSchedules(ctx, now)
@@ -94,6 +106,13 @@ func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
 		return
 	}
 	for i := range due {
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			s.log.Warn("schedules: firings under way at their limit, the others left due", zap.Int("limit", cap(s.slots)),
+				zap.Int("due", len(due)-i))
+			return
+		}
 		sch := &due[i]
 		// The latest due time at or before now is fired; the earlier
 		// ones (the collectors were down) are recorded as missed.
@@ -112,16 +131,17 @@ func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
 		}
 		next := sch.Next(at)
 		ok, err := s.cfg.Store.ClaimRun(ctx, sch, at, next, missed, me, now)
-		if err != nil {
-			s.log.Warn("schedule claim", zap.String("schedule", sch.Name), zap.Error(err))
+		if err != nil || !ok { // !ok: another collector fires it
+			<-s.slots
+			if err != nil {
+				s.log.Warn("schedule claim", zap.String("schedule", sch.Name), zap.Error(err))
+			}
 			continue
-		}
-		if !ok {
-			continue // another collector fires it
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer func() { <-s.slots }()
 			run := s.fire(ctx, sch, at, now, me)
 			if err := s.cfg.Store.FinishRun(context.WithoutCancel(ctx), run); err != nil {
 				s.log.Warn("schedule run", zap.String("schedule", sch.Name), zap.Error(err))
@@ -134,8 +154,8 @@ func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
 }
 
 // fire sends a firing: one ordinary trigger, or with Jitter one per online
-// device at a random moment of the jitter window. Devices offline or busy
-// at the firing are recorded as missed.
+// device at a random moment of the jitter window, in the order of their
+// moments. Devices offline or busy at the firing are recorded as missed.
 func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time.Time, me string) *store.ScheduleRun {
 	run := &store.ScheduleRun{Schedule: sch.Name, DueAt: due, FiredAt: now, Collector: me}
 	req := sch.Trigger
@@ -178,32 +198,36 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 		run.Error = "no online device matches"
 		return run
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, d := range online {
-		wait := rand.N(sch.Jitter)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			one := req
-			one.Fleet, one.Device, one.Select = d.Fleet, d.ID, nil
-			id, devices, err := s.cfg.Trigger(ctx, one)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				run.Missed = append(run.Missed, store.Missed{Device: d.Fleet + "/" + d.ID, Reason: err.Error()})
-				return
-			}
-			run.Commands = append(run.Commands, id)
-			run.Devices = append(run.Devices, devices...)
-		}()
+	type moment struct {
+		d    store.Device
+		wait time.Duration // after start
 	}
-	wg.Wait()
+	start := time.Now()
+	moments := make([]moment, len(online))
+	for i, d := range online {
+		moments[i] = moment{d, rand.N(sch.Jitter)}
+	}
+	slices.SortFunc(moments, func(a, b moment) int { return cmp.Compare(a.wait, b.wait) })
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for _, m := range moments {
+		t.Reset(time.Until(start.Add(m.wait)))
+		select {
+		case <-ctx.Done():
+			sort.Strings(run.Devices)
+			return run
+		case <-t.C:
+		}
+		one := req
+		one.Fleet, one.Device, one.Select = m.d.Fleet, m.d.ID, nil
+		id, devices, err := s.cfg.Trigger(ctx, one)
+		if err != nil {
+			run.Missed = append(run.Missed, store.Missed{Device: m.d.Fleet + "/" + m.d.ID, Reason: err.Error()})
+			continue
+		}
+		run.Commands = append(run.Commands, id)
+		run.Devices = append(run.Devices, devices...)
+	}
 	sort.Strings(run.Devices)
 	return run
 }
