@@ -262,15 +262,20 @@ func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time
 
 // FinishRun records what a claimed firing sent and missed.
 func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
-	cmds, _ := json.Marshal(strs(r.Commands))
-	devs, _ := json.Marshal(strs(r.Devices))
 	missed := r.Missed
 	if missed == nil {
 		missed = []Missed{}
 	}
-	ms, _ := json.Marshal(missed)
+	var cols [3]string // commands, devices, missed
+	for i, v := range []any{strs(r.Commands), strs(r.Devices), missed} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("schedule %s, firing due at %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), err)
+		}
+		cols[i] = string(b)
+	}
 	_, err := s.exec(ctx, s.w, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
-		string(cmds), string(devs), string(ms), r.Error, r.Schedule, r.DueAt.UnixNano())
+		cols[0], cols[1], cols[2], r.Error, r.Schedule, r.DueAt.UnixNano())
 	return err
 }
 
@@ -303,9 +308,15 @@ func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]Sch
 			return nil, fmt.Errorf("schedule runs: %w", err)
 		}
 		r.DueAt, r.FiredAt = unixTime(due), unixTime(fired)
-		json.Unmarshal([]byte(cmds), &r.Commands)
-		json.Unmarshal([]byte(devs), &r.Devices)
-		json.Unmarshal([]byte(missed), &r.Missed)
+		for _, c := range []struct {
+			name, text string
+			dst        any
+		}{{"commands", cmds, &r.Commands}, {"devices", devs, &r.Devices}, {"missed", missed, &r.Missed}} {
+			if err := json.Unmarshal([]byte(c.text), c.dst); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("schedule runs: %s, firing due at %s: %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), c.name, err)
+			}
+		}
 		out = append(out, r)
 	}
 	rows.Close()

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +100,44 @@ func TestScheduleStore(t *testing.T) {
 		}
 		if err := s.RemoveSchedule(ctx, "often"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed twice: %v", err)
+		}
+	})
+}
+
+// TestScheduleRunsRecord: what a firing sent and missed comes back as it
+// was recorded, in each engine; a record that does not read back (its
+// JSON damaged) is an error that names the schedule, the firing and the
+// column, not a firing that sent nothing.
+func TestScheduleRunsRecord(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		ctx := context.Background()
+		s := e.Open(t)
+		now := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+		sch := storetest.Schedule("often")
+		if err := s.AddSchedule(ctx, sch, now); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.ClaimRun(ctx, sch, sch.NextAt, sch.NextAt.Add(time.Second), nil, "one", now); err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		run := &store.ScheduleRun{Schedule: "often", DueAt: sch.NextAt, FiredAt: now, Collector: "one",
+			Commands: []string{"C1", "C2"}, Devices: []string{"lab/pi-1", "lab/pi-2"},
+			Missed: []store.Missed{{Device: "lab/pi-3", Reason: "offline"}}}
+		if err := s.FinishRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.ScheduleRuns(ctx, "often", 0)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("runs %+v %v", runs, err)
+		}
+		if r := runs[0]; !slices.Equal(r.Commands, run.Commands) || !slices.Equal(r.Devices, run.Devices) || !slices.Equal(r.Missed, run.Missed) {
+			t.Errorf("read back %+v, recorded %+v", r, run)
+		}
+		if _, err := s.W().ExecContext(ctx, s.Q("UPDATE schedule_runs SET missed = ? WHERE schedule = ?"), `[{"device": "lab/pi-3"`, "often"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ScheduleRuns(ctx, "often", 0); err == nil || !strings.Contains(err.Error(), "often") || !strings.Contains(err.Error(), "missed") {
+			t.Errorf("a damaged record read back: %v", err)
 		}
 	})
 }
