@@ -27,9 +27,9 @@ type Metric struct {
 	get    func(*figures.Run) float64
 }
 
-// Metrics are the figures of a comparison, in the order of the seeds'
+// metrics are the figures of a comparison, in the order of the seeds'
 // tables.
-var Metrics = []Metric{
+var metrics = []Metric{
 	{Name: "rps", Title: "req/s", Unit: "req/s", Higher: true, get: func(f *figures.Run) float64 { return f.RPS }},
 	{Name: "mean", Title: "mean", Unit: "µs", get: func(f *figures.Run) float64 { return f.MeanUS }},
 	{Name: "p50", Title: "p50", Unit: "µs", get: func(f *figures.Run) float64 { return f.P50US }},
@@ -45,7 +45,7 @@ var Metrics = []Metric{
 
 // MetricByName finds a metric by its --metric name.
 func MetricByName(name string) (Metric, bool) {
-	for _, m := range Metrics {
+	for _, m := range metrics {
 		if m.Name == name {
 			return m, true
 		}
@@ -56,7 +56,7 @@ func MetricByName(name string) (Metric, bool) {
 // MetricNames lists the --metric names.
 func MetricNames() []string {
 	var out []string
-	for _, m := range Metrics {
+	for _, m := range metrics {
 		out = append(out, m.Name)
 	}
 	return out
@@ -168,7 +168,7 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 		if r.GeneratorBound {
 			g.GeneratorBound++
 		}
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			g.values[m.Name] = append(g.values[m.Name], m.get(&r.Run))
 		}
 		baseSeen = baseSeen || r.Group == o.Base
@@ -216,7 +216,7 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 		for i := range t.Groups {
 			g := &t.Groups[i]
 			g.Stats = map[string]stats.GroupStats{}
-			for _, m := range Metrics {
+			for _, m := range metrics {
 				if st := stats.Describe(g.values[m.Name]); st.N > 0 || !m.Sparse {
 					g.Stats[m.Name] = st
 				}
@@ -237,7 +237,7 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 // its groups has.
 func (t *Table) shown() []Metric {
 	var out []Metric
-	for _, m := range Metrics {
+	for _, m := range metrics {
 		has := !m.Sparse
 		for _, g := range t.Groups {
 			_, ok := g.Stats[m.Name]

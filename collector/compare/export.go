@@ -19,8 +19,8 @@ import (
 	"github.com/edgebench/edgebench/collector/store"
 )
 
-// ExportFormats are the formats Export writes.
-var ExportFormats = []string{"csv", "json", "benchfmt"}
+// exportFormats are the formats Export writes.
+var exportFormats = []string{"csv", "json", "benchfmt"}
 
 // ExportStore is what an export reads of the store (a *store.Store).
 type ExportStore interface {
@@ -63,7 +63,7 @@ func Export(ctx context.Context, w io.Writer, st ExportStore, format string, f s
 		}
 		return writeBenchfmt(w, runs, meta)
 	}
-	return fmt.Errorf("export: unknown format %q (want %s)", format, strings.Join(ExportFormats, ", "))
+	return fmt.Errorf("export: unknown format %q (want %s)", format, strings.Join(exportFormats, ", "))
 }
 
 func writeCSV(w io.Writer, rows []store.RunRow) error {

@@ -75,8 +75,8 @@ func testedMetrics(names []string) ([]string, error) {
 	if len(names) == 0 {
 		return []string{"rps", "p50", "p99"}, nil
 	}
-	if len(names) > len(Metrics) {
-		return nil, queryErrorf("%d metrics: there are %d (%s)", len(names), len(Metrics), strings.Join(MetricNames(), ", "))
+	if len(names) > len(metrics) {
+		return nil, queryErrorf("%d metrics: there are %d (%s)", len(names), len(metrics), strings.Join(MetricNames(), ", "))
 	}
 	for i, name := range names {
 		if _, ok := MetricByName(name); !ok {

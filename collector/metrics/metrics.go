@@ -19,7 +19,7 @@ import (
 // The collector's figures for Prometheus, at GET /metrics on its web
 // address. Labels are bounded: fleet and device (the fleet's accounts),
 // server (a result's server label, or else the server's name without its
-// version), metric (one of series.Metrics); never a result's, command's or
+// version), metric (one of series.Metrics()); never a result's, command's or
 // URL's id. Of the series of one fleet, device and server (several specs
 // or labels), the one that ran last is exported, and at most
 // Config.MaxSeries of them (those that ran last); the rest are counted in
@@ -237,7 +237,7 @@ func (fc *fleetCollector) fleetMetrics(ctx context.Context) ([]prometheus.Metric
 	}
 	for _, l := range ls {
 		r := latest[l]
-		for _, m := range series.Metrics {
+		for _, m := range series.Metrics() {
 			if v := series.Value(&r, m); !math.IsNaN(v) {
 				gauge(descLatest, v, l.fleet, l.device, l.server, m)
 			}

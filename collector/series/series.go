@@ -29,7 +29,7 @@ import (
 //	             one request costs the machine serving it
 
 // Metrics are the figures the change detector watches, in order.
-var Metrics = []string{"rps", "p99_us", "cpu_per_kreq"}
+func Metrics() []string { return []string{"rps", "p99_us", "cpu_per_kreq"} }
 
 // Value is the figure m (one of Metrics) of r, NaN when r has none.
 func Value(r *store.RunRow, m string) float64 {
@@ -159,7 +159,7 @@ func Changes(ctx context.Context, s Store, o Options) ([]Change, error) {
 	opt := o.Detect.Filled()
 	for _, key := range keys {
 		rs := by[key]
-		for _, m := range Metrics {
+		for _, m := range Metrics() {
 			xs := make([]float64, len(rs))
 			for i := range rs {
 				xs[i] = Value(&rs[i], m)
