@@ -81,7 +81,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 
 	var mu sync.Mutex
 	got := map[string][][]byte{}
-	sub, err := rawClient(broker, "ops", "collector", "collector-secret")
+	sub, err := testenv.MQTTClient(broker, "ops", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 		mu.Unlock()
 	}).Wait()
 	var devGot atomic.Int64
-	spy, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	spy, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 		t.Errorf("webhook got %v, want each alert once: 2 changes, 1 quiet", k)
 	}
 	// A subscriber that comes later gets the retained quiet alert only.
-	late, err := rawClient(broker, "ops-2", "collector", "collector-secret")
+	late, err := testenv.MQTTClient(broker, "ops-2", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	if err := col.Store().AddSchedule(ctx, m, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	raw, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tinylib/msgp/msgp"
@@ -46,12 +44,7 @@ func sqliteDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		testenv.StopPostgres()
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 const prefix = wire.DefaultPrefix
 
@@ -107,21 +100,6 @@ func device(t *testing.T, broker, fleet, id, password string) *transport.Client 
 	return c
 }
 
-// rawClient is a plain paho client, for what a misbehaving device sends.
-func rawClient(broker, clientID, user, password string) (paho.Client, error) {
-	o := paho.NewClientOptions().AddBroker(broker).SetClientID(clientID).SetUsername(user).SetPassword(password).
-		SetAutoReconnect(false).SetConnectRetry(false).SetConnectTimeout(5 * time.Second)
-	c := paho.NewClient(o)
-	tok := c.Connect()
-	if !tok.WaitTimeout(10 * time.Second) {
-		return nil, fmt.Errorf("connect: no answer")
-	}
-	if err := tok.Error(); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 func TestCollectorEmbeddedBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -162,7 +140,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 		{"edgebench-lab-pi-3", "pi-3", "three"},
 		{"edgebench-lab-pi-1", "pi-2", "two"}, // pi-2 taking over pi-1's session
 	} {
-		if c, err := rawClient(broker, bad.id, bad.user, bad.pw); err == nil {
+		if c, err := testenv.MQTTClient(broker, bad.id, bad.user, bad.pw); err == nil {
 			c.Disconnect(0)
 			t.Errorf("%+v connected", bad)
 		}
@@ -172,7 +150,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	// through the broker.
 	var mu sync.Mutex
 	seen := map[string]int{}
-	watcher, err := rawClient(broker, "watcher", "collector", "collector-secret")
+	watcher, err := testenv.MQTTClient(broker, "watcher", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +172,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	fb, _ := forged.MarshalMsg(nil)
 	denied := []string{prefix + "/lab/pi-1/result", prefix + "/lab/pi-2/cmd", prefix + "/lab/_all/cmd", prefix + "/lab/pi-1/cmd", prefix + "/lab/pi-2/ack"}
 	p2 := func() paho.Client {
-		c, err := rawClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
+		c, err := testenv.MQTTClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +209,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 
 	// A malformed result is dropped without stopping ingest; a duplicate
 	// is stored once.
-	p1, err := rawClient(broker, "edgebench-lab-pi-1-raw", "pi-1", "one")
+	p1, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1-raw", "pi-1", "one")
 	if err == nil {
 		p1.Disconnect(0)
 		t.Fatal("pi-1 connected with a second client id")

@@ -61,7 +61,7 @@ func TestMetrics(t *testing.T) {
 	}
 	// pi-2 reports 3 results in its spool (a raw client: the transport
 	// reports its own spool's count).
-	raw, err := rawClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
+	raw, err := testenv.MQTTClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
 	if err != nil {
 		t.Fatal(err)
 	}

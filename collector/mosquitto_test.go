@@ -84,7 +84,7 @@ type listener struct {
 
 func listen(t *testing.T, broker, clientID, user, pass string, filters ...string) *listener {
 	t.Helper()
-	c, err := rawClient(broker, clientID, user, pass)
+	c, err := testenv.MQTTClient(broker, clientID, user, pass)
 	if err != nil {
 		t.Fatalf("%s: %v", user, err)
 	}
@@ -114,10 +114,10 @@ func (l *listener) seen(topic string) int {
 // device get a result stored and acked through it.
 func TestMosquittoACL(t *testing.T) {
 	broker := scaledMosquitto(t)
-	if _, err := rawClient(broker, "anon", "", ""); err == nil {
+	if _, err := testenv.MQTTClient(broker, "anon", "", ""); err == nil {
 		t.Error("an anonymous client was admitted")
 	}
-	if _, err := rawClient(broker, "edgebench-lab-pi-1", "lab/pi-1", "two"); err == nil {
+	if _, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "lab/pi-1", "two"); err == nil {
 		t.Error("a wrong password was admitted")
 	}
 	const p = "edgebench/v1/"

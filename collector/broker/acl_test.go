@@ -118,7 +118,7 @@ func TestACLTable(t *testing.T) {
 func TestACLSubscriptionsOnTheBroker(t *testing.T) {
 	listen := testenv.FreeAddr(t)
 	startObserved(t, listen, testAccounts(t), Limits{})
-	c, err := rawClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
+	c, err := testenv.MQTTClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,9 @@
 package schedules
 
 import (
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/edgebench/edgebench/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		testenv.StopPostgres()
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
