@@ -11,14 +11,16 @@
 # The benchmarks are collector/store/verdicts_bench_test.go's:
 # CompareVerdicts (compare.Runs by server), GroupRunsVerdicts (the
 # store's part of it) and RunsVerdicts (Store.Runs and AddVerdicts). The
-# old tree runs them as they were written while the collector was one
-# package (collector/verdict_bench_test.go of BENCHSRC). Each round runs
+# old tree runs them as they were written for this script, while the
+# collector was one package (collector/verdict_bench_test.go of BENCHSRC;
+# later ones also hold the backfill's benchmark, which the old store
+# cannot build). Each round runs
 # the before and the after binary in turn, pinned to CPU (1); it prints
 # every round and the medians in ms.
 set -euo pipefail
 
 BEFORE=${BEFORE:-f1428f1}
-BENCHSRC=${BENCHSRC:-588e3ea}
+BENCHSRC=${BENCHSRC:-3772b3c}
 ROUNDS=${ROUNDS:-5}
 CPU=${CPU:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
