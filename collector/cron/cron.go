@@ -84,6 +84,7 @@ func field(s string, lo, hi int) (uint64, error) {
 	return bits, nil
 }
 
+// String is the expression, its fields one space apart.
 func (c *Expr) String() string { return c.expr }
 
 func (c *Expr) dayDue(t time.Time) bool {
