@@ -111,7 +111,8 @@ func (c *Collector) cancelAPI(mux *http.ServeMux) {
 	})
 }
 
-// fleetRoutes adds the schedules' API to api and their page to mux:
+// fleetRoutes adds the schedules' and changes' API to api, and to mux
+// their pages and /metrics:
 //
 //	GET    /api/schedules              []Schedule
 //	POST   /api/schedules              Schedule (name, every|cron, jitter, trigger) -> Schedule
@@ -120,7 +121,7 @@ func (c *Collector) cancelAPI(mux *http.ServeMux) {
 //	POST   /api/schedules/{name}/resume
 //	GET    /api/schedules/{name}/runs  []ScheduleRun, newest first (?limit=N, default 50)
 //	GET    /schedules                  the page, with pause, resume and remove buttons
-//	GET    /metrics                    the figures for Prometheus (metrics.go)
+//	GET    /metrics                    the figures for Prometheus (package metrics)
 //	GET    /changes                    each series with a change: its req/s with the changes marked (?days=7)
 //	GET    /api/changes                []Change (?days=7, 0: all; &fleet=&device=)
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
