@@ -178,6 +178,23 @@ func (r *LoadResult) RPS() float64 {
 	return float64(r.Completed) / r.Duration.Seconds()
 }
 
+// NoLatency says why r's window has no latency figure, "" when it has
+// one: no response completed in it (a download still flowing when it
+// closed, a server that never answered), or every response took wrk's
+// timeout or longer, which leaves them out of the latency. A report
+// prints no latency then, rather than figures of 0 that no request backs.
+func (r *LoadResult) NoLatency() string {
+	switch {
+	case r.Latency != nil && r.Latency.Count() > 0:
+		return ""
+	case r.Completed == 0:
+		return "no response completed in the measured window"
+	case r.Errors.Timeout >= r.Completed:
+		return "every response took the timeout or longer, which leaves it out of the latency"
+	}
+	return "no latency was recorded"
+}
+
 // AllOK counts the successful responses, the drained ones included: a run
 // without any failed, however few its window holds.
 func (r *LoadResult) AllOK() int64 { return r.OK + r.Drained.OK }
