@@ -95,7 +95,10 @@ type request struct {
 	sent      int   // request bytes written
 	rbytes    int64 // bytes read for it
 	head      int64 // HTTP/2: of which header frames
-	body      int64
+	body      int64 // body bytes read for it
+	// What it had read when a timed window closed (closeWindow), for
+	// a request in flight then: the window's part of rbytes and body.
+	winBytes, winBody int64
 
 	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base
 	tBegin   int64 // when the request was really started
@@ -243,15 +246,17 @@ func (w *worker) run(first, stride int) {
 		for i := range n {
 			ev := &w.events[i]
 			c := &w.conns[ev.Fd]
-			w.onEvent(c, ev.Events, sh.now())
+			now := sh.now()
+			w.closeWindow(now)
+			w.onEvent(c, ev.Events, now)
 		}
 		if len(w.again) > 0 {
-			w.readOn(sh.now())
+			now := sh.now()
+			w.closeWindow(now)
+			w.readOn(now)
 		}
 		now = sh.now()
-		if !w.stopping && sh.deadline > 0 && now >= sh.deadline {
-			w.stopping = true
-		}
+		w.closeWindow(now)
 		if w.waiting > 0 {
 			w.wake(now)
 		}
@@ -265,6 +270,31 @@ func (w *worker) run(first, stride int) {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+// closeWindow stops the loop's requests at the deadline of a timed
+// window: before anything happens at or after it, it notes what each
+// request in flight has read so far, the window's part of its bytes
+// (part), as wrk counts every byte read in its run, a response complete
+// or not.
+func (w *worker) closeWindow(now int64) {
+	if w.stopping || w.sh.deadline == 0 || now < w.sh.deadline {
+		return
+	}
+	w.stopping = true
+	for i := range w.conns {
+		c := &w.conns[i]
+		if c.h2 == nil {
+			c.winBytes, c.winBody = c.rbytes, c.p.body
+			continue
+		}
+		for j := range c.h2.cl.streams {
+			if s := &c.h2.cl.streams[j]; s.sid != 0 {
+				rq := &c.h2.reqs[j]
+				rq.winBytes, rq.winBody = s.bytes, s.body
+			}
+		}
+	}
 }
 
 // readLater puts c, whose input was not drained after maxReads reads of
@@ -780,6 +810,7 @@ func (w *worker) fail(c *conn, outcome int, now int64, backoff time.Duration) {
 	if c.h2 != nil && w.sh.h2 {
 		w.h2FailStreams(c, outcome, now)
 	} else {
+		c.body = c.p.body
 		w.recordFailure(&c.request, outcome, 0, now)
 	}
 	c.state = stIdle

@@ -101,20 +101,30 @@ func failOutcome(err error, outcome int) int {
 
 // part books the request rq that ended at now in the part of the run it
 // belongs to and returns that part's tally, with whether it is the
-// window's; nil for a request of the warm-up, which is in no figure.
+// window's; nil for a request of the warm-up, which is in no figure. Its
+// bytes and body bytes are booked whether it completed or not, those it
+// read before a timed window closed in the window.
 func (w *worker) part(rq *request, now int64) (t *tally, window bool) {
 	if !rq.counted {
 		w.warmup++
 		return nil, false
 	}
 	t, window = &w.win, true
+	bytes, body := rq.rbytes, rq.body
 	if d := w.sh.deadline; d > 0 && now >= d {
 		t, window = &w.drained, false
+		// What it read while the window was open is the window's, as
+		// wrk counts every byte its run read.
+		w.win.bytes += rq.winBytes
+		w.win.body += rq.winBody
+		bytes -= rq.winBytes
+		body -= rq.winBody
 	} else {
 		w.lastEnd = now
 	}
 	t.requests++
-	t.bytes += rq.rbytes
+	t.bytes += bytes
+	t.body += body
 	t.head += rq.head
 	t.sent += int64(rq.sent)
 	t.connects += int64(rq.opened)
@@ -138,7 +148,6 @@ func (w *worker) record(rq *request, now int64) {
 		return
 	}
 	t.completed++
-	t.body += rq.body
 	if rq.keepAlive {
 		t.keepAlive++
 	}

@@ -226,7 +226,9 @@ func (t Thresholds) judge(in Input) judgement {
 	if j.errRatio > t.ErrorRatio {
 		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
 	}
-	if n := latencyCount(l); n < t.MinRequests {
+	if why := noLatency(l); why != "" {
+		j.invalid = append(j.invalid, why)
+	} else if n := latencyCount(l); n < t.MinRequests {
 		j.invalid = append(j.invalid, fmt.Sprintf("only %d requests measured: the p99 printed needs at least %d", n, t.MinRequests))
 	}
 	return j
@@ -342,6 +344,11 @@ func (t Thresholds) Judge(in Input) Verdict {
 		if j.busy >= t.CPUNear && j.cores > 0 {
 			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))
 		}
+	}
+	// Nothing saturated, yet the run measured something else than the
+	// server's work: no response at all (noresponse.go).
+	if why := noLatency(l); why != "" {
+		limit(Server, why)
 	}
 	server := ""
 	if j.serverSeen() {

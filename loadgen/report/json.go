@@ -49,7 +49,8 @@ type JSON struct {
 	TLS *TLSJSON `json:"tls,omitempty"`
 	H2  *H2Info  `json:"h2,omitempty"`
 	// Drained holds the requests in flight at the end of the window, in no
-	// figure above; the warm-up's requests are in none either.
+	// figure above but bytes and body_bytes, which count what they read
+	// before it; the warm-up's requests are in none.
 	Drained        Drained `json:"drained"`
 	WarmupS        float64 `json:"warmup_s,omitempty"`
 	WarmupRequests int64   `json:"warmup_requests,omitempty"`

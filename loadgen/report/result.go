@@ -31,7 +31,12 @@ type LoadResult struct {
 	OK          int64 // 2xx/3xx responses (of the expected length with LengthCheck)
 	Errors      Errors
 	StatusCodes map[int]int64
-	Bytes       int64 // bytes read, headers included
+	// Bytes are the bytes read, headers included, and BodyBytes those of
+	// the bodies, by the window's requests while it was open, whether
+	// their response completed or not (as wrk and ab count them): a
+	// download still flowing when the window closed adds what it had
+	// read by then, and the rest to Drained.
+	Bytes       int64
 	BodyBytes   int64
 	Sent        int64 // request bytes written, headers and body included
 	RequestBody int64 // the size of each request's body (ab's -p and -u)

@@ -86,7 +86,7 @@ func WriteText(w io.Writer, r *LoadResult) error {
 		fmt.Fprintf(&b, "  status      %s\n", codes)
 	}
 	if d := r.Drained; d.Requests > 0 {
-		fmt.Fprintf(&b, "  drained     %d in flight at the end, in no figure above: %s\n", d.Requests, drainedLine(d))
+		fmt.Fprintf(&b, "  drained     %d in flight at the end, in no figure above but the bytes read before it: %s\n", d.Requests, drainedLine(d))
 	}
 	if r.WarmupRequests > 0 {
 		fmt.Fprintf(&b, "  warm-up     %s, %d requests, in no figure above\n", seconds(r.Warmup), r.WarmupRequests)
