@@ -57,6 +57,8 @@ const (
 type conn struct {
 	fd      int
 	idx     int32 // index in the worker's conns, carried in epoll events
+	thread  int32 // its thread, among its loop's (wrk's Req/Sec is per thread)
+	slot    int32 // its place in the open-loop schedule (firstSend's idx)
 	state   uint8
 	retried bool // a stale keep-alive connection was already retried
 	gotByte bool // a byte of the response has arrived
@@ -185,11 +187,14 @@ func (s *shared) setup() (error, bool) {
 
 func (s *shared) now() int64 { return int64(time.Since(s.base)) }
 
-func newWorker(sh *shared, nconns int) (*worker, error) {
+// newWorker makes the event loop of the connections placed by layout,
+// for threads threads.
+func newWorker(sh *shared, places []place, threads int) (*worker, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
+	nconns := len(places)
 	w := &worker{
 		sh:     sh,
 		sa:     copySockaddr(sh.sa),
@@ -199,12 +204,13 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		buf:    make([]byte, readBufSize),
 		again:  make([]*conn, 0, nconns),
 		spare:  make([]*conn, 0, nconns),
-		stats:  newStats(),
+		stats:  newStats(threads),
 		active: nconns,
 	}
 	for i := range w.conns {
 		c := &w.conns[i]
 		c.fd, c.fc.fd, c.idx = -1, -1, int32(i)
+		c.thread, c.slot = int32(places[i].thread), int32(places[i].slot)
 		c.fc.max = sh.pendMax
 		if sh.h2 {
 			c.h2 = &h2conn{reqs: make([]request, sh.cfg.Streams)}
@@ -214,20 +220,20 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 }
 
 // run drives the loop until every connection is done or the run aborts.
-// first is the global index of this worker's first connection and stride the
-// number of workers, for the open-loop schedule.
-func (w *worker) run(first, stride int) {
+func (w *worker) run() {
 	sh := w.sh
-	now := sh.now()
 	for i := range w.conns {
 		c := &w.conns[i]
 		if sh.interval > 0 {
 			// Request k of the run is due at k/rate; connection j sends
 			// requests j, j+n, j+2n, ...
-			c.nextSend = firstSend(first+i*stride, sh.cfg.Connections, sh.interval)
+			c.nextSend = firstSend(int(c.slot), sh.cfg.Connections, sh.interval)
 		}
-		w.next(c, now)
+		// The clock is read for each: opening thousands of connections
+		// takes a while, and the last one's connect time is its own.
+		w.next(c, sh.now())
 	}
+	now := sh.now()
 	lastTick := now
 	for w.active > 0 && !sh.abort.Load() {
 		wait := int(tick / time.Millisecond)
@@ -369,13 +375,16 @@ func (w *worker) wake(now int64) {
 			continue
 		}
 		w.waiting--
+		// Each one's own clock: writing the requests of those woken
+		// before it took time its own did not.
+		at := w.sh.now()
 		if c.state == stH2 {
 			c.h2.waiting = false
-			w.h2Pump(c, now)
+			w.h2Pump(c, at)
 			continue
 		}
 		c.state = stIdle
-		w.next(c, now)
+		w.next(c, at)
 	}
 }
 
@@ -701,7 +710,7 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 	}
 	c.served++
 	c.status, c.body, c.keepAlive = p.status, p.body, p.reuse()
-	w.record(&c.request, now)
+	w.record(&c.request, c.thread, now)
 	switch {
 	case !reuse && !c.p.reuse() && !c.peerFIN && c.fd >= 0:
 		// The server closes this connection: let it close first, as ab

@@ -238,7 +238,7 @@ func (w *worker) h2Events(c *conn, now int64) {
 			rq.tFirst = now
 		case h2EvDone:
 			rq.status, rq.body, rq.sent, rq.keepAlive = s.status, s.body, int(s.sent), true
-			w.record(rq, now)
+			w.record(rq, c.thread, now)
 		case h2EvReset:
 			w.recordFailure(rq, outReset, e.code, now)
 		case h2EvRefused:

@@ -14,6 +14,7 @@ type JSON struct {
 	Protocol    string    `json:"protocol,omitempty"` // HTTP/1.1, HTTP/1.0, h2 or h2c
 	Connections int       `json:"connections"`
 	Threads     int       `json:"threads"`
+	Loops       int       `json:"event_loops,omitempty"`
 	KeepAlive   bool      `json:"keepalive"`
 	Rate        float64   `json:"rate,omitempty"`
 	LengthCheck bool      `json:"length_check"`
@@ -93,7 +94,7 @@ func round2(v float64) float64 {
 // JSON returns the JSON view of r.
 func (r *LoadResult) JSON() JSON {
 	j := JSON{
-		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads,
+		URL: r.Target.URL, Method: r.Method, Connections: r.Connections, Threads: r.Threads, Loops: r.Loops,
 		KeepAlive: r.KeepAlive, Rate: r.Rate, LengthCheck: r.LengthCheck, Start: r.Start.UTC(), DurationS: math.Round(r.Duration.Seconds()*1000) / 1000,
 		Completed: r.Completed, OK: r.OK, RPS: round2(r.RPS()), Bytes: r.Bytes, BodyBytes: r.BodyBytes,
 		Connects: r.Connects, SentBytes: r.Sent, KeepAliveResponses: r.KeepAliveResponses, DocLength: r.DocLength, Server: r.Server, Interrupted: r.Interrupted,

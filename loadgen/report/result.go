@@ -13,10 +13,14 @@ import (
 // when a timed window closes is waited for and reported in Drained, apart:
 // it is in no rate, latency, byte or error figure of the window.
 type LoadResult struct {
-	Target              Target
-	Method              string
-	Connections         int
-	Threads             int
+	Target      Target
+	Method      string
+	Connections int
+	Threads     int // wrk's threads, each with its share of the connections
+	// Loops are the event loops the threads ran on: at most one per CPU
+	// the run could use (GOMAXPROCS), as more would wait for each other;
+	// 0 when not known (a result rebuilt from the wire).
+	Loops               int
 	KeepAlive           bool
 	Rate                float64 // requested open-loop rate; 0 for closed loop
 	Timeout             time.Duration
@@ -72,8 +76,10 @@ type LoadResult struct {
 	H2 *H2Info
 
 	Timeline []Second
-	// ThreadRates counts, for each event loop, the responses completed in
-	// each RateSlot of the window, from which wrk's Req/Sec is sampled.
+	// ThreadRates counts, for each thread (Threads of them: wrk's threads,
+	// which share the event loops, at most one per CPU), the responses
+	// completed in each RateSlot of the window, from which wrk's Req/Sec
+	// is sampled.
 	ThreadRates [][]uint32
 	// Timings are the timings of every request of the window's latency
 	// figures, in the order they ended, with Config.Timings.
