@@ -52,6 +52,15 @@ const (
 	// timeouts and to the other connections. The rest is read after the
 	// loop's next round of events (readLater).
 	maxReads = 64
+	// rampMax bounds the connections of a run opened and not yet
+	// answered (a first byte from the server) while the run opens its
+	// connections: the server's listen backlog holds the connections it
+	// has not accepted, and a SYN that finds it full is dropped and sent
+	// again 1 s later, then 3 s (issue 28: ab -c5000 -k against nginx on
+	// a busy box, edgebench's slowest connects 3.3 s, ab's, whose
+	// connects are slower to issue, 0.3 s). 128 is the smallest backlog
+	// in common use (Linux's somaxconn before 5.4; nginx's is 511).
+	rampMax = 128
 )
 
 type conn struct {
@@ -66,6 +75,7 @@ type conn struct {
 	up      bool // the TCP connection is established
 	tlsEOF  bool // crypto/tls said the stream ended: read the socket to its FIN
 	again   bool // in worker.again: its input was not drained
+	ramp    bool // opened by the ramp and not answered yet (rampMax)
 	served  int  // responses on this fd
 
 	againEv  uint32 // the event whose input was not drained
@@ -121,10 +131,15 @@ type worker struct {
 	// again are the connections whose input was not drained after
 	// maxReads reads; spare is the other half of the double buffer.
 	again, spare []*conn
+	// held are the connections whose first request ended while the
+	// loop was still opening its others (rampUp): their next waits for
+	// the last to be opened.
+	held []*conn
 
 	active   int // connections not stDone
 	waiting  int // connections in stWaiting
 	stopping bool
+	started  int // connections started: the ramp starts the others
 
 	stats // what the loop measured (stats_linux.go)
 	prog  progress
@@ -145,6 +160,7 @@ type shared struct {
 	interval     int64 // open loop: ns between requests of one connection
 	budget       int64 // measured requests allowed; 0: no limit
 	issued       atomic.Int64
+	ramping      atomic.Int64 // connections opened by the ramp and not answered yet, over the workers
 	docLen       atomic.Int64
 	abort        atomic.Bool
 	headOnly     bool
@@ -204,6 +220,7 @@ func newWorker(sh *shared, places []place, threads int) (*worker, error) {
 		buf:    make([]byte, readBufSize),
 		again:  make([]*conn, 0, nconns),
 		spare:  make([]*conn, 0, nconns),
+		held:   make([]*conn, 0, nconns),
 		stats:  newStats(threads),
 		active: nconns,
 	}
@@ -223,16 +240,13 @@ func newWorker(sh *shared, places []place, threads int) (*worker, error) {
 func (w *worker) run() {
 	sh := w.sh
 	for i := range w.conns {
-		c := &w.conns[i]
-		if sh.interval > 0 {
+		if c := &w.conns[i]; sh.interval > 0 {
 			// Request k of the run is due at k/rate; connection j sends
 			// requests j, j+n, j+2n, ...
 			c.nextSend = firstSend(int(c.slot), sh.cfg.Connections, sh.interval)
 		}
-		// The clock is read for each: opening thousands of connections
-		// takes a while, and the last one's connect time is its own.
-		w.next(c, sh.now())
 	}
+	w.rampUp()
 	now := sh.now()
 	lastTick := now
 	for w.active > 0 && !sh.abort.Load() {
@@ -242,7 +256,7 @@ func (w *worker) run() {
 				wait = int(max(d, 0))
 			}
 		}
-		if len(w.again) > 0 {
+		if len(w.again) > 0 || w.started < len(w.conns) && sh.ramping.Load() < rampMax {
 			wait = 0
 		}
 		n, err := syscall.EpollWait(w.epfd, w.events, wait)
@@ -261,6 +275,9 @@ func (w *worker) run() {
 			w.closeWindow(now)
 			w.readOn(now)
 		}
+		if w.started < len(w.conns) {
+			w.rampUp()
+		}
 		now = sh.now()
 		w.closeWindow(now)
 		if w.waiting > 0 {
@@ -276,6 +293,48 @@ func (w *worker) run() {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+// rampUp starts the loop's connections not started yet while fewer than
+// rampMax of the run's are waiting for the server's first answer (see
+// rampMax): in closed loop a connection is opened when the server has
+// answered one before it, not all at once. As ab, which opens them all
+// before it reads an answer, no connection sends a second request before
+// the loop's last one is opened (held): the load is the test's
+// concurrency, not the first connections'. In open loop the schedule
+// paces the connects. The clock is read for each, so that each connect
+// time is its own.
+func (w *worker) rampUp() {
+	sh := w.sh
+	for w.started < len(w.conns) && (sh.interval > 0 || sh.ramping.Load() < rampMax) {
+		c := &w.conns[w.started]
+		w.started++
+		if sh.interval == 0 {
+			c.ramp = true
+			sh.ramping.Add(1)
+		}
+		w.next(c, sh.now())
+		if c.fd < 0 {
+			// Waiting for its schedule or a retry, done, or failed at
+			// once: it waits for no answer.
+			w.answered(c)
+		}
+	}
+	if w.started == len(w.conns) && len(w.held) > 0 {
+		for _, c := range w.held {
+			w.next(c, sh.now())
+		}
+		w.held = w.held[:0]
+	}
+}
+
+// answered frees c's place in the ramp: the server answered it (its
+// first byte came), or its connection closed.
+func (w *worker) answered(c *conn) {
+	if c.ramp {
+		c.ramp = false
+		w.sh.ramping.Add(-1)
+	}
 }
 
 // closeWindow stops the loop's requests at the deadline of a timed
@@ -431,6 +490,11 @@ func (w *worker) next(c *conn, now int64) {
 			return
 		}
 		w.finish(c)
+		return
+	}
+	if w.started < len(w.conns) && !c.ramp && sh.interval == 0 && !sh.h2 {
+		c.state = stIdle
+		w.held = append(w.held, c)
 		return
 	}
 	if sh.h2 {
@@ -677,6 +741,7 @@ func (w *worker) got(c *conn, n int, now int64) bool {
 	c.lastIO = now
 	if !c.gotByte {
 		c.gotByte, c.tFirst = true, now
+		w.answered(c)
 	}
 	used, err := c.p.feed(w.buf[:n])
 	if err != nil {
@@ -845,6 +910,7 @@ func (w *worker) finish(c *conn) {
 }
 
 func (w *worker) closeFd(c *conn) {
+	w.answered(c)
 	if c.tl.tc != nil {
 		c.tl.abort() // before the socket closes: its number may be reused
 	}

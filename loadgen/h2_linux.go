@@ -167,6 +167,7 @@ func (w *worker) h2Read(c *conn, now int64) {
 		}
 		if n > 0 {
 			c.lastIO = now
+			w.answered(c)
 			ferr := h.cl.feed(w.buf[:n])
 			if !h.settings && h.cl.settings {
 				h.settings = true

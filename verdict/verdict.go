@@ -226,6 +226,9 @@ func (t Thresholds) judge(in Input) judgement {
 	if j.errRatio > t.ErrorRatio {
 		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
 	}
+	if why := synRetries(in); why != "" {
+		j.invalid = append(j.invalid, why)
+	}
 	if why := noLatency(l); why != "" {
 		j.invalid = append(j.invalid, why)
 	} else if n := latencyCount(l); n < t.MinRequests {
@@ -346,7 +349,11 @@ func (t Thresholds) Judge(in Input) Verdict {
 		}
 	}
 	// Nothing saturated, yet the run measured something else than the
-	// server's work: no response at all (noresponse.go).
+	// server's work: connects that waited for TCP to send a dropped SYN
+	// again (connect.go), or no response at all (noresponse.go).
+	if why := synRetries(in); why != "" {
+		limit(Server, why)
+	}
 	if why := noLatency(l); why != "" {
 		limit(Server, why)
 	}
