@@ -444,10 +444,23 @@ func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 	return enc.Encode(doc)
 }
 
+// writeRepeat writes the spread of the runs: each figure's mean and
+// standard deviation, and its geometric mean with the 95 % confidence
+// interval computed on the logarithms (report.Spread), which stays
+// positive; when a run's figure was 0 there is no logarithm, and the
+// mean's interval, clamped at 0, says so.
 func writeRepeat(w io.Writer, s *report.Repeated) {
-	fmt.Fprintf(w, "\nover %d runs (mean ± stdev, 95%% CI)\n", s.Runs)
+	fmt.Fprintf(w, "\nover %d runs (mean ± stdev; geometric mean [95%% CI, on logarithms])\n", s.Runs)
 	row := func(name string, sp report.Spread, unit string) {
-		fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
+		switch sp.CIOf {
+		case "":
+			fmt.Fprintf(w, "  %-8s none: no run had a response to measure\n", name)
+		case "mean":
+			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f mean [%.2f, %.2f] %s (a run had 0: the mean's interval, clamped at 0)\n",
+				name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
+		default:
+			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f geo %.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.GeoMean, sp.CILow, sp.CIHigh, unit)
+		}
 	}
 	row("req/s", s.RPS, fmt.Sprintf("(rsd %.1f%%)", s.RSD))
 	row("p50", s.P50, "us")
