@@ -63,7 +63,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.Int64VarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0: no limit)")
 	fs.DurationVarP(&c.Duration, "duration", "d", 0, "duration, e.g. 30s, 2m or 30 (default 10s unless -n is given)")
 	fs.DurationVar(&c.MaxTime, "max-time", loadgen.DefaultMaxTime, "with -n and no -d: the run ends after this long, its requests in flight cut, so a server that never ends a response cannot hold it (0: no bound)")
-	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops, as wrk's threads (0: one per CPU)")
+	fs.IntVarP(&c.Threads, "threads", "t", 0, "threads, as wrk's, each with its share of the connections (0: one per CPU); at most one event loop per CPU runs them")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive, the default as in wrk (-k=false: off)")
 	fs.BoolFunc("no-keepalive", "a new connection per request, as ab without -k", func(s string) error {
 		off, err := strconv.ParseBool(s)
