@@ -139,7 +139,9 @@ type worker struct {
 	active   int // connections not stDone
 	waiting  int // connections in stWaiting
 	stopping bool
-	started  int // connections started: the ramp starts the others
+	started  int            // connections started: the ramp starts the others
+	noPwait2 bool           // the kernel has no epoll_pwait2: waits are whole milliseconds
+	ts       kernelTimespec // epoll_pwait2's timeout, here so as not to be allocated per wait
 
 	stats // what the loop measured (stats_linux.go)
 	prog  progress
@@ -250,16 +252,14 @@ func (w *worker) run() {
 	now := sh.now()
 	lastTick := now
 	for w.active > 0 && !sh.abort.Load() {
-		wait := int(tick / time.Millisecond)
+		wait := int64(tick)
 		if w.waiting > 0 {
-			if d := (w.nextWake() - sh.now()) / int64(time.Millisecond); d < int64(wait) {
-				wait = int(max(d, 0))
-			}
+			wait = min(wait, max(w.nextWake()-sh.now(), 0))
 		}
 		if len(w.again) > 0 || w.started < len(w.conns) && sh.ramping.Load() < rampMax {
 			wait = 0
 		}
-		n, err := syscall.EpollWait(w.epfd, w.events, wait)
+		n, err := w.epollWait(wait)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			break
 		}
@@ -293,6 +293,28 @@ func (w *worker) run() {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+// epollWait waits at most wait ns for the loop's events. A wait shorter
+// than a millisecond, an open loop's next send, is epoll_pwait2's (Linux
+// 5.11): epoll_wait counts in milliseconds, and the loop would spin
+// through the last one before each send, a core per loop, taken from a
+// server on the same cores, and preempted for it, its sends late. A
+// kernel without epoll_pwait2 gets that spin.
+func (w *worker) epollWait(wait int64) (int, error) {
+	if wait > 0 && wait%int64(time.Millisecond) != 0 && !w.noPwait2 {
+		w.ts = kernelTimespec{wait / int64(time.Second), wait % int64(time.Second)}
+		n, e := epollPwait2(w.epfd, w.events, &w.ts)
+		switch e {
+		case 0:
+			return n, nil
+		case syscall.ENOSYS, syscall.EPERM:
+			w.noPwait2 = true
+		default:
+			return 0, e
+		}
+	}
+	return syscall.EpollWait(w.epfd, w.events, int(wait/int64(time.Millisecond)))
 }
 
 // rampUp starts the loop's connections not started yet while fewer than
