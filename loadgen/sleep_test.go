@@ -35,3 +35,29 @@ func TestOpenLoopSleepsBetweenSends(t *testing.T) {
 		t.Errorf("%v of CPU in %v: the loop spun between its sends", cpu, wall)
 	}
 }
+
+// TestWaitUnderAMillisecondSleeps: the loop's wait for its next send,
+// 700 us away, sleeps that long (epoll_pwait2) instead of returning at
+// once to spin (epoll_wait with 0 ms); a whole 3 ms is epoll_wait's.
+func TestWaitUnderAMillisecondSleeps(t *testing.T) {
+	if _, e := epollPwait2(-1, make([]syscall.EpollEvent, 1), &kernelTimespec{}); e == syscall.ENOSYS || e == syscall.EPERM {
+		t.Skipf("!!! no epoll_pwait2 here (%v): the loop spins through the last millisecond before each send", e)
+	}
+	cfg, tg, err := Config{URL: "http://127.0.0.1/"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWorker(&shared{cfg: cfg, req: buildRequest(cfg, tg)}, layout(1, 1, 1)[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(w.epfd)
+	for _, wait := range []time.Duration{700 * time.Microsecond, 3 * time.Millisecond} {
+		start := time.Now()
+		n, err := w.epollWait(int64(wait))
+		// Never before the wait is over; a busy box may wake it later.
+		if took := time.Since(start); n != 0 || err != nil || took < wait {
+			t.Errorf("a wait of %v: %d events, %v, returned after %v", wait, n, err, took)
+		}
+	}
+}
