@@ -15,6 +15,9 @@ import (
 // epoll_pwait2 until the send, the run costs the process a fraction of
 // that (the server's goroutines here included).
 func TestOpenLoopSleepsBetweenSends(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("CPU time: not under the race detector nor in -short (qemu); make test runs it without either")
+	}
 	if _, e := epollPwait2(-1, make([]syscall.EpollEvent, 1), &kernelTimespec{}); e == syscall.ENOSYS || e == syscall.EPERM {
 		t.Skipf("!!! no epoll_pwait2 here (%v): the loop spins through the last millisecond before each send", e)
 	}
