@@ -132,8 +132,8 @@ type worker struct {
 	// maxReads reads; spare is the other half of the double buffer.
 	again, spare []*conn
 	// held are the connections whose first request ended while the
-	// loop was still opening its others (rampUp): their next waits for
-	// the last to be opened.
+	// run was still opening others (rampUp): their next waits for the
+	// last to be opened, whichever loop opens it.
 	held []*conn
 
 	active   int // connections not stDone
@@ -163,6 +163,7 @@ type shared struct {
 	budget       int64 // measured requests allowed; 0: no limit
 	issued       atomic.Int64
 	ramping      atomic.Int64 // connections opened by the ramp and not answered yet, over the workers
+	unstarted    atomic.Int64 // connections the ramp has not started yet, over the workers
 	docLen       atomic.Int64
 	abort        atomic.Bool
 	headOnly     bool
@@ -256,6 +257,10 @@ func (w *worker) run() {
 		if w.waiting > 0 {
 			wait = min(wait, max(w.nextWake()-sh.now(), 0))
 		}
+		if len(w.held) > 0 {
+			// Another loop still opens connections: look again soon.
+			wait = min(wait, int64(time.Millisecond))
+		}
 		if len(w.again) > 0 || w.started < len(w.conns) && sh.ramping.Load() < rampMax {
 			wait = 0
 		}
@@ -275,7 +280,7 @@ func (w *worker) run() {
 			w.closeWindow(now)
 			w.readOn(now)
 		}
-		if w.started < len(w.conns) {
+		if w.started < len(w.conns) || len(w.held) > 0 {
 			w.rampUp()
 		}
 		now = sh.now()
@@ -322,8 +327,8 @@ func (w *worker) epollWait(wait int64) (int, error) {
 // rampMax): in closed loop a connection is opened when the server has
 // answered one before it, not all at once. As ab, which opens them all
 // before it reads an answer, no connection sends a second request before
-// the loop's last one is opened (held): the load is the test's
-// concurrency, not the first connections'. In open loop the schedule
+// the run's last one is opened (held), whichever loop opens it: the load
+// is the test's concurrency, not the first connections'. In open loop the schedule
 // paces the connects. The clock is read for each, so that each connect
 // time is its own.
 func (w *worker) rampUp() {
@@ -331,6 +336,7 @@ func (w *worker) rampUp() {
 	for w.started < len(w.conns) && (sh.interval > 0 || sh.ramping.Load() < rampMax) {
 		c := &w.conns[w.started]
 		w.started++
+		sh.unstarted.Add(-1)
 		if sh.interval == 0 {
 			c.ramp = true
 			sh.ramping.Add(1)
@@ -342,7 +348,7 @@ func (w *worker) rampUp() {
 			w.answered(c)
 		}
 	}
-	if w.started == len(w.conns) && len(w.held) > 0 {
+	if len(w.held) > 0 && sh.unstarted.Load() == 0 {
 		for _, c := range w.held {
 			w.next(c, sh.now())
 		}
@@ -514,7 +520,7 @@ func (w *worker) next(c *conn, now int64) {
 		w.finish(c)
 		return
 	}
-	if w.started < len(w.conns) && !c.ramp && sh.interval == 0 && !sh.h2 {
+	if sh.unstarted.Load() > 0 && !c.ramp && sh.interval == 0 && !sh.h2 {
 		c.state = stIdle
 		w.held = append(w.held, c)
 		return

@@ -63,6 +63,7 @@ func Run(ctx context.Context, cfg Config) (*report.LoadResult, error) {
 		sh.sa, sh.family = sa, syscall.AF_INET6
 	}
 	sh.docLen.Store(-1)
+	sh.unstarted.Store(int64(cfg.Connections))
 	if cfg.Rate > 0 {
 		sh.interval = openLoopInterval(cfg.Connections, cfg.Rate)
 	}
