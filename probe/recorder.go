@@ -211,7 +211,8 @@ func (r *Recorder) finish() {
 	}
 	sum := r.agg.summary()
 	for i := range sum.Nets {
-		sum.Nets[i].SpeedMbps = r.p.speeds[sum.Nets[i].Name]
+		l := r.p.links[sum.Nets[i].Name]
+		sum.Nets[i].SpeedMbps, sum.Nets[i].Duplex = l.speed, l.duplex
 	}
 	rep := &machine.Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,
 		Warnings: append(warnings(&sum), r.warnings...)}

@@ -24,6 +24,7 @@ type Summary struct {
 	Mem             *MemSummary    `json:"mem,omitempty"`
 	Disks           []DiskSummary  `json:"disks,omitempty"`
 	Nets            []NetSummary   `json:"nets,omitempty"`
+	TCP             *TCPSummary    `json:"tcp,omitempty"`
 	PSI             *PSISummary    `json:"psi,omitempty"`
 	TempMaxC        *float64       `json:"temp_max_c,omitempty"`
 	FreqMinMHz      *float64       `json:"freq_min_mhz,omitempty"` // of the fastest core in each sample
@@ -84,6 +85,34 @@ type NetSummary struct {
 	// read once when the interface is first seen); 0: unknown (loopback,
 	// virtual links, a link down, no sysfs).
 	SpeedMbps int `json:"speed_mbps,omitempty"`
+	// Duplex is the link's duplex, "full" or "half" (sys/class/net/NAME/duplex,
+	// read with the speed); "": unknown.
+	Duplex string `json:"duplex,omitempty"`
+	// RxDrops, TxDrops, RxErrs and TxErrs are the packets dropped and in
+	// error over the window (/proc/net/dev); nil: not recorded.
+	RxDrops *float64 `json:"rx_drops,omitempty"`
+	TxDrops *float64 `json:"tx_drops,omitempty"`
+	RxErrs  *float64 `json:"rx_errs,omitempty"`
+	TxErrs  *float64 `json:"tx_errs,omitempty"`
+}
+
+// TCPSummary is the machine's TCP segments over the window, from
+// /proc/net/snmp: per second, and the totals sent and retransmitted.
+type TCPSummary struct {
+	InSegs      Stat    `json:"in_segs_per_s"`
+	OutSegs     Stat    `json:"out_segs_per_s"`
+	RetransSegs Stat    `json:"retrans_segs_per_s"`
+	Out         float64 `json:"out_segs"`
+	Retrans     float64 `json:"retrans_segs"`
+}
+
+// RetransPct is the segments retransmitted in % of those sent (RetransSegs
+// against OutSegs, as nstat and sar show it); false when none were sent.
+func (t *TCPSummary) RetransPct() (float64, bool) {
+	if t == nil || t.Out <= 0 {
+		return 0, false
+	}
+	return 100 * t.Retrans / t.Out, true
 }
 
 // PSISummary is the stall shares over the window, in percent.

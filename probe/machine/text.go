@@ -72,18 +72,28 @@ func (r *Report) WriteText(w io.Writer) error {
 	if disks == 0 {
 		row("", "-", "-", "-", "-", "-", "-")
 	}
-	row("", "Net (mean/max)", "rx KB/s", "tx KB/s", "rx pkt/s", "tx pkt/s", "")
+	row("", "Net (mean/max)", "rx KB/s", "tx KB/s", "rx pkt/s", "tx pkt/s", "drops rx/tx", "errors rx/tx")
 	if len(s.Nets) == 0 {
-		row("", "-", "-", "-", "-", "-", "")
+		row("", "-", "-", "-", "-", "-", "-", "-")
 	}
 	for _, n := range s.Nets {
 		name := n.Name
-		if n.SpeedMbps > 0 {
+		switch {
+		case n.SpeedMbps > 0 && n.Duplex == "half":
+			name += " (" + strconv.Itoa(n.SpeedMbps) + " Mb/s, half duplex)"
+		case n.SpeedMbps > 0:
 			name += " (" + strconv.Itoa(n.SpeedMbps) + " Mb/s)"
 		}
-		row("", name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), "")
+		row("", name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), counts(n.RxDrops, n.TxDrops), counts(n.RxErrs, n.TxErrs))
 	}
 	tw.Flush()
+	if t := s.TCP; t != nil {
+		retrans := "none sent"
+		if pct, ok := t.RetransPct(); ok {
+			retrans = fmt.Sprintf("%.0f of %.0f segments sent (%.2f %%)", t.Retrans, t.Out, pct)
+		}
+		fmt.Fprintf(bw, "  TCP segments/s in %s, out %s; retransmitted %s\n", st(t.InSegs, 0), st(t.OutSegs, 0), retrans)
+	}
 
 	temp, freq, thr, psi := "-", "-", "-", "-"
 	if s.TempMaxC != nil {
@@ -155,6 +165,14 @@ func optStat(s *Stat, prec int, div float64, sep string) string {
 		return "-"
 	}
 	return fp(s.Mean/div, prec) + sep + fp(s.Max/div, prec)
+}
+
+// counts is a pair of totals, "2/0"; "-" when absent.
+func counts(a, b *float64) string {
+	if a == nil || b == nil {
+		return "-"
+	}
+	return fp(*a, 0) + "/" + fp(*b, 0)
 }
 
 func optMean(s *Stat, div float64) string {
