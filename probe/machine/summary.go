@@ -25,6 +25,7 @@ type Summary struct {
 	Disks           []DiskSummary  `json:"disks,omitempty"`
 	Nets            []NetSummary   `json:"nets,omitempty"`
 	TCP             *TCPSummary    `json:"tcp,omitempty"`
+	Path            *PathSummary   `json:"path,omitempty"` // the round-trip time to a remote target
 	PSI             *PSISummary    `json:"psi,omitempty"`
 	TempMaxC        *float64       `json:"temp_max_c,omitempty"`
 	FreqMinMHz      *float64       `json:"freq_min_mhz,omitempty"` // of the fastest core in each sample
@@ -137,4 +138,27 @@ type ProcSummary struct {
 	// /proc/PID/status, their union), of those that used CPU in the
 	// window (all of them when none did); nil: unknown.
 	CPUs []int `json:"cpus,omitempty"`
+}
+
+// PathSummary is the round-trip time from this machine to a load test's
+// target on another machine, measured by TCP handshakes to the target's
+// address and port (the kernel's RTT of each handshake, TCP_INFO's
+// tcpi_rtt): a few before the load (Idle) and a few per second over the
+// measured window (Loaded). A queue on the path (a link at its speed, a
+// shaper, a busy switch) shows as Loaded growing over Idle.
+type PathSummary struct {
+	Target string `json:"target"` // address:port
+	Idle   *RTT   `json:"idle,omitempty"`
+	Loaded *RTT   `json:"loaded,omitempty"`
+	// Lost counts the handshakes of the window that did not complete in
+	// time, or failed.
+	Lost int `json:"lost,omitempty"`
+}
+
+// RTT is round-trip times measured by N handshakes, in milliseconds.
+type RTT struct {
+	N        int     `json:"n"`
+	MinMS    float64 `json:"min_ms"`
+	MedianMS float64 `json:"median_ms"`
+	MaxMS    float64 `json:"max_ms"`
 }

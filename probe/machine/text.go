@@ -94,6 +94,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "  TCP segments/s in %s, out %s; retransmitted %s\n", st(t.InSegs, 0), st(t.OutSegs, 0), retrans)
 	}
+	if p := s.Path; p != nil {
+		fmt.Fprintf(bw, "  round trip to %s (TCP handshakes): idle %s; under load %s", p.Target, rtt(p.Idle), rtt(p.Loaded))
+		if p.Lost > 0 {
+			fmt.Fprintf(bw, ", %d lost", p.Lost)
+		}
+		io.WriteString(bw, "\n")
+	}
 
 	temp, freq, thr, psi := "-", "-", "-", "-"
 	if s.TempMaxC != nil {
@@ -167,6 +174,29 @@ func optStat(s *Stat, prec int, div float64, sep string) string {
 	return fp(s.Mean/div, prec) + sep + fp(s.Max/div, prec)
 }
 
+// rtt is handshake times as the System section prints them: "median
+// 0.31 ms (0.28-0.90 ms, 5 handshakes)"; "-" when none were measured.
+func rtt(r *RTT) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("median %s ms (%s-%s ms, %d handshake%s)", ms(r.MedianMS), ms(r.MinMS), ms(r.MaxMS), r.N, plural(r.N))
+}
+
+// ms prints a time in milliseconds with 3 significant digits, at least
+// two decimals: 0.052, 1.20, 48.3, 312.
+func ms(v float64) string {
+	switch {
+	case v < 1:
+		return fp(v, 3)
+	case v < 10:
+		return fp(v, 2)
+	case v < 100:
+		return fp(v, 1)
+	}
+	return fp(v, 0)
+}
+
 // counts is a pair of totals, "2/0"; "-" when absent.
 func counts(a, b *float64) string {
 	if a == nil || b == nil {
@@ -187,4 +217,11 @@ func optMax(s *Stat, div float64) string {
 		return "-"
 	}
 	return f1(s.Max / div)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
