@@ -65,6 +65,17 @@ func TestPi3FixtureReport(t *testing.T) {
 	if pct, ok := tcp.RetransPct(); !ok || pct != 1 {
 		t.Errorf("retransmitted %v %% (%v), want 1", pct, ok)
 	}
+	// Over 2 s, the same counts are halved rates: the window's totals
+	// stay the packets and segments counted.
+	rep2 := fixtureReport(t, "pi3", 2*time.Second, Watch{Name: "nginx"})
+	for _, n := range rep2.Summary.Nets {
+		if n.Name == "eth0" && (n.RxDrops == nil || *n.RxDrops != 2 || n.RxPps.Mean != 1950) {
+			t.Errorf("eth0 over 2 s: %+v drops %v", n, n.RxDrops)
+		}
+	}
+	if t2 := rep2.Summary.TCP; t2 == nil || t2.Out != 7800 || t2.Retrans != 78 || t2.OutSegs.Mean != 3900 {
+		t.Errorf("tcp over 2 s: %+v", t2)
+	}
 	var buf bytes.Buffer
 	if err := rep.WriteText(&buf); err != nil {
 		t.Fatal(err)
