@@ -48,6 +48,10 @@ type Test struct {
 	// After, when set, is called with each run measured; an error stops
 	// the runs and is returned.
 	After func(i int, r Run) error
+	// Window, when set, is called when run i's measured window starts
+	// (start true) and when it ends, from the load generator's goroutine:
+	// it must not block.
+	Window func(i int, start bool)
 }
 
 // Repeat measures t: t.Repeat runs one after another, each with the probe
@@ -84,6 +88,10 @@ func Repeat(ctx context.Context, t Test) ([]Run, error) {
 		cfg := t.Load
 		if t.Progress != nil {
 			cfg.Progress = t.Progress(i)
+		}
+		if t.Window != nil {
+			cfg.WindowStart = func() { t.Window(i, true) }
+			cfg.WindowEnd = func() { t.Window(i, false) }
 		}
 		var r Run
 		var err error

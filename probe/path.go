@@ -99,6 +99,10 @@ func (r *PathRecorder) loop(ctx context.Context) {
 				r.record(gen, ms, ok)
 			}
 		}
+		select { // a kick that came with the tick: this handshake was its
+		case <-r.kick:
+		default:
+		}
 		t.Reset(HandshakeEvery)
 	}
 }

@@ -40,10 +40,10 @@ func countingListener(t *testing.T) (netip.AddrPort, *atomic.Int64) {
 func TestPathRecorder(t *testing.T) {
 	addr, accepted := countingListener(t)
 	r := RecordPath(context.Background(), addr)
-	if got := accepted.Load(); got != IdleHandshakes {
+	time.Sleep(2 * HandshakeEvery) // before the window: not counted
+	if got := accepted.Load(); got != IdleHandshakes { // the listener accepts after the handshakes end
 		t.Errorf("%d idle handshakes accepted, want %d", got, IdleHandshakes)
 	}
-	time.Sleep(2 * HandshakeEvery) // before the window: not counted
 	r.MarkStart()
 	time.Sleep(3*HandshakeEvery + HandshakeEvery/2)
 	r.MarkEnd()
@@ -53,8 +53,8 @@ func TestPathRecorder(t *testing.T) {
 		t.Fatalf("path %+v idle %+v", s, s.Idle)
 	}
 	// The first at MarkStart, then one every HandshakeEvery: 4 in 3.5
-	// periods, give or take one on a busy machine.
-	if s.Loaded == nil || s.Loaded.N < 3 || s.Loaded.N > 5 {
+	// periods, fewer on a busy machine, never more.
+	if s.Loaded == nil || s.Loaded.N < 2 || s.Loaded.N > 4 {
 		t.Fatalf("loaded %+v", s.Loaded)
 	}
 	for _, rtt := range []*machine.RTT{s.Idle, s.Loaded} {
