@@ -40,7 +40,7 @@ func countingListener(t *testing.T) (netip.AddrPort, *atomic.Int64) {
 func TestPathRecorder(t *testing.T) {
 	addr, accepted := countingListener(t)
 	r := RecordPath(context.Background(), addr)
-	time.Sleep(2 * HandshakeEvery) // before the window: not counted
+	time.Sleep(2 * HandshakeEvery)                     // before the window: not counted
 	if got := accepted.Load(); got != IdleHandshakes { // the listener accepts after the handshakes end
 		t.Errorf("%d idle handshakes accepted, want %d", got, IdleHandshakes)
 	}
