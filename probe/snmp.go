@@ -28,8 +28,7 @@ func parseSNMP(b []byte) (tcpCounters, error) {
 		if !bytes.HasPrefix(line, prefix) {
 			continue
 		}
-		var vline []byte
-		vline, b = nextLine(b)
+		vline, _ := nextLine(b)
 		if !bytes.HasPrefix(vline, prefix) {
 			return c, fmt.Errorf("net/snmp: Tcp: names without values")
 		}
