@@ -414,11 +414,12 @@ func (a *Agent) runner(ctx context.Context) {
 
 // event publishes the next state of a command, numbering its events.
 func (a *Agent) event(ctx context.Context, cmdID string, st wire.EventState, reason string, p *wire.Progress, resultID string) {
-	a.eventAt(ctx, a.opt.Now().UTC(), cmdID, st, reason, p, resultID)
+	a.publishEvent(ctx, &wire.Event{CommandID: cmdID, State: st, Reason: reason, Progress: p, ResultID: resultID, At: a.opt.Now().UTC()})
 }
 
-// eventAt is event of something that happened at at.
-func (a *Agent) eventAt(ctx context.Context, at time.Time, cmdID string, st wire.EventState, reason string, p *wire.Progress, resultID string) {
+// publishEvent publishes ev, its version and number set.
+func (a *Agent) publishEvent(ctx context.Context, ev *wire.Event) {
+	cmdID, st := ev.CommandID, ev.State
 	a.mu.Lock()
 	a.seqs[cmdID]++
 	seq := a.seqs[cmdID]
@@ -426,8 +427,8 @@ func (a *Agent) eventAt(ctx context.Context, at time.Time, cmdID string, st wire
 		delete(a.seqs, cmdID)
 	}
 	a.mu.Unlock()
-	a.send(ctx, &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
-		Progress: p, ResultID: resultID, At: at})
+	ev.V, ev.Seq = wire.SchemaVersion, seq
+	a.send(ctx, ev)
 }
 
 // send publishes an event.

@@ -122,8 +122,11 @@ func TestCapacityCommandRuns(t *testing.T) {
 	var windows []string
 	log.mu.Lock()
 	for _, ev := range log.events {
-		if ev.CommandID == cmd.ID && ev.Progress != nil && ev.Progress.Window != "" {
-			windows = append(windows, fmt.Sprintf("%s %d", ev.Progress.Window, ev.Progress.Run))
+		if ev.CommandID == cmd.ID && ev.Window != nil {
+			if want := fmt.Sprintf("measured window %ss (run %d)", ev.Window.Edge, ev.Window.Run); ev.Reason != want {
+				t.Errorf("window event's reason %q, want %q", ev.Reason, want)
+			}
+			windows = append(windows, fmt.Sprintf("%s %d", ev.Window.Edge, ev.Window.Run))
 		}
 	}
 	log.mu.Unlock()

@@ -96,14 +96,14 @@ func TestTwoMachinesWatchInANamespace(t *testing.T) {
 	fleet.send("laptop", load)
 	relayed := 0
 	fleet.waitFor(60*time.Second, "the load's end, its windows relayed", func() bool {
-		var edges []*wire.Progress
+		var edges []*wire.WindowEdge
 		for _, ev := range fleet.events[load.ID] {
-			if ev.Progress != nil && ev.Progress.Window != "" {
-				edges = append(edges, ev.Progress)
+			if ev.Window != nil {
+				edges = append(edges, ev.Window)
 			}
 		}
-		for _, p := range edges[relayed:] {
-			m := command(wire.KindMark, wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: watch.ID, Run: p.Run, Edge: p.Window}})
+		for _, w := range edges[relayed:] {
+			m := command(wire.KindMark, wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: watch.ID, Run: w.Run, Edge: w.Edge}})
 			fleet.mu.Unlock() // send waits for the broker: not under the lock the handlers take
 			fleet.send("pi3", m)
 			fleet.mu.Lock()

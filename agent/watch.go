@@ -11,8 +11,8 @@ package agent
 //	T               accepted; running "watching nginx [812] ..." once recording
 //	collector -> L  loadtest (on T's running)
 //	L               accepted, running, then for each run i (a repetition,
-//	                or a capacity trial): running {window: start, run: i}
-//	                ... running {window: end, run: i}
+//	                or a capacity trial): running {window: {start, i}}
+//	                ... running {window: {end, i}}
 //	collector -> T  mark {cmd: the probe's id, edge: start|end, run: i}
 //	                (each relayed from L's event)
 //	L               succeeded (its result: runs 0..n-1)
@@ -259,7 +259,7 @@ type windowEdge struct {
 }
 
 // windowEvents publishes a running event at each edge of the measured
-// windows of command cmdID (Progress.Window and Run), for the collector to
+// windows of command cmdID (Event.Window), for the collector to
 // relay to a watch on the target. The hook it returns never blocks (the
 // load generator calls it); stop ends the publishing goroutine, after it
 // has published what the hook was given.
@@ -269,11 +269,12 @@ func (a *Agent) windowEvents(ctx context.Context, cmdID string) (hook func(run i
 	go func() {
 		defer close(done)
 		for e := range edges {
-			w := wire.MarkEnd
+			edge, what := wire.MarkEnd, "ends"
 			if e.start {
-				w = wire.MarkStart
+				edge, what = wire.MarkStart, "starts"
 			}
-			a.eventAt(ctx, e.at, cmdID, wire.StateRunning, "", &wire.Progress{Window: w, Run: e.run}, "")
+			a.publishEvent(ctx, &wire.Event{CommandID: cmdID, State: wire.StateRunning, At: e.at,
+				Reason: fmt.Sprintf("measured window %s (run %d)", what, e.run), Window: &wire.WindowEdge{Edge: edge, Run: e.run}})
 		}
 	}()
 	hook = func(run int, start bool) {

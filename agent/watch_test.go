@@ -234,14 +234,14 @@ func TestWatchWindowsRelayed(t *testing.T) {
 		lres.mu.Lock()
 		var evs []*wire.Event
 		for _, ev := range lres.events {
-			if ev.CommandID == lt.ID && ev.Progress != nil && ev.Progress.Window != "" {
+			if ev.CommandID == lt.ID && ev.Window != nil {
 				evs = append(evs, ev)
 			}
 		}
 		lres.mu.Unlock()
 		for _, ev := range evs[relayed:] {
 			target.command(ctx, incoming{cmd: command(wire.KindMark, wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: watch.ID,
-				Run: ev.Progress.Run, Edge: ev.Progress.Window}})})
+				Run: ev.Window.Run, Edge: ev.Window.Edge}})})
 		}
 		relayed = len(evs)
 	}

@@ -93,14 +93,12 @@ func DecodeEvent(b []byte) (*Event, error) {
 	if !m.State.Known() {
 		return nil, fmt.Errorf("decode event: state %q: %w", m.State, ErrMalformed)
 	}
-	if p := m.Progress; p != nil {
-		switch p.Window {
-		case "", MarkStart, MarkEnd:
-		default:
-			return nil, fmt.Errorf("decode event: window %q: %w", Clip(p.Window), ErrMalformed)
+	if w := m.Window; w != nil {
+		if w.Edge != MarkStart && w.Edge != MarkEnd {
+			return nil, fmt.Errorf("decode event: window edge %q: want start or end: %w", Clip(w.Edge), ErrMalformed)
 		}
-		if p.Run < 0 || p.Run > MaxRun {
-			return nil, fmt.Errorf("decode event: run %d: %w", p.Run, ErrMalformed)
+		if w.Run < 0 || w.Run > MaxRun {
+			return nil, fmt.Errorf("decode event: window of run %d: %w", w.Run, ErrMalformed)
 		}
 	}
 	return &m, nil

@@ -426,7 +426,7 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 			URL: "http://192.168.2.13/index.html"}}),
 		"command-mark": command(wire.KindMark, wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: "01JNHX6W8V2Q4R7T9Y3B5D6F8H", Run: 2, Edge: wire.MarkEnd}}),
 		"event-running-window": &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: 3, State: wire.StateRunning,
-			Progress: &wire.Progress{ElapsedMS: 2_000, Window: wire.MarkStart, Run: 1}, At: at},
+			Reason: "measured window starts (run 1)", Window: &wire.WindowEdge{Edge: wire.MarkStart, Run: 1}, At: at},
 		"result-loadtest-network": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "laptop", CreatedAt: at,
 			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
 			Spec: wire.RunSpec{URL: "http://192.168.2.13/big", Method: "GET", Connections: 10, DurationMS: 10_000, KeepAlive: true},

@@ -145,7 +145,7 @@ func FuzzDecodeStatus(f *testing.F) {
 func FuzzDecodeEvent(f *testing.F) {
 	f.Add(wiretest.Marshal(f, wiretest.Event()))
 	win := wiretest.Event()
-	win.Progress.Window, win.Progress.Run = wire.MarkStart, 2
+	win.Progress, win.Window = nil, &wire.WindowEdge{Edge: wire.MarkStart, Run: 2}
 	f.Add(wiretest.Marshal(f, win))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {

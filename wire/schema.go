@@ -237,7 +237,7 @@ const (
 
 // MarkSpec marks an edge of the load's measured window Run (its
 // repetition or capacity trial, from 0, as the loader's running events
-// number them: Progress.Window and Progress.Run) in the running watch
+// number them: Event.Window) in the running watch
 // CommandID.
 type MarkSpec struct {
 	CommandID string `msg:"c" json:"cmd_id"`
@@ -276,6 +276,8 @@ type Event struct {
 	Progress  *Progress  `msg:"p,omitempty" json:"progress,omitempty"`
 	ResultID  string     `msg:"rid,omitempty" json:"result_id,omitempty"`
 	At        time.Time  `msg:"t" json:"at"`
+	// Window is an edge of a load's measured window (a running event).
+	Window *WindowEdge `msg:"wn,omitempty" json:"window,omitempty"`
 }
 
 // SeqInterrupted is the Seq of the event a restarted device sends for the
@@ -290,12 +292,15 @@ type Progress struct {
 	Completed int64   `msg:"n" json:"completed"`
 	RPS       float64 `msg:"r" json:"rps"`
 	Errors    int64   `msg:"x,omitempty" json:"errors,omitempty"`
-	// Window, on a load's running event, says that the measured window
-	// of its run Run (from 0: the repetition, or the capacity trial)
-	// started ("start", MarkStart) or ended ("end", MarkEnd) at the
-	// event's time: the collector relays it to the target's watch.
-	Window string `msg:"wn,omitempty" json:"window,omitempty"`
-	Run    int    `msg:"ri,omitempty" json:"run,omitempty"`
+}
+
+// WindowEdge, on a load's running event, says that the measured window
+// of its run Run (from 0: the repetition, or the capacity trial N-1)
+// started (Edge "start", MarkStart) or ended ("end", MarkEnd) at the
+// event's time: the collector relays it to the target's watch as a mark.
+type WindowEdge struct {
+	Edge string `msg:"e" json:"edge"`
+	Run  int    `msg:"n,omitempty" json:"run"`
 }
 
 // Ack is the collector's receipt for a result, on the device's ack topic,

@@ -3429,8 +3429,8 @@ func (z *ErrorCounts) Msgsize() (s int) {
 func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
 	_ = zb0001Mask
 	if z.Reason == "" {
 		zb0001Len--
@@ -3443,6 +3443,10 @@ func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.ResultID == "" {
 		zb0001Len--
 		zb0001Mask |= 0x40
+	}
+	if z.Window == nil {
+		zb0001Len--
+		zb0001Mask |= 0x100
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -3487,6 +3491,36 @@ func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 		// string "t"
 		o = append(o, 0xa1, 0x74)
 		o = msgp.AppendTimeExt(o, z.At)
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "wn"
+			o = append(o, 0xa2, 0x77, 0x6e)
+			if z.Window == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				// check for omitted fields
+				zb0002Len := uint32(2)
+				var zb0002Mask uint8 /* 2 bits */
+				_ = zb0002Mask
+				if z.Window.Run == 0 {
+					zb0002Len--
+					zb0002Mask |= 0x2
+				}
+				// variable map header, size zb0002Len
+				o = append(o, 0x80|uint8(zb0002Len))
+
+				// skip if no fields are to be emitted
+				if zb0002Len != 0 {
+					// string "e"
+					o = append(o, 0xa1, 0x65)
+					o = msgp.AppendString(o, z.Window.Edge)
+					if (zb0002Mask & 0x2) == 0 { // if not omitted
+						// string "n"
+						o = append(o, 0xa1, 0x6e)
+						o = msgp.AppendInt(o, z.Window.Run)
+					}
+				}
+			}
+		}
 	}
 	return
 }
@@ -3576,6 +3610,56 @@ func (z *Event) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "At")
 				return
 			}
+		case "wn":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Window = nil
+			} else {
+				if z.Window == nil {
+					z.Window = new(WindowEdge)
+				}
+				var zb0003 uint32
+				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Window")
+					return
+				}
+				if zb0003 > zb417a25dlimitMaps {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0003 > 0 {
+					zb0003--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "Window")
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "e":
+						z.Window.Edge, bts, err = msgp.ReadStringBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Edge")
+							return
+						}
+					case "n":
+						z.Window.Run, bts, err = msgp.ReadIntBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Run")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window")
+							return
+						}
+					}
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -3596,7 +3680,12 @@ func (z *Event) Msgsize() (s int) {
 	} else {
 		s += z.Progress.Msgsize()
 	}
-	s += 4 + msgp.StringPrefixSize + len(z.ResultID) + 2 + msgp.TimeSize
+	s += 4 + msgp.StringPrefixSize + len(z.ResultID) + 2 + msgp.TimeSize + 3
+	if z.Window == nil {
+		s += msgp.NilSize
+	} else {
+		s += 1 + 2 + msgp.StringPrefixSize + len(z.Window.Edge) + 2 + msgp.IntSize
+	}
 	return
 }
 
@@ -8313,20 +8402,12 @@ func (z *ProcWindow) Msgsize() (s int) {
 func (z *Progress) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(6)
-	var zb0001Mask uint8 /* 6 bits */
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
 	_ = zb0001Mask
 	if z.Errors == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x8
-	}
-	if z.Window == "" {
-		zb0001Len--
-		zb0001Mask |= 0x10
-	}
-	if z.Run == 0 {
-		zb0001Len--
-		zb0001Mask |= 0x20
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -8346,16 +8427,6 @@ func (z *Progress) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "x"
 			o = append(o, 0xa1, 0x78)
 			o = msgp.AppendInt64(o, z.Errors)
-		}
-		if (zb0001Mask & 0x10) == 0 { // if not omitted
-			// string "wn"
-			o = append(o, 0xa2, 0x77, 0x6e)
-			o = msgp.AppendString(o, z.Window)
-		}
-		if (zb0001Mask & 0x20) == 0 { // if not omitted
-			// string "ri"
-			o = append(o, 0xa2, 0x72, 0x69)
-			o = msgp.AppendInt(o, z.Run)
 		}
 	}
 	return
@@ -8407,18 +8478,6 @@ func (z *Progress) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Errors")
 				return
 			}
-		case "wn":
-			z.Window, bts, err = msgp.ReadStringBytes(bts)
-			if err != nil {
-				err = msgp.WrapError(err, "Window")
-				return
-			}
-		case "ri":
-			z.Run, bts, err = msgp.ReadIntBytes(bts)
-			if err != nil {
-				err = msgp.WrapError(err, "Run")
-				return
-			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -8433,7 +8492,7 @@ func (z *Progress) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Progress) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Float64Size + 2 + msgp.Int64Size + 3 + msgp.StringPrefixSize + len(z.Window) + 3 + msgp.IntSize
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Float64Size + 2 + msgp.Int64Size
 	return
 }
 
@@ -13719,6 +13778,86 @@ func (z *WatchWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z WatchWindow) Msgsize() (s int) {
 	s = 1 + 2 + msgp.IntSize + 2 + msgp.BoolSize
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z WindowEdge) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(2)
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
+	if z.Run == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "e"
+		o = append(o, 0xa1, 0x65)
+		o = msgp.AppendString(o, z.Edge)
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "n"
+			o = append(o, 0xa1, 0x6e)
+			o = msgp.AppendInt(o, z.Run)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *WindowEdge) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "e":
+			z.Edge, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Edge")
+				return
+			}
+		case "n":
+			z.Run, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Run")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z WindowEdge) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Edge) + 2 + msgp.IntSize
 	return
 }
 

@@ -107,21 +107,21 @@ func TestDecodeChecksTwoMachines(t *testing.T) {
 	}
 
 	ev := wiretest.Event()
-	ev.Progress.Window, ev.Progress.Run = wire.MarkEnd, 2
-	if got, err := wire.DecodeEvent(wiretest.Marshal(t, ev)); err != nil || got.Progress.Window != "end" || got.Progress.Run != 2 {
+	ev.Progress, ev.Window = nil, &wire.WindowEdge{Edge: wire.MarkEnd, Run: 2}
+	if got, err := wire.DecodeEvent(wiretest.Marshal(t, ev)); err != nil || *got.Window != (wire.WindowEdge{Edge: "end", Run: 2}) {
 		t.Errorf("window event: %v %+v", err, got)
 	}
-	for _, bad := range []func(*wire.Progress){
-		func(p *wire.Progress) { p.Window = "done" }, // the collector's, not the loader's
-		func(p *wire.Progress) { p.Window = "<b>" },
-		func(p *wire.Progress) { p.Run = -1 },
-		func(p *wire.Progress) { p.Run = wire.MaxRun + 1 },
+	for _, bad := range []wire.WindowEdge{
+		{Edge: "done"}, // the collector's, not the loader's
+		{Edge: "<b>"},
+		{Edge: ""},
+		{Edge: wire.MarkStart, Run: -1},
+		{Edge: wire.MarkStart, Run: wire.MaxRun + 1},
 	} {
 		ev := wiretest.Event()
-		ev.Progress.Window = wire.MarkStart
-		bad(ev.Progress)
+		ev.Window = &bad
 		if _, err := wire.DecodeEvent(wiretest.Marshal(t, ev)); !errors.Is(err, wire.ErrMalformed) {
-			t.Errorf("window event %+v: %v", *ev.Progress, err)
+			t.Errorf("window event %+v: %v", bad, err)
 		}
 	}
 }
