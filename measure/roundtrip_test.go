@@ -2,8 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +194,33 @@ var summaryNotBack = map[string]string{
 	"Report.Samples": "the collector draws samples from the wire's own form (RunCharts); SystemReport rebuilds the summary",
 }
 
+// notBackYet are the network's figures of two-machine runs (issue 30),
+// which reach the wire (TestEverySummaryFieldReachesTheWire) and which the
+// collector's SystemReport does not rebuild yet: its side of two-machine
+// runs maps them back, and takes them off this list.
+var notBackYet = map[string]string{
+	"NetSummary.Duplex":  issue30,
+	"NetSummary.RxDrops": issue30,
+	"NetSummary.TxDrops": issue30,
+	"NetSummary.RxErrs":  issue30,
+	"NetSummary.TxErrs":  issue30,
+	"Summary.TCP":        issue30,
+	"Summary.Path":       issue30,
+}
+
+// backYet reports whether the leaf name (as eachLeaf names it, its parents
+// first: "Summary.TCP>TCPSummary.Out") is one the collector rebuilds now.
+func backYet(name string) bool {
+	for _, part := range strings.Split(name, ">") {
+		if _, ok := notBackYet[part]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+const issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
+
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
 // back from the wire where it was and in its unit. Cores are sent in
 // order, so a core's id comes back as its index: the filled ids are set
@@ -205,13 +234,23 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 	for i := range rep.Summary.Disks { // partitions are a flag of the disk's name, once
 		rep.Summary.Disks[i].Partition = i == 1
 	}
+	for i := range rep.Summary.Nets { // the decoder takes full, half or none
+		rep.Summary.Nets[i].Duplex = "half"
+	}
+	rep.Summary.Path.Idle.MinMS, rep.Summary.Path.Idle.MedianMS = 1, 2 // and times in order
+	rep.Summary.Path.Loaded.MinMS, rep.Summary.Path.Loaded.MedianMS = 3, 4
 	rep.Samples = nil
 	start := rep.Summary.Start
 	in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
 		wire.Run{StartedAt: start, System: FromSystem(&rep, start)})
 	back := collector.SystemReport(in.Runs[0].System)
 	var bad []string
-	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", summaryNotBack, &bad)
+	skip := maps.Clone(summaryNotBack)
+	for _, f := range []string{"NetSummary.Duplex", "NetSummary.RxDrops", "NetSummary.TxDrops", "NetSummary.RxErrs", "NetSummary.TxErrs",
+		"Summary.TCP", "Summary.Path"} {
+		skip[f] = notBackYet[f]
+	}
+	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", skip, &bad)
 	for _, d := range bad {
 		t.Error(d)
 	}

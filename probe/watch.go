@@ -49,6 +49,13 @@ func DefaultWatches(root string, port int) []Watch {
 	return ws
 }
 
+// ServerWatches is what listens on TCP port below root, as a tree (see
+// serverWatches): the server of a watch on a load's target, which may be
+// the current process (the built-in target it serves).
+func ServerWatches(root string, port int) []Watch {
+	return serverWatches(root, port, 0)
+}
+
 // rescanEvery is how many samples pass between two scans of /proc for new
 // processes of a watched name or tree; between scans the known PIDs are re-read
 // through their open files, so the 1-second loop does not walk /proc.

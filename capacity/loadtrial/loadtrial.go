@@ -35,6 +35,10 @@ type Runner struct {
 	Progress func(capacity.Trial) func(loadgen.Progress)
 	// Measured, when set, is given each trial's load test and recording.
 	Measured func(capacity.Trial, measure.Run)
+	// Window, when set, is called when a trial's measured window starts
+	// (start true) and ends, from the load generator's goroutine: it must
+	// not block.
+	Window func(t capacity.Trial, start bool)
 }
 
 // Threads is the event loops a trial runs: Load.Threads, or one per CPU
@@ -70,8 +74,11 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 	// needs its cores' figures (a generator starved on its pinned cores
 	// reads as an idle one), and without Watches it watches edgebench and
 	// whatever listens on the target's port, the server.
-	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Watches: r.Watches,
-		ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond})
+	test := measure.Test{Load: cfg, Watches: r.Watches, ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond}
+	if r.Window != nil {
+		test.Window = func(_ int, start bool) { r.Window(t, start) }
+	}
+	runs, err := measure.Repeat(ctx, test)
 	cpu1, wall := cpuTime(), time.Since(wall0)
 	if len(runs) == 0 {
 		if err == nil {
