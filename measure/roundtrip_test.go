@@ -276,6 +276,7 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 var runNotBack = map[string]string{
 	"LoadResult.Timings":             "ab's -e and -g files are written on the device; the wire carries the histograms",
 	"LoadResult.ThreadRates":         "wrk's per-thread Req/Sec samples are printed on the device only",
+	"LoadResult.Loops":               "the event loops that ran the threads: the device's JSON says it (event_loops)",
 	"LoadResult.WholeRequestTimeout": "the spec's mode (wrk) says it: the collector's reports do not use it",
 	"LoadResult.Target":              "the spec's URL, parsed again: checked apart below",
 	"LoadResult.Protocol":            "the spec's protocol or mode: checked apart below",

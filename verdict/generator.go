@@ -54,8 +54,12 @@ func (t Thresholds) generator(in Input, sum *machine.Summary, j *judgement) {
 	if known {
 		switch {
 		case busy && l.Rate <= 0:
+			loops := l.Threads
+			if l.Loops > 0 {
+				loops = l.Loops // -t above the cores: the threads share the loops
+			}
 			j.genReason = fmt.Sprintf("edgebench itself used %.0f %% of %s (%d event loop%s): the server's capacity is at least this",
-				j.genCPU, coresText(threads), l.Threads, plural(l.Threads))
+				j.genCPU, coresText(threads), loops, plural(loops))
 		case j.rateShort && j.genCPU >= j.genCap*0.75:
 			j.genReason = fmt.Sprintf("the schedule fell behind (%.1f of %s req/s) while edgebench used %.0f %% of %s",
 				j.achieved, trim(j.offered), j.genCPU, coresText(threads))

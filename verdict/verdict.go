@@ -228,7 +228,12 @@ func (t Thresholds) judge(in Input) judgement {
 	if j.errRatio > t.ErrorRatio {
 		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
 	}
-	if n := latencyCount(l); n < t.MinRequests {
+	if why := synRetries(in); why != "" {
+		j.invalid = append(j.invalid, why)
+	}
+	if why := noLatency(l); why != "" {
+		j.invalid = append(j.invalid, why)
+	} else if n := latencyCount(l); n < t.MinRequests {
 		j.invalid = append(j.invalid, fmt.Sprintf("only %d requests measured: the p99 printed needs at least %d", n, t.MinRequests))
 	}
 	return j
@@ -347,6 +352,15 @@ func (t Thresholds) Judge(in Input) Verdict {
 		if j.busy >= t.CPUNear && j.cores > 0 {
 			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))
 		}
+	}
+	// Nothing saturated, yet the run measured something else than the
+	// server's work: connects that waited for TCP to send a dropped SYN
+	// again (connect.go), or no response at all (noresponse.go).
+	if why := synRetries(in); why != "" {
+		limit(Server, why)
+	}
+	if why := noLatency(l); why != "" {
+		limit(Server, why)
 	}
 	server := ""
 	if j.serverSeen() {

@@ -468,7 +468,9 @@ type Run struct {
 	System   *System  `msg:"sy,omitempty" json:"system,omitempty"`
 
 	// Drained is what became of the requests in flight when a timed
-	// window closed; they are in no figure above. WarmupRequests counts
+	// window closed; they are in no figure above but Bytes and BodyBytes,
+	// which count what they read before it closed (since issue 28: a
+	// download still flowing at the end read 0 bytes before). WarmupRequests counts
 	// the requests of the warm-up, also in no figure. Both are absent from
 	// results recorded before they were split off (when the drain was
 	// counted in the window and the warm-up's bytes and connections too).

@@ -39,7 +39,7 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	fs.DurationVar(&s.Budget, "budget", 0, "stop the search before its trials take longer than this (0: no limit)")
 	fs.IntVar(&s.MaxTrials, "max-trials", 40, "the most trials")
 	fs.IntVarP(&c.Connections, "connections", "c", 64, "connections; each carries one request at a time, so at least rate x latency are needed")
-	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops (0: one per CPU)")
+	fs.IntVarP(&c.Threads, "threads", "t", 0, "threads, as wrk's (0: one per CPU); at most one event loop per CPU runs them")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive (-k=false: a new connection per request)")
 	headerFlag(fs, &c.Headers, "request header `'Name: value'` (repeatable)")
 	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
