@@ -190,6 +190,11 @@ var summaryNotBack = map[string]string{
 	"Summary.Start":  "the run's StartedAt and the sample times place the window",
 	"Summary.End":    "Seconds is the window's length",
 	"Report.Samples": "the collector draws samples from the wire's own form (RunCharts); SystemReport rebuilds the summary",
+	// The wire carries them (TestProcRolesOnTheWire checks their bytes);
+	// collector/rebuild.go maps them back once collector/ is split in
+	// packages: then delete these two lines.
+	"ProcSummary.Role": "not mapped back by collector.SystemReport yet",
+	"ProcSummary.Of":   "not mapped back by collector.SystemReport yet",
 }
 
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
@@ -205,6 +210,9 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 	for i := range rep.Summary.Disks { // partitions are a flag of the disk's name, once
 		rep.Summary.Disks[i].Partition = i == 1
 	}
+	// Roles are words the decoder knows; an upstream's server is a row.
+	rep.Summary.Procs[0].Role, rep.Summary.Procs[0].Of = machine.RoleServer, ""
+	rep.Summary.Procs[1].Role, rep.Summary.Procs[1].Of = machine.RoleUpstream, rep.Summary.Procs[0].Name
 	rep.Samples = nil
 	start := rep.Summary.Start
 	in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},

@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -48,16 +49,32 @@ const (
 // sockDiagDump sends one SOCK_DIAG_BY_FAMILY dump request for the listening
 // TCP sockets of family and calls fn with each answer's local port and inode.
 func sockDiagDump(fd int, seq uint32, family uint8, buf []byte, fn func(sport uint16, inode uint32)) error {
+	return netlinkDump(fd, seq, inetDiagReq(family, tcpListenStateMask), buf, func(m []byte) {
+		if len(m) >= sizeofInetDiagMsg {
+			fn(binary.BigEndian.Uint16(m[inetDiagMsgSport:]), binary.NativeEndian.Uint32(m[inetDiagMsgInode:]))
+		}
+	})
+}
+
+// inetDiagReq is a dump request for the TCP sockets of family in the
+// states of mask (bit n: state n).
+func inetDiagReq(family uint8, states uint32) []byte {
 	req := make([]byte, sizeofNlMsghdr+sizeofInetDiagReq)
+	r := req[sizeofNlMsghdr:]
+	r[0] = family
+	r[1] = unix.IPPROTO_TCP
+	binary.NativeEndian.PutUint32(r[4:], states)
+	return req
+}
+
+// netlinkDump sends req (a SOCK_DIAG_BY_FAMILY request whose netlink
+// header it fills) as a dump and calls fn with each answer's payload.
+func netlinkDump(fd int, seq uint32, req []byte, buf []byte, fn func(m []byte)) error {
 	ne := binary.NativeEndian
 	ne.PutUint32(req[0:], uint32(len(req)))
 	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
 	ne.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
 	ne.PutUint32(req[8:], seq)
-	r := req[sizeofNlMsghdr:]
-	r[0] = family
-	r[1] = unix.IPPROTO_TCP
-	ne.PutUint32(r[4:], tcpListenStateMask)
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return os.NewSyscallError("sendto", err)
 	}
@@ -88,9 +105,7 @@ func sockDiagDump(fd int, seq uint32, family uint8, buf []byte, fn func(sport ui
 					}
 					return fmt.Errorf("sock_diag: error message")
 				case unix.SOCK_DIAG_BY_FAMILY:
-					if m := b[sizeofNlMsghdr:l]; len(m) >= sizeofInetDiagMsg {
-						fn(binary.BigEndian.Uint16(m[inetDiagMsgSport:]), ne.Uint32(m[inetDiagMsgInode:]))
-					}
+					fn(b[sizeofNlMsghdr:l])
 				}
 			}
 			adv := (l + nlmsgAlignTo - 1) &^ (nlmsgAlignTo - 1)
@@ -100,4 +115,122 @@ func sockDiagDump(fd int, seq uint32, family uint8, buf []byte, fn func(sport ui
 			b = b[adv:]
 		}
 	}
+}
+
+// tcpSock is a TCP socket as sock_diag gives it.
+type tcpSock struct {
+	src, dst netip.AddrPort
+	state    uint8
+	ino      uint64
+}
+
+// TCP states (include/net/tcp_states.h).
+const tcpEstablished = 1
+
+// Offsets of struct inet_diag_msg.
+const (
+	inetDiagMsgState = 1
+	inetDiagMsgDport = 6
+	inetDiagMsgSrc   = 8  // id.idiag_src, 16 bytes (IPv4: the first 4)
+	inetDiagMsgDst   = 24 // id.idiag_dst
+)
+
+// tcpSockets lists the TCP sockets, IPv4 and IPv6, in the states of mask
+// (bit n: state n), asked of the kernel over sock_diag.
+func tcpSockets(states uint32) ([]tcpSock, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	var out []tcpSock
+	buf := make([]byte, 32<<10)
+	for i, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		err := netlinkDump(fd, uint32(i+1), inetDiagReq(family, states), buf, func(m []byte) {
+			if len(m) < sizeofInetDiagMsg {
+				return
+			}
+			addr := func(off int) netip.Addr {
+				if m[0] == unix.AF_INET {
+					return netip.AddrFrom4([4]byte(m[off : off+4]))
+				}
+				return netip.AddrFrom16([16]byte(m[off : off+16])).Unmap()
+			}
+			out = append(out, tcpSock{
+				src:   netip.AddrPortFrom(addr(inetDiagMsgSrc), binary.BigEndian.Uint16(m[inetDiagMsgSport:])),
+				dst:   netip.AddrPortFrom(addr(inetDiagMsgDst), binary.BigEndian.Uint16(m[inetDiagMsgDport:])),
+				state: m[inetDiagMsgState],
+				ino:   uint64(binary.NativeEndian.Uint32(m[inetDiagMsgInode:])),
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// unixSock is a connected unix stream socket as sock_diag gives it.
+type unixSock struct {
+	ino, peer uint64
+	// named: bound to a path or an abstract name, as the sockets a
+	// listener accepts are (they share its address); the side that
+	// connected has none.
+	named bool
+}
+
+// Sizes and values of linux/unix_diag.h.
+const (
+	sizeofUnixDiagReq = 24 // struct unix_diag_req
+	sizeofUnixDiagMsg = 16 // struct unix_diag_msg
+	udiagShowName     = 0x01
+	udiagShowPeer     = 0x04
+	unixDiagName      = 0 // attribute: the socket's address
+	unixDiagPeer      = 2 // attribute: the peer's inode
+	sizeofRtattr      = 4
+)
+
+// unixStreams lists the connected unix stream sockets, with their peers'
+// inodes and whether they are named, asked of the kernel over sock_diag
+// (ss -x asks the same way).
+func unixStreams() ([]unixSock, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	ne := binary.NativeEndian
+	req := make([]byte, sizeofNlMsghdr+sizeofUnixDiagReq)
+	r := req[sizeofNlMsghdr:]
+	r[0] = unix.AF_UNIX
+	ne.PutUint32(r[4:], 1<<tcpEstablished)
+	ne.PutUint32(r[12:], udiagShowName|udiagShowPeer)
+	var out []unixSock
+	err = netlinkDump(fd, 1, req, make([]byte, 32<<10), func(m []byte) {
+		if len(m) < sizeofUnixDiagMsg || m[1] != unix.SOCK_STREAM {
+			return
+		}
+		s := unixSock{ino: uint64(ne.Uint32(m[4:]))}
+		for a := m[sizeofUnixDiagMsg:]; len(a) >= sizeofRtattr; {
+			l := int(ne.Uint16(a[0:]))
+			if l < sizeofRtattr || l > len(a) {
+				break
+			}
+			switch ne.Uint16(a[2:]) {
+			case unixDiagName:
+				s.named = l > sizeofRtattr
+			case unixDiagPeer:
+				if l >= sizeofRtattr+4 {
+					s.peer = uint64(ne.Uint32(a[sizeofRtattr:]))
+				}
+			}
+			adv := (l + nlmsgAlignTo - 1) &^ (nlmsgAlignTo - 1)
+			if adv > len(a) {
+				break
+			}
+			a = a[adv:]
+		}
+		out = append(out, s)
+	})
+	return out, err
 }
