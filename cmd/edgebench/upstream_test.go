@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/verdict"
+)
+
+// phpPage keeps a php-fpm worker busy for tens of milliseconds, as a
+// blog's PHP page does.
+const phpPage = `<?php $x = 0; for ($i = 0; $i < 400000; $i++) { $x += $i * $i % 7; } echo "<html>$x</html>\n";`
+
+// ticks is the witness: the user and system ticks of pid from
+// /proc/PID/stat, read here, apart from the probe.
+func ticks(t *testing.T, pids ...int) int64 {
+	t.Helper()
+	var sum int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("witness: %v", err)
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		sum += u + k
+	}
+	return sum
+}
+
+// row is a watched process of a run's JSON.
+type row struct {
+	Name  string `json:"name"`
+	PID   int    `json:"pid"`
+	Role  string `json:"role"`
+	Of    string `json:"of"`
+	Count int    `json:"count"`
+	CPU   *struct {
+		Mean float64 `json:"mean"`
+	} `json:"cpu"`
+}
+
+// witnessedRun runs the binary with args (a 4 s window from its start, no
+// warm-up) and reads the witness's ticks of the php-fpm processes and of
+// the run itself from 1 s to 3.5 s into it, the window's steady part. It
+// returns the rows and verdict of the JSON report and the witness's CPU %
+// of fpm and of the run over that part.
+func witnessedRun(t *testing.T, fpm []int, args ...string) (rows []row, v verdict.Verdict, fpmCPU, genCPU float64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testenv.Binary(t, "."), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	time.Sleep(time.Second)
+	f0, g0, t0 := ticks(t, fpm...), ticks(t, pid), time.Now()
+	time.Sleep(2500 * time.Millisecond)
+	f1, g1, t1 := ticks(t, fpm...), ticks(t, pid), time.Now()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, errb.String())
+	}
+	var doc struct {
+		System struct {
+			Summary struct {
+				Procs []row `json:"procs"`
+			} `json:"summary"`
+		} `json:"system"`
+		Verdict *verdict.Verdict `json:"verdict"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Verdict == nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s := t1.Sub(t0).Seconds()
+	for _, r := range doc.System.Summary.Procs {
+		if r.Role == "generator" && r.PID != pid {
+			t.Errorf("generator row %+v, want the run's PID %d", r, pid)
+		}
+	}
+	return doc.System.Summary.Procs, *doc.Verdict, float64(f1-f0) / s, float64(g1-g0) / s
+}
+
+// near reports whether a figure is within a few points of the witness's
+// (the probe's is over the whole window, the witness's over its steady
+// part).
+func near(got, want float64) bool { return math.Abs(got-want) <= math.Max(10, 0.1*want) }
+
+// Issue 28 items 2 and 11, with the seed's PHP blog: nginx in front of
+// php-fpm (4 workers, on a unix socket), a PHP page that burns CPU, and
+// the seed's command line. php-fpm is the server's: a row of its own,
+// "php-fpm8.2 [PID] (upstream of nginx)", its CPU what /proc says of its
+// processes, and the verdict names it where it names the CPU's shares,
+// never as "other processes" (it said "nginx 39 %, edgebench 25 % ...
+// other processes 123 % of 200 %" while php-fpm's workers used 131 %).
+// With --watch php-fpm8.2 the row is the watched name, nginx is still
+// found, and edgebench's own row is there with its CPU (the verdict said
+// "edgebench 0 %").
+func TestPHPBehindNginxIsTheServer(t *testing.T) {
+	fpm := testenv.StartPHPFPM(t, testenv.PHPFPMConfig{Workers: 4})
+	ng := testenv.NginxWith(t, testenv.NginxConfig{ServerExtra: testenv.FastCGILocation(fpm)})
+	if err := os.WriteFile(filepath.Join(ng.Root, "index.php"), []byte(phpPage), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ng.Addr + "/index.php"
+	procs := append([]int{fpm.Master}, testenv.Children(fpm.Master)...)
+
+	check := func(t *testing.T, rows []row, v verdict.Verdict, fpmWitness, genWitness float64, fpmRow func(row) bool) {
+		t.Helper()
+		t.Logf("witness: php-fpm %.1f %%, edgebench %.1f %%; rows %+v; verdict %s", fpmWitness, genWitness, rows, v.Line())
+		var php, gen, server *row
+		for i, r := range rows {
+			switch {
+			case fpmRow(r):
+				php = &rows[i]
+			case r.Role == "generator":
+				gen = &rows[i]
+			case r.Role == "server" && r.Name == "nginx" && r.PID == ng.Master:
+				server = &rows[i]
+			}
+		}
+		if server == nil {
+			t.Errorf("no row for the listening nginx [%d]", ng.Master)
+		}
+		if php == nil || php.CPU == nil || !near(php.CPU.Mean, fpmWitness) {
+			t.Errorf("php-fpm's row %+v, /proc says %.1f %%", php, fpmWitness)
+		}
+		if gen == nil || gen.CPU == nil || gen.CPU.Mean <= 0 || !near(gen.CPU.Mean, genWitness) {
+			t.Errorf("edgebench's row %+v, /proc says %.1f %%", gen, genWitness)
+		}
+		all := strings.Join(v.Reasons, " | ")
+		if strings.Contains(all, "other processes") && !strings.Contains(all, "php-fpm8.2") {
+			t.Errorf("the verdict counts php-fpm in other processes: %s", v.Line())
+		}
+		if strings.Contains(all, "edgebench 0 %") && genWitness >= 1 {
+			t.Errorf("the verdict says edgebench 0 %%, /proc says %.1f %%: %s", genWitness, v.Line())
+		}
+	}
+
+	t.Run("found from nginx's sockets", func(t *testing.T) {
+		rows, v, fw, gw := witnessedRun(t, procs, "wrk", "-t10", "-c10", "-d4s", "--latency", "--format", "json", url)
+		check(t, rows, v, fw, gw, func(r row) bool {
+			return r.Role == "upstream" && r.Name == "php-fpm8.2" && r.PID == fpm.Master && r.Of == "nginx" && r.Count == 5
+		})
+	})
+	t.Run("--watch php-fpm8.2", func(t *testing.T) {
+		rows, v, fw, gw := witnessedRun(t, procs, "wrk", "-t10", "-c10", "-d4s", "--latency", "--format", "json", "--watch", "php-fpm8.2", url)
+		check(t, rows, v, fw, gw, func(r row) bool { return r.Role == "server" && r.Name == "php-fpm8.2" && r.PID == 0 && r.Count >= 5 })
+		for _, r := range rows {
+			if r.Role == "upstream" {
+				t.Errorf("php-fpm counted twice: %+v", rows)
+			}
+		}
+	})
+}
