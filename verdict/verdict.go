@@ -197,6 +197,8 @@ func (t Thresholds) judge(in Input) judgement {
 		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
 		j.other = math.Max(j.busy*n-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
 	}
+	// Open loop: the generator's cores shared with other processes.
+	t.shared(in, &j)
 
 	// What invalidates the figure.
 	if j.serverSeen() && j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
