@@ -195,3 +195,46 @@ func TestUpstreamFoundLive(t *testing.T) {
 		})
 	}
 }
+
+// An upstream's own upstreams are found the same way: nginx proxying to
+// another nginx, which hands .php pages to php-fpm. Each is a row of its
+// own, named after the process that hands it its work.
+func TestUpstreamOfAnUpstreamLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live processes and sock_diag: not in -short (the 32-bit pass runs under qemu-user)")
+	}
+	fpm := testenv.StartPHPFPM(t, testenv.PHPFPMConfig{Workers: 2})
+	back := testenv.NginxWith(t, testenv.NginxConfig{ServerExtra: testenv.FastCGILocation(fpm)})
+	if err := os.WriteFile(filepath.Join(back.Root, "burn.php"), []byte(burnPHP), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	front := testenv.NginxWith(t, testenv.NginxConfig{ServerExtra: "location /burn.php { proxy_pass http://" + back.Addr + "; }"})
+	p := New("/")
+	defer p.Close()
+	rec := p.Record(context.Background(), 500*time.Millisecond, DefaultWatches("/", portOf(t, front.Addr)))
+	stop := hammer(t, "http://"+front.Addr+"/burn.php", 2)
+	time.Sleep(2500 * time.Millisecond)
+	rep := rec.Stop()
+	stop()
+	want := []struct {
+		name, role, of string
+		pid            int
+	}{
+		{"nginx", machine.RoleServer, "", front.Master},
+		{"probe.test", machine.RoleGenerator, "", os.Getpid()},
+		{"nginx", machine.RoleUpstream, "nginx", back.Master},
+		{"php-fpm8.2", machine.RoleUpstream, "nginx", fpm.Master},
+	}
+	rows := rep.Summary.Procs
+	for _, r := range rows {
+		t.Logf("row %s: role %q, %d processes, CPU %+v", r.Label(), r.Role, r.Count, r.CPU)
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, w := range want {
+		if r := rows[i]; r.Role != w.role || r.Of != w.of || r.PID != w.pid || (w.role != machine.RoleGenerator && r.Name != w.name) {
+			t.Errorf("row %d %s role %q, want %s [%d] role %q of %q", i, r.Label(), r.Role, w.name, w.pid, w.role, w.of)
+		}
+	}
+}
