@@ -249,7 +249,7 @@ func (s *Search) finish(capacity float64, limit Limit, reason string) {
 	s.pending = nil
 	s.res.Capacity = capacity
 	s.res.Limit = limit
-	s.res.AtLeast = limit == ByGenerator || limit == ByRateCap
+	s.res.AtLeast = limit == ByGenerator && capacity > 0 || limit == ByRateCap
 	if l := s.loads[capacity]; l != nil && l.final == 1 {
 		s.res.Confirmed = true
 	}

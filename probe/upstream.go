@@ -31,9 +31,12 @@ import (
 
 // upstreamEarly is how many of a probe's first samples look for a row's
 // upstreams at every sample until one is found (the run's first seconds:
-// its first slice then has the upstream's CPU); after that, and once one
-// is found, they are looked for again at every rescan (rescanEvery).
-const upstreamEarly = 5
+// an upstream's connections exist only while a request is in it, and a
+// look sees the instant it is made); the processes' CPU ticks are kept at
+// those samples, so that the slice an upstream is found in has its CPU.
+// After that, and once one is found, they are looked for again at every
+// rescan (rescanEvery).
+const upstreamEarly = 10
 
 // upstreamDue reports whether ws looks for its upstreams at this sample.
 func (ws *watchState) upstreamDue(n int) bool {

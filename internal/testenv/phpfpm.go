@@ -24,6 +24,10 @@ type PHPFPM struct {
 type PHPFPMConfig struct {
 	Workers int  // pm static, this many workers; default 2
 	TCP     bool // listen on a free loopback port, not on a unix socket
+	// Comm, when set, is the processes' command name (ps -e, --watch
+	// NAME): php-fpm8.2 runs through a link of that name, so that a
+	// test's php-fpm is told from others running beside it.
+	Comm string
 }
 
 // StartPHPFPM runs Debian's php-fpm8.2 in the foreground with one static
@@ -70,6 +74,13 @@ pm.max_children = %[4]d
 	confPath := filepath.Join(dir, "fpm.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if c.Comm != "" {
+		link := filepath.Join(dir, c.Comm)
+		if err := os.Symlink(bin, link); err != nil {
+			t.Fatal(err)
+		}
+		bin = link
 	}
 	cmd := exec.Command(bin, "-F", "-n", "-y", confPath)
 	out := start(t, cmd, os.Interrupt)
