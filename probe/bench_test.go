@@ -194,10 +194,25 @@ func TestSampleAllocs(t *testing.T) {
 func BenchmarkUpstreamLookup(b *testing.B) {
 	p := New("/")
 	defer p.Close()
-	b.Run("tcp", func(b *testing.B) {
+	b.Run("tcp-all", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := tcpSockets(1<<tcpListen | 1<<tcpEstablished); err != nil {
+			if _, err := tcpSockets(1<<tcpListen|1<<tcpEstablished, nil); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	// What a look asks: the listeners, then the connections to the ports
+	// the server does not listen on.
+	b.Run("tcp-filtered", func(b *testing.B) {
+		for b.Loop() {
+			l, err := tcpSockets(1<<tcpListen, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ports := otherPorts(l, nil); len(ports) > 0 && len(ports) <= maxFilterPorts {
+				if _, err := tcpSockets(1<<tcpEstablished, ports); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	})

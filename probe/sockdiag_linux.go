@@ -136,8 +136,11 @@ const (
 )
 
 // tcpSockets lists the TCP sockets, IPv4 and IPv6, in the states of mask
-// (bit n: state n), asked of the kernel over sock_diag.
-func tcpSockets(states uint32) ([]tcpSock, error) {
+// (bit n: state n), asked of the kernel over sock_diag; with ports, only
+// those whose local or remote port is one of them (the kernel filters:
+// under a load test of 5000 connections it formats and sends 10,000
+// sockets otherwise, 20 ms of a busy x86 core).
+func tcpSockets(states uint32, ports []uint16) ([]tcpSock, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
@@ -146,7 +149,11 @@ func tcpSockets(states uint32) ([]tcpSock, error) {
 	var out []tcpSock
 	buf := make([]byte, 32<<10)
 	for i, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		err := netlinkDump(fd, uint32(i+1), inetDiagReq(family, states), buf, func(m []byte) {
+		req := inetDiagReq(family, states)
+		if len(ports) > 0 {
+			req = appendBytecode(req, portsFilter(ports))
+		}
+		err := netlinkDump(fd, uint32(i+1), req, buf, func(m []byte) {
 			if len(m) < sizeofInetDiagMsg {
 				return
 			}
@@ -168,6 +175,65 @@ func tcpSockets(states uint32) ([]tcpSock, error) {
 		}
 	}
 	return out, nil
+}
+
+// The inet_diag filter's operations (linux/inet_diag.h).
+const (
+	inetDiagReqBytecode = 1 // the request's attribute that holds a filter
+	inetDiagBCJmp       = 1
+	inetDiagBCSGE       = 2 // local port >= the next operation's no
+	inetDiagBCSLE       = 3
+	inetDiagBCDGE       = 4 // remote port >= the next operation's no
+	inetDiagBCDLE       = 5
+)
+
+// portsFilter is an inet_diag filter that keeps the sockets whose local
+// or remote port is one of ports: an "or" of equalities, each a >= and a
+// <= comparison (the kernel's oldest operations), built as ss builds
+// one, so that every operation lies on the chain of "yes" jumps the
+// kernel's audit walks. An operation is {code, yes, no}: the comparison
+// true jumps yes bytes, false no bytes; the end of the filter keeps the
+// socket, 4 bytes past it drops it. Each test is
+//
+//	GE p {yes 8, no 20}  {0, 0, p}  LE p {yes 8, no 12}  {0, 0, p}  JMP {yes 4, no: to the end}
+//
+// where a false comparison jumps to the next test (or, from the last,
+// which has no JMP, 4 bytes past the end) and a true pair reaches the
+// JMP, whose jump is always its no: to the end, kept.
+func portsFilter(ports []uint16) []byte {
+	ne := binary.NativeEndian
+	n := 2 * len(ports) // a local and a remote test per port
+	size := 16*n + 4*(n-1)
+	bc := make([]byte, size)
+	op := func(off int, code uint8, yes uint8, no uint16) {
+		bc[off], bc[off+1] = code, yes
+		ne.PutUint16(bc[off+2:], no)
+	}
+	for i := range n {
+		o := 20 * i
+		ge, le := uint8(inetDiagBCSGE), uint8(inetDiagBCSLE)
+		if i%2 == 1 {
+			ge, le = inetDiagBCDGE, inetDiagBCDLE
+		}
+		p := ports[i/2]
+		op(o, ge, 8, 20)
+		op(o+4, 0, 0, p)
+		op(o+8, le, 8, 12)
+		op(o+12, 0, 0, p)
+		if i < n-1 {
+			op(o+16, inetDiagBCJmp, 4, uint16(size-(o+16)))
+		}
+	}
+	return bc
+}
+
+// appendBytecode adds filter to a sock_diag request as its bytecode
+// attribute.
+func appendBytecode(req, filter []byte) []byte {
+	attr := make([]byte, 4, 4+len(filter))
+	binary.NativeEndian.PutUint16(attr[0:], uint16(4+len(filter)))
+	binary.NativeEndian.PutUint16(attr[2:], inetDiagReqBytecode)
+	return append(req, append(attr, filter...)...)
 }
 
 // unixSock is a connected unix stream socket as sock_diag gives it.

@@ -99,7 +99,7 @@ func (p *Probe) upstreams(s *machine.Sample, dt float64, merge bool, maxCPU floa
 		}
 		return false
 	}
-	var tcp []tcpSock
+	var listening []tcpSock
 	var us []unixSock
 	tables := false
 	for _, ws := range due {
@@ -115,8 +115,19 @@ func (p *Probe) upstreams(s *machine.Sample, dt float64, merge bool, maxCPU floa
 			tables = true
 			// Either table may be missing (no sock_diag under qemu-user,
 			// a kernel without unix_diag): the other still serves.
-			tcp, _ = tcpSockets(1<<tcpListen | 1<<tcpEstablished)
+			listening, _ = tcpSockets(1<<tcpListen, nil)
 			us, _ = unixStreams()
+		}
+		// Only the connections to a port this server does not listen on
+		// but another process does: the load's own connections (to the
+		// server's port, thousands of them) are not asked for.
+		tcp := listening
+		if ports := otherPorts(listening, own); len(ports) > 0 && len(ports) <= maxFilterPorts {
+			est, _ := tcpSockets(1<<tcpEstablished, ports)
+			tcp = append(slices.Clip(listening), est...)
+		} else if len(ports) > maxFilterPorts {
+			est, _ := tcpSockets(1<<tcpEstablished, nil)
+			tcp = append(slices.Clip(listening), est...)
 		}
 		peers := upstreamPeers(own, tcp, us)
 		if len(peers) == 0 {
@@ -193,6 +204,29 @@ func (p *Probe) allTicks() map[int]uint64 {
 			out[pid] = ps.ticks
 		}
 	}
+	return out
+}
+
+// maxFilterPorts bounds the ports a sock_diag filter names (its size
+// grows with them); past it every established socket is asked for.
+const maxFilterPorts = 256
+
+// otherPorts returns the ports that processes of this machine listen on
+// and own (one server's sockets) does not, ascending.
+func otherPorts(listening []tcpSock, own map[uint64]bool) []uint16 {
+	mine := map[uint16]bool{}
+	for _, t := range listening {
+		if own[t.ino] {
+			mine[t.src.Port()] = true
+		}
+	}
+	var out []uint16
+	for _, t := range listening {
+		if p := t.src.Port(); !mine[p] && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
