@@ -2,8 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,12 +192,42 @@ var summaryNotBack = map[string]string{
 	"Summary.Start":  "the run's StartedAt and the sample times place the window",
 	"Summary.End":    "Seconds is the window's length",
 	"Report.Samples": "the collector draws samples from the wire's own form (RunCharts); SystemReport rebuilds the summary",
-	// The wire carries them (TestProcRolesOnTheWire checks their bytes);
-	// collector/rebuild.go maps them back once collector/ is split in
-	// packages: then delete these two lines.
-	"ProcSummary.Role": "not mapped back by collector.SystemReport yet",
-	"ProcSummary.Of":   "not mapped back by collector.SystemReport yet",
 }
+
+// notBackYet are figures that reach the wire
+// (TestEverySummaryFieldReachesTheWire) and that the collector's
+// SystemReport does not rebuild yet: the network's figures of two-machine
+// runs (issue 30), and a watched row's role and an upstream's server
+// (issue 28; TestProcRolesOnTheWire checks their bytes). The collector's
+// side maps them back, and takes them off this list.
+var notBackYet = map[string]string{
+	"NetSummary.Duplex":  issue30,
+	"NetSummary.RxDrops": issue30,
+	"NetSummary.TxDrops": issue30,
+	"NetSummary.RxErrs":  issue30,
+	"NetSummary.TxErrs":  issue30,
+	"Summary.TCP":        issue30,
+	"Summary.Path":       issue30,
+	"ProcSummary.Role":   issue28,
+	"ProcSummary.Of":     issue28,
+}
+
+// notBack reports whether the leaf name (as eachLeaf names it, its parents
+// first: "Summary.TCP>TCPSummary.Out") is one the collector does not
+// rebuild yet, and why.
+func notBack(name string) (string, bool) {
+	for _, part := range strings.Split(name, ">") {
+		if why, ok := notBackYet[part]; ok {
+			return why, true
+		}
+	}
+	return "", false
+}
+
+const (
+	issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
+	issue28 = "collector/rebuild.go maps a row's role and an upstream's server back (issue 28)"
+)
 
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
 // back from the wire where it was and in its unit. Cores are sent in
@@ -213,13 +245,20 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 	// Roles are words the decoder knows; an upstream's server is a row.
 	rep.Summary.Procs[0].Role, rep.Summary.Procs[0].Of = machine.RoleServer, ""
 	rep.Summary.Procs[1].Role, rep.Summary.Procs[1].Of = machine.RoleUpstream, rep.Summary.Procs[0].Name
+	for i := range rep.Summary.Nets { // the decoder takes full, half or none
+		rep.Summary.Nets[i].Duplex = "half"
+	}
+	rep.Summary.Path.Idle.MinMS, rep.Summary.Path.Idle.MedianMS = 1, 2 // and times in order
+	rep.Summary.Path.Loaded.MinMS, rep.Summary.Path.Loaded.MedianMS = 3, 4
 	rep.Samples = nil
 	start := rep.Summary.Start
 	in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
 		wire.Run{StartedAt: start, System: FromSystem(&rep, start)})
 	back := collector.SystemReport(in.Runs[0].System)
 	var bad []string
-	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", summaryNotBack, &bad)
+	skip := maps.Clone(summaryNotBack)
+	maps.Copy(skip, notBackYet)
+	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", skip, &bad)
 	for _, d := range bad {
 		t.Error(d)
 	}

@@ -57,7 +57,8 @@ func TestEverySummaryFieldComesBack(t *testing.T) {
 		var base, set machine.Report
 		build(reflect.ValueOf(&base.Summary).Elem(), path, false)
 		build(reflect.ValueOf(&set.Summary).Elem(), path, true)
-		if reason, ok := summaryNotBack[name[strings.LastIndex(name, ">")+1:]]; ok && strings.HasPrefix(reason, "not mapped back") {
+		if reason, ok := notBack(name); ok {
+			t.Logf("%s: not rebuilt by the collector yet (%s)", name, reason)
 			return
 		}
 		got, without := collector.SystemReport(FromSystem(&set, start)), collector.SystemReport(FromSystem(&base, start))

@@ -42,6 +42,11 @@ func TestServerWatches(t *testing.T) {
 	if got := DefaultWatches(root, 80); !slices.Equal(got, []Watch{{PID: 700, Tree: true, Role: machine.RoleServer, Upstreams: true}}) {
 		t.Errorf("DefaultWatches = %+v", got)
 	}
+	// A watch on a load's target (another machine's run): the server with
+	// its upstreams, no generator.
+	if got := ServerWatches(root, 80); !slices.Equal(got, []Watch{{PID: 700, Tree: true, Role: machine.RoleServer, Upstreams: true}}) {
+		t.Errorf("ServerWatches = %+v", got)
+	}
 }
 
 // A load test's watches: the listening server and this process always,

@@ -56,7 +56,15 @@ type diskAcc struct {
 	read, write, riops, wiops, busy acc
 }
 
-type netAcc struct{ rx, tx, rxp, txp acc }
+type netAcc struct {
+	rx, tx, rxp, txp             acc
+	rxDrop, txDrop, rxErr, txErr float64 // totals over the window
+}
+
+type tcpAcc struct {
+	in, out, retrans acc
+	outN, retransN   float64 // totals over the window
+}
 
 type procAcc struct {
 	name, role, of string
@@ -98,6 +106,7 @@ type aggregator struct {
 	disks     map[string]*diskAcc
 	netNames  []string
 	nets      map[string]*netAcc
+	tcp       tcpAcc
 
 	psi [5]acc
 
@@ -246,6 +255,17 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 		a.tx.add(n.TxBps/1024, w)
 		a.rxp.add(n.RxPps, w)
 		a.txp.add(n.TxPps, w)
+		a.rxDrop += n.RxDrops * w
+		a.txDrop += n.TxDrops * w
+		a.rxErr += n.RxErrs * w
+		a.txErr += n.TxErrs * w
+	}
+	if t := s.TCP; t != nil {
+		g.tcp.in.add(t.InSegs, w)
+		g.tcp.out.add(t.OutSegs, w)
+		g.tcp.retrans.add(t.RetransSegs, w)
+		g.tcp.outN += t.OutSegs * w
+		g.tcp.retransN += t.RetransSegs * w
 	}
 	if p := s.PSI; p != nil {
 		for i, v := range [5]*float64{p.CPUSome, p.IOSome, p.IOFull, p.MemSome, p.MemFull} {
@@ -328,7 +348,12 @@ func (g *aggregator) summary() machine.Summary {
 	}
 	for _, name := range g.netNames {
 		a := g.nets[name]
-		s.Nets = append(s.Nets, machine.NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat()})
+		s.Nets = append(s.Nets, machine.NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat(),
+			RxDrops: new(math.Round(a.rxDrop)), TxDrops: new(math.Round(a.txDrop)), RxErrs: new(math.Round(a.rxErr)), TxErrs: new(math.Round(a.txErr))})
+	}
+	if t := &g.tcp; t.out.n > 0 {
+		s.TCP = &machine.TCPSummary{InSegs: t.in.stat(), OutSegs: t.out.stat(), RetransSegs: t.retrans.stat(),
+			Out: math.Round(t.outN), Retrans: math.Round(t.retransN)}
 	}
 	if g.psi[0].n+g.psi[1].n+g.psi[2].n+g.psi[3].n+g.psi[4].n > 0 {
 		s.PSI = &machine.PSISummary{CPUSome: g.psi[0].ptr(), IOSome: g.psi[1].ptr(), IOFull: g.psi[2].ptr(), MemSome: g.psi[3].ptr(), MemFull: g.psi[4].ptr()}

@@ -108,6 +108,18 @@ func runWatches(root string, port int, user []Watch, self int) []Watch {
 	return ws
 }
 
+// ServerWatches is what listens on TCP port below root, as a tree (see
+// serverWatches), of role server, with the upstreams it hands its work to
+// (Watch.Upstreams): the server of a watch on a load's target, which may
+// be the current process (the built-in target it serves).
+func ServerWatches(root string, port int) []Watch {
+	ws := serverWatches(root, port, 0)
+	for i := range ws {
+		ws[i].Role, ws[i].Upstreams = machine.RoleServer, true
+	}
+	return ws
+}
+
 // rescanEvery is how many samples pass between two scans of /proc for new
 // processes of a watched name or tree; between scans the known PIDs are re-read
 // through their open files, so the 1-second loop does not walk /proc.

@@ -86,22 +86,23 @@ type Input struct {
 // Thresholds are the limits a verdict applies; Default holds the
 // documented ones.
 type Thresholds struct {
-	GeneratorBusy   float64 // % of its capacity (threads, at most its cores) at which edgebench is the limit
-	GeneratorStarve float64 // % busy of the cores edgebench is pinned to at which it is starved by others
-	ServerAllCores  float64 // % of every core at which the server holds the whole machine
-	ServerWholeCore float64 // % of a whole core, per core, at which a server is at a single-threaded limit
-	RateReached     float64 // % of the offered rate an open-loop run must achieve
-	ErrorRatio      float64 // % of failed requests above which the figure is not valid
-	MinRequests     int64   // latency samples below which the percentiles printed mean nothing
-	CPUBusy         float64 // % busy of the whole machine at which the cores are saturated
-	CPUNear         float64 // % busy of the whole machine at which the cores, not the connections, are called the limit when nothing else is
-	Steal           float64 // % steal at which a virtual machine's host takes the cores
-	OtherCPU        float64 // % of one core taken by other processes on saturated cores to call them the limit
-	DiskBusy        float64 // % busy of a disk
-	IOPressure      float64 // % of time some task stalled on IO (PSI)
-	MemPressure     float64 // % of time some task stalled on memory (PSI)
-	MemAvailable    float64 // % of memory available below which memory is the limit
-	LinkBusy        float64 // % of a link's speed, received or sent (with Ethernet framing), at which the network is the limit
+	GeneratorBusy     float64 // % of its capacity (threads, at most its cores) at which edgebench is the limit
+	GeneratorStarve   float64 // % busy of the cores edgebench is pinned to at which it is starved by others
+	ServerAllCores    float64 // % of every core at which the server holds the whole machine
+	ServerWholeCore   float64 // % of a whole core, per core, at which a server is at a single-threaded limit
+	RateReached       float64 // % of the offered rate an open-loop run must achieve
+	ErrorRatio        float64 // % of failed requests above which the figure is not valid
+	MinRequests       int64   // latency samples below which the percentiles printed mean nothing
+	CPUBusy           float64 // % busy of the whole machine at which the cores are saturated
+	CPUNear           float64 // % busy of the whole machine at which the cores, not the connections, are called the limit when nothing else is
+	Steal             float64 // % steal at which a virtual machine's host takes the cores
+	OtherCPU          float64 // % of one core taken by other processes on saturated cores to call them the limit
+	DiskBusy          float64 // % busy of a disk
+	IOPressure        float64 // % of time some task stalled on IO (PSI)
+	MemPressure       float64 // % of time some task stalled on memory (PSI)
+	MemAvailable      float64 // % of memory available below which memory is the limit
+	LinkBusy          float64 // % of a link's speed, received or sent (with Ethernet framing), at which the network is the limit
+	NetworkThresholds         // the path's and two machines' rules (network.go)
 }
 
 // Default are the thresholds edgebench uses.
@@ -111,7 +112,8 @@ var Default = Thresholds{
 	RateReached: 95, ErrorRatio: 1, MinRequests: 100,
 	CPUBusy: 95, CPUNear: 80, Steal: 5, OtherCPU: 50,
 	DiskBusy: 80, IOPressure: 25, MemPressure: 10, MemAvailable: 5,
-	LinkBusy: 90,
+	LinkBusy:          90,
+	NetworkThresholds: DefaultNetwork,
 }
 
 // Judge is Default's verdict on in.
@@ -350,6 +352,9 @@ func (t Thresholds) Judge(in Input) Verdict {
 				}
 			}
 		}
+		// A target on another machine: packets lost, or a queue on the
+		// path.
+		t.pathLimit(in, sum, limit)
 		// Close to saturated: more connections add load, not cores.
 		if j.busy >= t.CPUNear && j.cores > 0 {
 			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))

@@ -35,6 +35,10 @@ type Runner struct {
 	Progress func(capacity.Trial) func(loadgen.Progress)
 	// Measured, when set, is given each trial's load test and recording.
 	Measured func(capacity.Trial, measure.Run)
+	// Window, when set, is called when a trial's measured window starts
+	// (start true) and ends, from the load generator's goroutine: it must
+	// not block.
+	Window func(t capacity.Trial, start bool)
 }
 
 // Threads is the event loops a trial runs: Load.Threads, or one per CPU
@@ -71,8 +75,11 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 	// reads as an idle one, one that shares them with other processes as
 	// a server that falls short), and it watches edgebench, whatever
 	// listens on the target's port with its upstreams, and Watches.
-	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Watches: r.Watches,
-		ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond})
+	test := measure.Test{Load: cfg, Watches: r.Watches, ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond}
+	if r.Window != nil {
+		test.Window = func(_ int, start bool) { r.Window(t, start) }
+	}
+	runs, err := measure.Repeat(ctx, test)
 	cpu1, wall := cpuTime(), time.Since(wall0)
 	if len(runs) == 0 {
 		if err == nil {
