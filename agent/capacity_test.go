@@ -77,9 +77,27 @@ func TestCapacityCommandWithinPolicy(t *testing.T) {
 
 // A capacity command run by the agent against nginx faster than the
 // policy's rate cap: the search stops at the cap, says "at least", and the
-// result carries every trial and the final trial's run.
+// result carries every trial and the final trial's run. Other processes
+// may hold the cores (make test runs packages side by side): the search
+// then stops at a trial the run verdict calls the generator's; it is run
+// again, up to 3 times, and the test skips loudly if each one was.
 func TestCapacityCommandRuns(t *testing.T) {
 	ng := testenv.Nginx(t, 1)
+	var busy []string
+	for range 3 {
+		why := capacityCommandRuns(t, ng)
+		if why == "" || t.Failed() {
+			return
+		}
+		busy = append(busy, why)
+	}
+	t.Skipf("!!! other processes held the generator's cores in each of 3 searches (%s): SKIPPING the check of the rate cap's answer, which needs a quieter machine", strings.Join(busy, "; "))
+}
+
+// capacityCommandRuns runs one capacity command against ng and checks
+// it; it returns the answer when the generator limited the search, ""
+// when its answer was checked.
+func capacityCommandRuns(t *testing.T, ng testenv.NginxServer) (busy string) {
 	a, _ := newTestAgent(t)
 	log := &resultLog{}
 	a.SetLink(log, nil)
@@ -103,6 +121,9 @@ func TestCapacityCommandRuns(t *testing.T) {
 	}
 	r := log.results[0]
 	c := r.Capacity
+	if c != nil && c.LimitedBy == "generator" && !c.Confirmed && strings.Contains(c.Answer, "other processes") {
+		return c.Answer
+	}
 	if r.Kind != wire.KindCapacity || c == nil || c.CapacityRPS != 150 || c.LimitedBy != "rate_cap" || !c.AtLeast || !c.Confirmed {
 		t.Fatalf("%+v %+v", r, c)
 	}
@@ -134,6 +155,7 @@ func TestCapacityCommandRuns(t *testing.T) {
 		windows[len(windows)-1] != fmt.Sprintf("end %d", len(c.Trials)-1) {
 		t.Errorf("%d trials, window events %q", len(c.Trials), windows)
 	}
+	return ""
 }
 
 // A capacity command against a target that never answers successfully

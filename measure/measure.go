@@ -35,10 +35,10 @@ type Test struct {
 	NoProbe   bool          // do not sample the machine
 	ProbeRoot string        // read proc/ and sys/ below it; "" is "/"
 	Interval  time.Duration // between the probe's samples; 0 is 1 s
-	// Watches are the processes the probe reports; nil: the server
-	// listening on the target's port, with its workers, and this process
-	// (probe.DefaultWatches), or this process alone when the target is
-	// another machine's.
+	// Watches are the processes --watch names: the probe reports them
+	// as the server's, beside the server listening on the target's port
+	// (with its workers and upstreams; none when the target is another
+	// machine's) and this process (probe.RunWatches).
 	Watches []probe.Watch
 
 	// Before, when set, is called before each run (i counts from 0).
@@ -61,16 +61,17 @@ type Test struct {
 // (a bad configuration, a target that refuses every connection) or the
 // After hook's.
 func Repeat(ctx context.Context, t Test) ([]Run, error) {
-	watches := t.Watches
-	if len(watches) == 0 && !t.NoProbe {
+	var watches []probe.Watch
+	if !t.NoProbe {
+		port := 0
 		if tg, err := report.ParseTarget(t.Load.URL); err == nil {
-			if _, remote := RemoteTarget(ctx, t.Load, t.root()); remote {
-				// What listens on that port here is not the server.
-				watches = []probe.Watch{{PID: os.Getpid()}}
-			} else {
-				watches = probe.DefaultWatches(t.root(), tg.Port)
+			if _, remote := RemoteTarget(ctx, t.Load, t.root()); !remote {
+				// What listens on that port here is the server; on
+				// another machine's target it is not.
+				port = tg.Port
 			}
 		}
+		watches = probe.RunWatches(t.root(), port, t.Watches)
 	}
 	var runs []Run
 	n := max(t.Repeat, 1)
@@ -251,7 +252,7 @@ func judge(r Run, root string) *verdict.Verdict {
 func VerdictInput(r Run, root string) verdict.Input {
 	in := verdict.Input{Load: r.Load, System: r.System, TargetLoopback: loopbackName(r.Load.Target.Host)}
 	if root == "/" || root == "" {
-		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
+		in.GeneratorPID = os.Getpid() // RunWatches watches it
 		in.GeneratorCPUs = affinity()
 	}
 	return in

@@ -300,7 +300,11 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 	}
 	for _, p := range sm.Procs {
 		ps := wire.ProcWindow{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
-			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
+			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB), Role: p.Role}
+		if p.Of != "" {
+			of := procs.of(p.Of)
+			ps.Of = &of
+		}
 		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
 		for _, id := range p.CPUs {
 			ps.CPUs = append(ps.CPUs, int32(id))

@@ -73,6 +73,9 @@ type snapshot struct {
 	tcpOK   bool
 	psi     [3]psiTotals
 	psiOK   [3]bool
+	// ticks are every process's CPU ticks, read while a row looks for
+	// its upstreams early (upstreamPending); nil otherwise.
+	ticks map[int]uint64
 }
 
 // New returns a Probe reading proc/... and sys/... below root; "" or "/" is
@@ -327,6 +330,15 @@ func (p *Probe) sample(merge bool) (*machine.Sample, error) {
 		for _, w := range p.watches {
 			s.Procs = append(s.Procs, w.sample(p, dt, merge, maxCPU, a))
 		}
+		var from map[int]uint64
+		if havePrev {
+			from = prev.ticks
+		}
+		p.upstreams(s, dt, merge, maxCPU, a, from)
+	}
+	cur.ticks = nil
+	if p.upstreamPending() {
+		cur.ticks = p.allTicks()
 	}
 
 	if merge {

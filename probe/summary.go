@@ -67,11 +67,11 @@ type tcpAcc struct {
 }
 
 type procAcc struct {
-	name       string
-	pid, count int
-	cpu, rss   acc
-	rd, wr     float64
-	hasIO      bool
+	name, role, of string
+	pid, count     int
+	cpu, rss       acc
+	rd, wr         float64
+	hasIO          bool
 	// The cores the processes may run on, over the samples in which they
 	// used CPU (ran) and over all samples.
 	ran, all       cpuSet
@@ -277,7 +277,7 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 			g.procs = append(g.procs, procAcc{})
 		}
 		a := &g.procs[i]
-		a.name, a.pid = p.Name, p.PID
+		a.name, a.pid, a.role, a.of = p.Name, p.PID, p.Role, p.Of
 		a.count = max(a.count, p.Count)
 		a.cpu.addOpt(p.CPU, w)
 		a.rss.addU(p.RSS, w)
@@ -304,7 +304,7 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 func instants(s *machine.Sample) *machine.Sample {
 	out := &machine.Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
 	for _, p := range s.Procs {
-		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS, CPUs: p.CPUs})
+		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Role: p.Role, Of: p.Of, Count: p.Count, RSS: p.RSS, CPUs: p.CPUs})
 	}
 	return out
 }
@@ -364,7 +364,7 @@ func (g *aggregator) summary() machine.Summary {
 		s.FreqMinMHz, s.FreqMaxMHz = &lo, &hi
 	}
 	for _, a := range g.procs {
-		ps := machine.ProcSummary{Name: a.name, PID: a.pid, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
+		ps := machine.ProcSummary{Name: a.name, PID: a.pid, Role: a.role, Of: a.of, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
 		if a.hasIO {
 			rd, wr := a.rd, a.wr
 			ps.ReadKB, ps.WriteKB = &rd, &wr

@@ -8,7 +8,8 @@ import (
 
 // generator is the rule on the load generator, the one edgebench has:
 // Judge's verdict, GeneratorBound, compare's and the capacity search's
-// "the generator ran out first" all come from it. It sets j's generator
+// "the generator limited the search" all come from it, with the rule on a
+// generator that shared its cores (shared). It sets j's generator
 // CPU (the probe's figure of GeneratorPID, else Input.GeneratorCPU), the
 // CPU its threads could use and, when edgebench and not the server was
 // the limit, the reason:

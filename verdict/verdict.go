@@ -131,8 +131,12 @@ func GeneratorBound(in Input) (bool, string) {
 
 // judgement is what Judge works out before it concludes.
 type judgement struct {
-	cores               int
+	cores int
+	// server is the server's rows summed (gather), gen the generator's
+	// row; servers are the server's rows: what listens on the port, and
+	// its upstreams.
 	server, gen         *machine.ProcSummary
+	servers             []*machine.ProcSummary
 	serverCPU, genCPU   float64 // % of one core
 	genCap              float64 // % of one core the generator could use
 	achieved, offered   float64
@@ -165,17 +169,7 @@ func (t Thresholds) judge(in Input) judgement {
 		j.cores = len(sum.PerCPUBusy)
 	}
 	if sum != nil {
-		for i := range sum.Procs {
-			p := &sum.Procs[i]
-			switch {
-			case in.GeneratorPID > 0 && p.PID == in.GeneratorPID:
-				if j.gen == nil {
-					j.gen = p
-				}
-			case j.server == nil:
-				j.server = p
-			}
-		}
+		j.gather(in, sum)
 		if c := sum.CPU; c != nil {
 			j.busy = 100 - c.Idle.Mean - c.IOWait.Mean
 		}
@@ -205,11 +199,17 @@ func (t Thresholds) judge(in Input) judgement {
 		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
 		j.other = math.Max(j.busy*n-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
 	}
+	// Open loop: the generator's cores shared with other processes.
+	t.shared(in, &j)
 
 	// What invalidates the figure.
 	if j.serverSeen() && j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
-		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s's alone",
-			j.other, j.busy, j.serverName))
+		whose := j.serverName + "'s"
+		if len(j.servers) > 1 {
+			whose = "the server's (" + j.serverName + ")"
+		}
+		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s alone",
+			j.other, j.busy, whose))
 	}
 	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
 		j.invalid = append(j.invalid, fmt.Sprintf("the board reported %s during the run (firmware flags): its clock was not its own", sum.Throttled))
@@ -272,15 +272,27 @@ func (t Thresholds) Judge(in Input) Verdict {
 	}
 	if j.server != nil && j.server.CPU != nil && serverCores > 0 {
 		all := 100 * float64(serverCores)
-		k := math.Round(j.serverCPU / 100)
 		switch {
 		case j.serverCPU >= all*t.ServerAllCores/100 && j.serverCPUs != nil:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of %s, %s it may use", j.serverName, j.serverCPU, cpuList(j.serverCPUs), theCores(serverCores)))
 		case j.serverCPU >= all*t.ServerAllCores/100:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of the %d cores", j.serverName, j.serverCPU, j.cores))
-		case k >= 1 && j.serverCPU >= k*t.ServerWholeCore && j.serverCPU <= k*100+3:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
-				j.serverName, j.serverCPU, coresText(int(k)), j.server.Count, pluralES(j.server.Count)))
+		}
+		// Single-threaded workers at their limit: the server's, or one of
+		// its parts' (php-fpm's workers behind nginx).
+		parts := []*machine.ProcSummary{j.server}
+		if len(j.servers) > 1 {
+			parts = append(parts, j.servers...)
+		}
+		for _, p := range parts {
+			if p.CPU == nil {
+				continue
+			}
+			c := p.CPU.Mean
+			if k := math.Round(c / 100); k >= 1 && c >= k*t.ServerWholeCore && c <= k*100+3 {
+				limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
+					p.Name, c, coresText(int(k)), p.Count, pluralES(p.Count)))
+			}
 		}
 	}
 	// The server pinned to cores that other processes took: it could not
@@ -417,7 +429,12 @@ func (j *judgement) serverSeen() bool { return j.server != nil && j.server.CPU !
 func (j *judgement) cpuShares(sum *machine.Summary) string {
 	var s string
 	if j.serverSeen() {
-		s = fmt.Sprintf("%s %.0f %%, %s %.0f %%, interrupts %.0f %%, other processes %.0f %% of %d %%", j.serverName, j.serverCPU, j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
+		for _, p := range j.servers {
+			if p.CPU != nil {
+				s += fmt.Sprintf("%s %.0f %%, ", shareName(p), p.CPU.Mean)
+			}
+		}
+		s += fmt.Sprintf("%s %.0f %%, interrupts %.0f %%, other processes %.0f %% of %d %%", j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
 	} else {
 		s = fmt.Sprintf("%s %.0f %%, interrupts %.0f %%, the server (not watched) and other processes %.0f %% of %d %%", j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
 	}

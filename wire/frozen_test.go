@@ -414,6 +414,18 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 						Procs: []wire.ProcWindow{{I: 0, Count: 2, CPUBP: &wire.WindowStat{Mean: 4100, Max: 4500}, CPUs: []int32{1}},
 							{I: 1, PID: 4242, Count: 1, CPUBP: &wire.WindowStat{Mean: 3000, Max: 3300}, CPUs: []int32{0, 1}}}}},
 				Verdict: &wire.Verdict{LimitedBy: "network", Valid: true, Reasons: []string{"eth0 received 94.1 Mb/s of its 100 Mb/s link (94 %)"}}}}},
+		// The server's rows (issue 28): nginx listening, php-fpm its
+		// upstream, edgebench the generator.
+		"result-loadtest-upstream": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+			Spec: wire.RunSpec{URL: "http://127.0.0.1/index.php", Method: "GET", Connections: 10, Threads: 10, DurationMS: 30_000, KeepAlive: true, Mode: "wrk"},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 30_000_000, Completed: 3100, OK: 3100, DocLength: 6144, Latency: hist(3100, 96000, 3),
+				System: &wire.System{IntervalMS: 1000, Procs: []string{"nginx", "php-fpm8.2", "edgebench"},
+					Summary: wire.SysSummary{Seconds: 30, Samples: 30,
+						Procs: []wire.ProcWindow{{I: 0, PID: 812, Count: 2, CPUBP: &wire.WindowStat{Mean: 3900, Max: 4400}, Role: wire.ProcServer},
+							{I: 1, PID: 790, Count: 5, CPUBP: &wire.WindowStat{Mean: 13100, Max: 15200}, Role: wire.ProcUpstream, Of: new(int32)},
+							{I: 2, PID: 4242, Count: 1, CPUBP: &wire.WindowStat{Mean: 2500, Max: 2900}, Role: wire.ProcGenerator}}}},
+				Verdict: &wire.Verdict{LimitedBy: "cpu", Valid: true, Reasons: []string{"the cores were 99 % busy, shared by the server and edgebench: nginx 39 %, php-fpm8.2 (upstream of nginx) 131 %, edgebench 25 %, interrupts 3 %, other processes 0 % of 200 %"}}}}},
 		// Two machines (issue 30): a device's addresses in its birth, the
 		// watch on the target and the marks of the load's windows, the
 		// loader's window events, the network's figures (drops, duplex,

@@ -859,4 +859,25 @@ type ProcWindow struct {
 	// CPUs are the cores the processes may run on (their affinity); nil:
 	// unknown, or sent before the probe read it.
 	CPUs []int32 `msg:"cp,omitempty,limit=1024" json:"cpus,omitempty"`
+	// Role is what the processes were to the load test: ProcServer,
+	// ProcUpstream, ProcGenerator; "": watched for themselves, or sent
+	// before roles (then the first row not the generator's was taken as
+	// the server). The server's CPU is its rows' of role server and
+	// upstream, summed.
+	Role string `msg:"ro,omitempty" json:"role,omitempty"`
+	// Of is an upstream's server: the index in System.Procs of the name
+	// of the process that hands it its work; nil: none.
+	Of *int32 `msg:"of,omitempty" json:"of,omitempty"`
 }
+
+// The roles of a watched process (ProcWindow.Role).
+const (
+	// ProcServer: what listens on the target's port, with its workers,
+	// and what --watch named.
+	ProcServer = "server"
+	// ProcUpstream: a process the server handed its work to, found from
+	// its connected sockets (php-fpm behind nginx, a proxied backend).
+	ProcUpstream = "upstream"
+	// ProcGenerator: the load test's own process.
+	ProcGenerator = "generator"
+)

@@ -8056,8 +8056,8 @@ func (z *ProcRate) Msgsize() (s int) {
 func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(10)
+	var zb0001Mask uint16 /* 10 bits */
 	_ = zb0001Mask
 	if z.PID == 0 {
 		zb0001Len--
@@ -8082,6 +8082,14 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.CPUs == nil {
 		zb0001Len--
 		zb0001Mask |= 0x80
+	}
+	if z.Role == "" {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	if z.Of == nil {
+		zb0001Len--
+		zb0001Mask |= 0x200
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -8153,6 +8161,20 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendArrayHeader(o, uint32(len(z.CPUs)))
 			for za0001 := range z.CPUs {
 				o = msgp.AppendInt32(o, z.CPUs[za0001])
+			}
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "ro"
+			o = append(o, 0xa2, 0x72, 0x6f)
+			o = msgp.AppendString(o, z.Role)
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "of"
+			o = append(o, 0xa2, 0x6f, 0x66)
+			if z.Of == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt32(o, *z.Of)
 			}
 		}
 	}
@@ -8356,6 +8378,29 @@ func (z *ProcWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "ro":
+			z.Role, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Role")
+				return
+			}
+		case "of":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Of = nil
+			} else {
+				if z.Of == nil {
+					z.Of = new(int32)
+				}
+				*z.Of, bts, err = msgp.ReadInt32Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Of")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -8394,7 +8439,12 @@ func (z *ProcWindow) Msgsize() (s int) {
 	} else {
 		s += msgp.Int64Size
 	}
-	s += 3 + msgp.ArrayHeaderSize + (len(z.CPUs) * (msgp.Int32Size))
+	s += 3 + msgp.ArrayHeaderSize + (len(z.CPUs) * (msgp.Int32Size)) + 3 + msgp.StringPrefixSize + len(z.Role) + 3
+	if z.Of == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int32Size
+	}
 	return
 }
 

@@ -335,6 +335,16 @@ func (s *System) check() error {
 				return fmt.Errorf("summary process %d: core %d: %w", p.I, id, ErrMalformed)
 			}
 		}
+		switch p.Role {
+		case "", ProcServer, ProcUpstream, ProcGenerator:
+		default:
+			return fmt.Errorf("summary process %d: role %q: %w", p.I, Clip(p.Role), ErrMalformed)
+		}
+		if p.Of != nil {
+			if err := index("summary process's server", *p.Of, s.Procs); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func parseCapacityFlags(args []string, env *cli.Env) (*capacityFlags, error) {
 	headerFlag(fs, &c.Headers, "request header `'Name: value'` (repeatable)")
 	fs.StringVarP(&c.Method, "method", "m", "GET", "request method")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "idle timeout of a request, as run's")
-	watchFlag(fs, &cf.run.Watches, "server process `NAME|PID` whose CPU each trial reports (repeatable)")
+	watchFlag(fs, &cf.run.Watches, "server process `NAME|PID` whose CPU each trial counts as the server's, with what listens on the target's port and its upstreams (repeatable)")
 	fs.StringVar(&cf.run.ProbeRoot, "probe-root", "/", "read /proc and /sys below this folder")
 	fs.StringVar(&cf.format, "format", "text", "text or json")
 	fs.BoolVarP(&cf.quiet, "quiet", "q", false, "no live progress line")

@@ -51,6 +51,10 @@ type NginxConfig struct {
 	// HTTPExtra is added to the http block as it is: a limit_req_zone and
 	// its limit_req, say, for a server of known capacity.
 	HTTPExtra string
+	// ServerExtra is added to the plain HTTP server block (of Addr) as it
+	// is: a location that hands pages to php-fpm, or proxies to a
+	// backend.
+	ServerExtra string
 	// Files are more documents beside index.html, by name, of the given
 	// sizes in bytes (a large body for a test of a link's speed).
 	Files map[string]int
@@ -134,7 +138,7 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	if c.HTTPExtra != "" {
 		logging += "\n\t" + c.HTTPExtra
 	}
-	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
+	servers := fmt.Sprintf("server { listen %s; root %s/html; %s }", srv.Addr, dir, c.ServerExtra)
 	if c.TLS {
 		srv.Certs = WebCertificates(t, dir)
 		srv.HTTPS, srv.HTTPS12, srv.H2C, srv.HTTPS1 = FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)

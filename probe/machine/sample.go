@@ -205,11 +205,27 @@ func (f ThrottleFlags) Word() uint32 {
 	return w
 }
 
+// What a watched process is to a load test: Proc.Role, ProcSummary.Role.
+// A process watched for itself (edgebench probe --watch) has none.
+const (
+	// RoleServer is the server: what listens on the target's port (with
+	// its workers), and the processes --watch names in a load test.
+	RoleServer = "server"
+	// RoleUpstream is a process the server hands its work to, found from
+	// the server's connected sockets (php-fpm behind nginx, a proxied
+	// local backend): the server's work too.
+	RoleUpstream = "upstream"
+	// RoleGenerator is the load test's own process, edgebench.
+	RoleGenerator = "generator"
+)
+
 // Proc is a watched process, or the processes of a watched name or tree
 // summed.
 type Proc struct {
 	Name     string   `json:"name"`
 	PID      int      `json:"pid,omitempty"` // set when watched by PID (a tree's root)
+	Role     string   `json:"role,omitempty"`
+	Of       string   `json:"of,omitempty"`  // an upstream's: the name of the server that hands it work
 	Count    int      `json:"count"`         // processes found
 	CPU      *float64 `json:"cpu,omitempty"` // % of one core (200 = two cores busy)
 	RSS      *uint64  `json:"rss,omitempty"` // bytes

@@ -1,6 +1,9 @@
 package machine
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Stat is a figure's time-weighted mean and its maximum over a window.
 type Stat struct {
@@ -127,8 +130,15 @@ type PSISummary struct {
 
 // ProcSummary is one watched process (or name, or tree) over the window.
 type ProcSummary struct {
-	Name    string   `json:"name"`
-	PID     int      `json:"pid,omitempty"`
+	Name string `json:"name"`
+	PID  int    `json:"pid,omitempty"`
+	// Role is what the processes are to the load test (RoleServer,
+	// RoleUpstream, RoleGenerator); "": watched for themselves, or
+	// recorded before roles.
+	Role string `json:"role,omitempty"`
+	// Of is an upstream's server: the name of the process that hands it
+	// its work.
+	Of      string   `json:"of,omitempty"`
 	Count   int      `json:"count"` // most processes seen at once
 	CPU     *Stat    `json:"cpu,omitempty"`
 	RSS     *Stat    `json:"rss,omitempty"`
@@ -138,6 +148,23 @@ type ProcSummary struct {
 	// /proc/PID/status, their union), of those that used CPU in the
 	// window (all of them when none did); nil: unknown.
 	CPUs []int `json:"cpus,omitempty"`
+}
+
+// Label is the row's name as the System section prints it: the name, the
+// PID of a tree or process watched by PID, and an upstream's server,
+// "php-fpm8.2 [812] (upstream of nginx)".
+func (p *ProcSummary) Label() string {
+	name := p.Name
+	if name == "" {
+		name = "?"
+	}
+	if p.PID > 0 {
+		name += " [" + strconv.Itoa(p.PID) + "]"
+	}
+	if p.Role == RoleUpstream && p.Of != "" {
+		name += " (upstream of " + p.Of + ")"
+	}
+	return name
 }
 
 // PathSummary is the round-trip time from this machine to a load test's

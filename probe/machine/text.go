@@ -121,13 +121,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 		row("", "Watched", "n", "CPU % mean/max", "RSS MB mean/max", "read KB", "write KB")
 		for _, p := range s.Procs {
-			name := p.Name
-			if name == "" {
-				name = "?"
-			}
-			if p.PID > 0 {
-				name += " [" + strconv.Itoa(p.PID) + "]"
-			}
+			name := p.Label()
 			rss := "-"
 			if p.RSS != nil {
 				rss = f1(p.RSS.Mean/(1<<20)) + "/" + f1(p.RSS.Max/(1<<20))
