@@ -5,6 +5,7 @@
 package loadtrial
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,8 +120,9 @@ func observe(run *measure.Run, root string, genCPU float64) capacity.Observation
 	if cpu, ok := verdict.ServerCPU(in); ok {
 		o.ServerCPU = cpu
 	}
-	if genCPU >= 0 && run.Load.Threads > 0 {
-		o.GeneratorCPU = min(genCPU/100/float64(run.Load.Threads), 1)
+	// Against the loops that ran: -t above the cores shares them.
+	if loops := cmp.Or(run.Load.Loops, run.Load.Threads); genCPU >= 0 && loops > 0 {
+		o.GeneratorCPU = min(genCPU/100/float64(loops), 1)
 	}
 	return o
 }

@@ -65,6 +65,16 @@ func TestTrialAndRunVerdictAgree(t *testing.T) {
 	}
 }
 
+// -t above the cores: ten threads on two event loops use at most two
+// cores, and the generator's share is of those (as the verdict weighs it).
+func TestTrialGeneratorCPUAgainstItsLoops(t *testing.T) {
+	r := measure.Run{Load: &report.LoadResult{Rate: 1000, Connections: 10, Threads: 10, Loops: 2, Duration: 2 * time.Second,
+		Completed: 2000, OK: 2000, Latency: report.NewLatencyHistogram()}}
+	if o := observe(&r, "/", 150); o.GeneratorCPU != 0.75 {
+		t.Errorf("generator CPU %v of its loops, want 0.75 (150 %% of 2 loops, not of 10 threads)", o.GeneratorCPU)
+	}
+}
+
 // A trial's server CPU is the server's as the verdict sums it: nginx and
 // its upstream php-fpm, not edgebench (issue 28: the search's "server"
 // column counted the first row but edgebench's).
