@@ -85,12 +85,13 @@ TEST32 := ./loadgen/... ./target/... ./probe/... ./measure/... ./wire/... ./spoo
 
 # The whole suite: lint, generated code, race-enabled tests, the
 # allocation guards without the race detector (it moves values to the
-# heap, so they skip under it), the mutants tagged ci, and the 32-bit
+# heap, so they skip under it) and the load generator's tests of time and
+# CPU (it slows them many times over), the mutants tagged ci, and the 32-bit
 # packages again as armv7 binaries under qemu-user (-short: tests that
 # start processes of their own, or read the live process table, skip there).
 test: lint check-generated
 	$(GO) test -race -timeout 30m ./...
-	$(GO) test -count=1 -run 'Alloc' ./loadgen/... ./probe/... ./wire/...
+	$(GO) test -count=1 -run 'Alloc|LittlesLaw|SleepsBetweenSends' ./loadgen/... ./probe/... ./wire/...
 	$(GO) run ./internal/mutate -ci
 	@if command -v qemu-arm-static >/dev/null; then \
 		echo "32-bit pass: GOARCH=arm GOARM=7 under qemu-arm-static"; \

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +65,8 @@ type Agent struct {
 type job struct {
 	cmd      *wire.Command
 	resultID string
-	target   *AllowedTarget // checked addresses (loadtest)
+	target   *AllowedTarget     // checked addresses (loadtest)
+	marks    chan wire.MarkSpec // the marks of a watch's windows (probe)
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 }
@@ -276,6 +276,8 @@ func (a *Agent) command(ctx context.Context, in incoming) {
 		a.enqueue(ctx, cmd, reject)
 	case wire.KindCancel:
 		a.cancelCommand(ctx, cmd, reject)
+	case wire.KindMark:
+		a.markCommand(ctx, cmd, reject)
 	case wire.KindServe:
 		a.serve(ctx, cmd, reject)
 	case wire.KindInfo:
@@ -343,22 +345,11 @@ func (a *Agent) enqueue(ctx context.Context, cmd *wire.Command, reject func(stri
 		}
 		j.target, queue = t, cs.Load.Queue
 	case wire.KindProbe:
-		ps := cmd.Spec.Probe
-		if ps == nil || ps.DurationMS <= 0 {
-			reject("probe needs a duration")
-			return
-		}
-		d, err := msDuration("duration", ps.DurationMS)
-		if err == nil && d > a.cfg.Policy.MaxDuration {
-			err = refusef("duration %v over cap %v", d, a.cfg.Policy.MaxDuration)
-		}
-		if i, ierr := msDuration("interval", ps.IntervalMS); err == nil && (ierr != nil || i > d) {
-			err = cmp.Or(ierr, refusef("interval %v over the duration %v", i, d))
-		}
-		if err != nil {
+		if err := a.checkWatch(cmd.Spec.Probe); err != nil {
 			reject(err.Error())
 			return
 		}
+		j.marks = make(chan wire.MarkSpec, markQueue)
 	}
 	a.mu.Lock()
 	busy := a.cur != nil || len(a.jobs) > 0
@@ -423,6 +414,12 @@ func (a *Agent) runner(ctx context.Context) {
 
 // event publishes the next state of a command, numbering its events.
 func (a *Agent) event(ctx context.Context, cmdID string, st wire.EventState, reason string, p *wire.Progress, resultID string) {
+	a.publishEvent(ctx, &wire.Event{CommandID: cmdID, State: st, Reason: reason, Progress: p, ResultID: resultID, At: a.opt.Now().UTC()})
+}
+
+// publishEvent publishes ev, its version and number set.
+func (a *Agent) publishEvent(ctx context.Context, ev *wire.Event) {
+	cmdID, st := ev.CommandID, ev.State
 	a.mu.Lock()
 	a.seqs[cmdID]++
 	seq := a.seqs[cmdID]
@@ -430,8 +427,8 @@ func (a *Agent) event(ctx context.Context, cmdID string, st wire.EventState, rea
 		delete(a.seqs, cmdID)
 	}
 	a.mu.Unlock()
-	a.send(ctx, &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: seq, State: st, Reason: reason,
-		Progress: p, ResultID: resultID, At: a.opt.Now().UTC()})
+	ev.V, ev.Seq = wire.SchemaVersion, seq
+	a.send(ctx, ev)
 }
 
 // send publishes an event.

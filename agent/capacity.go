@@ -115,7 +115,10 @@ func (a *Agent) capacitySearch(ctx context.Context, j *job, res *wire.Result) er
 		watches = append(watches, probe.ParseWatch(w))
 	}
 	var final *measure.Run
+	window, stopWindows := a.windowEvents(ctx, j.cmd.ID)
+	defer stopWindows()
 	r := loadtrial.Runner{Load: cfg, Watches: watches, ProbeRoot: a.opt.ProbeRoot,
+		Window: func(t capacity.Trial, start bool) { window(t.N-1, start) }, // trial 1 is run 0
 		Measured: func(t capacity.Trial, run measure.Run) {
 			if t.Kind == capacity.Final {
 				final = &run

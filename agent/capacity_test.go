@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -76,9 +77,27 @@ func TestCapacityCommandWithinPolicy(t *testing.T) {
 
 // A capacity command run by the agent against nginx faster than the
 // policy's rate cap: the search stops at the cap, says "at least", and the
-// result carries every trial and the final trial's run.
+// result carries every trial and the final trial's run. Other processes
+// may hold the cores (make test runs packages side by side): the search
+// then stops at a trial the run verdict calls the generator's; it is run
+// again, up to 3 times, and the test skips loudly if each one was.
 func TestCapacityCommandRuns(t *testing.T) {
 	ng := testenv.Nginx(t, 1)
+	var busy []string
+	for range 3 {
+		why := capacityCommandRuns(t, ng)
+		if why == "" || t.Failed() {
+			return
+		}
+		busy = append(busy, why)
+	}
+	t.Skipf("!!! other processes held the generator's cores in each of 3 searches (%s): SKIPPING the check of the rate cap's answer, which needs a quieter machine", strings.Join(busy, "; "))
+}
+
+// capacityCommandRuns runs one capacity command against ng and checks
+// it; it returns the answer when the generator limited the search, ""
+// when its answer was checked.
+func capacityCommandRuns(t *testing.T, ng testenv.NginxServer) (busy string) {
 	a, _ := newTestAgent(t)
 	log := &resultLog{}
 	a.SetLink(log, nil)
@@ -102,6 +121,9 @@ func TestCapacityCommandRuns(t *testing.T) {
 	}
 	r := log.results[0]
 	c := r.Capacity
+	if c != nil && c.LimitedBy == "generator" && !c.Confirmed && strings.Contains(c.Answer, "other processes") {
+		return c.Answer
+	}
 	if r.Kind != wire.KindCapacity || c == nil || c.CapacityRPS != 150 || c.LimitedBy != "rate_cap" || !c.AtLeast || !c.Confirmed {
 		t.Fatalf("%+v %+v", r, c)
 	}
@@ -116,6 +138,24 @@ func TestCapacityCommandRuns(t *testing.T) {
 	if len(r.Runs) != 1 || r.Spec.Mode != "capacity" || r.Labels["server"] != "nginx" || r.Runs[0].Completed < 100 {
 		t.Errorf("runs %d, spec %+v, labels %v", len(r.Runs), r.Spec, r.Labels)
 	}
+	// Each trial's window, start and end, numbered from 0 for the
+	// collector's marks on a watch: trial 1 is run 0.
+	var windows []string
+	log.mu.Lock()
+	for _, ev := range log.events {
+		if ev.CommandID == cmd.ID && ev.Window != nil {
+			if want := fmt.Sprintf("measured window %ss (run %d)", ev.Window.Edge, ev.Window.Run); ev.Reason != want {
+				t.Errorf("window event's reason %q, want %q", ev.Reason, want)
+			}
+			windows = append(windows, fmt.Sprintf("%s %d", ev.Window.Edge, ev.Window.Run))
+		}
+	}
+	log.mu.Unlock()
+	if len(windows) != 2*len(c.Trials) || windows[0] != "start 0" || windows[1] != "end 0" ||
+		windows[len(windows)-1] != fmt.Sprintf("end %d", len(c.Trials)-1) {
+		t.Errorf("%d trials, window events %q", len(c.Trials), windows)
+	}
+	return ""
 }
 
 // A capacity command against a target that never answers successfully

@@ -66,6 +66,12 @@ type PolicyConfig struct {
 	MaxHeaders     int             `yaml:"max_headers" help:"most extra request headers"`
 	MaxHeaderBytes config.ByteSize `yaml:"max_header_bytes" help:"largest total size of the extra request headers"`
 	ServeRoot      string          `yaml:"serve_root" help:"folder below which the serve command may serve files (default none: the synthetic endpoints only)"`
+	// FleetFile lists the fleet's boards, one address per line: a load
+	// test may target them besides the allowlist (fleet.go).
+	FleetFile        string        `yaml:"fleet_file" help:"file of the fleet's boards, one IP address per line, that load tests may target besides policy.allow (default none)"`
+	ServeAllow       []string      `yaml:"serve_allow" help:"addresses the serve command may listen on: CIDRs or addresses (default loopback only; 0.0.0.0 or :: must be listed as such)"`
+	MaxServeDuration time.Duration `yaml:"max_serve_duration" help:"longest serve command"`
+	MaxWatchDuration time.Duration `yaml:"max_watch_duration" help:"longest probe command: the watch on the target of a two-machine run"`
 }
 
 // SigningConfig names the key that command signatures are checked with.
@@ -114,15 +120,18 @@ func DefaultConfig() *Config {
 		Heartbeat: 30 * time.Second,
 		QueueSize: 0,
 		Policy: PolicyConfig{
-			Allow:          []string{"127.0.0.0/8", "::1"},
-			MaxConnections: 1024,
-			MaxDuration:    10 * time.Minute,
-			MaxRate:        100000,
-			MaxRequests:    100_000_000,
-			MaxRepeat:      30,
-			MaxBodyBytes:   1 << 20,
-			MaxHeaders:     32,
-			MaxHeaderBytes: 8 << 10,
+			Allow:            []string{"127.0.0.0/8", "::1"},
+			MaxConnections:   1024,
+			MaxDuration:      10 * time.Minute,
+			MaxRate:          100000,
+			MaxRequests:      100_000_000,
+			MaxRepeat:        30,
+			MaxBodyBytes:     1 << 20,
+			MaxHeaders:       32,
+			MaxHeaderBytes:   8 << 10,
+			ServeAllow:       []string{"127.0.0.0/8", "::1"},
+			MaxServeDuration: 6 * time.Hour,
+			MaxWatchDuration: 6 * time.Hour,
 		},
 		LogLevel: "info",
 	}

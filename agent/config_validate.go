@@ -161,8 +161,26 @@ func (p *PolicyConfig) validate() error {
 			return fieldErr(f.key, "must be > 0, got %d", f.v)
 		}
 	}
-	if p.MaxDuration <= 0 {
-		return fieldErr("policy.max_duration", "must be > 0, got %v", p.MaxDuration)
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"policy.max_duration", p.MaxDuration}, {"policy.max_serve_duration", p.MaxServeDuration}, {"policy.max_watch_duration", p.MaxWatchDuration}} {
+		if d.v <= 0 {
+			return fieldErr(d.key, "must be > 0, got %v", d.v)
+		}
+	}
+	if len(p.ServeAllow) == 0 {
+		return fieldErr("policy.serve_allow", "must list at least one CIDR or address (127.0.0.0/8 and ::1 for loopback)")
+	}
+	for _, a := range p.ServeAllow {
+		if _, err := parseServeAllow(a); err != nil {
+			return fieldErr("policy.serve_allow", "%v", err)
+		}
+	}
+	if p.FleetFile != "" {
+		if _, err := openFleetFile(p.FleetFile); err != nil {
+			return fieldErr("policy.fleet_file", "%v", strings.TrimPrefix(err.Error(), "policy.fleet_file: "))
+		}
 	}
 	if !(p.MaxRate > 0) {
 		return fieldErr("policy.max_rate", "must be > 0, got %v", p.MaxRate)

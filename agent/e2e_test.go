@@ -35,13 +35,14 @@ type fleetSide struct {
 	events  map[string][]*wire.Event
 	results map[string]*wire.Result
 	status  *wire.Status
+	births  map[string]*wire.Status // the last status of each device
 	changed chan struct{}
 	ack     bool
 }
 
 func newFleetSide(t *testing.T, broker string) *fleetSide {
 	f := &fleetSide{t: t, events: map[string][]*wire.Event{}, results: map[string]*wire.Result{},
-		changed: make(chan struct{}, 1), ack: true}
+		births: map[string]*wire.Status{}, changed: make(chan struct{}, 1), ack: true}
 	subs := map[string]func(paho.Message){
 		"edgebench/v1/+/+/event": func(m paho.Message) {
 			ev, err := wire.DecodeEvent(m.Payload())
@@ -85,6 +86,9 @@ func newFleetSide(t *testing.T, broker string) *fleetSide {
 			}
 			f.mu.Lock()
 			f.status = st
+			if parts := strings.Split(m.Topic(), "/"); len(parts) == 5 {
+				f.births[parts[3]] = st
+			}
 			f.mu.Unlock()
 			f.poke()
 		},
@@ -225,10 +229,17 @@ func (p *agentProc) output() string {
 
 func startAgent(t *testing.T, broker, stateDir string, extraEnv ...string) *agentProc {
 	t.Helper()
-	cmd := exec.Command(testenv.Binary(t, "../cmd/edgebench"), "agent", "--config", filepath.Join(stateDir, "none.yaml"))
+	return startAgentAs(t, exec.Command, "pi1", broker, stateDir, extraEnv...)
+}
+
+// startAgentAs starts `edgebench agent` as device, through command
+// (exec.Command, or a network namespace's Command).
+func startAgentAs(t *testing.T, command func(string, ...string) *exec.Cmd, device, broker, stateDir string, extraEnv ...string) *agentProc {
+	t.Helper()
+	cmd := command(testenv.Binary(t, "../cmd/edgebench"), "agent", "--config", filepath.Join(stateDir, "none.yaml"))
 	os.WriteFile(filepath.Join(stateDir, "none.yaml"), []byte("log_level: debug\n"), 0o644)
 	cmd.Env = append(os.Environ(),
-		"EDGEBENCH_BROKER_URL="+broker, "EDGEBENCH_DEVICE_ID=pi1", "EDGEBENCH_FLEET=lab",
+		"EDGEBENCH_BROKER_URL="+broker, "EDGEBENCH_DEVICE_ID="+device, "EDGEBENCH_FLEET=lab",
 		"EDGEBENCH_STATE_DIR="+stateDir, "EDGEBENCH_SPOOL_DIR="+filepath.Join(stateDir, "spool"),
 		"EDGEBENCH_LABELS=server=builtin", "EDGEBENCH_HEARTBEAT_INTERVAL=1s", "EDGEBENCH_POLICY_MAX_CONNECTIONS=64")
 	cmd.Env = append(cmd.Env, extraEnv...)

@@ -27,7 +27,8 @@ import (
 // The systemd unit's IPAddressDeny=any is the second fence for that.
 type Policy struct {
 	prefixes []netip.Prefix
-	hosts    []string // host names trusted by name, lowercased, no trailing dot
+	hosts    []string   // host names trusted by name, lowercased, no trailing dot
+	fleet    *fleetFile // the fleet's boards (policy.fleet_file); nil: none
 	caps     PolicyConfig
 	// memAvailable is the memory the device has for a run, in bytes
 	// (MemAvailable of /proc/meminfo); false when it cannot tell.
@@ -75,6 +76,13 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{caps: c, memAvailable: memAvailable}
+	if c.FleetFile != "" {
+		f, err := openFleetFile(c.FleetFile)
+		if err != nil {
+			return nil, err
+		}
+		p.fleet = f
+	}
 	for _, a := range c.Allow {
 		pfx, host, _ := parseAllowEntry(a) // validated above
 		if host != "" {
@@ -160,7 +168,28 @@ func (p *Policy) allowedAddr(a netip.Addr) bool {
 			return true
 		}
 	}
+	if p.fleet != nil {
+		ok, _, _ := p.fleet.has(a)
+		return ok
+	}
 	return false
+}
+
+// refuseAddr is the refusal of a target address outside the allowlist and
+// the fleet's boards; name is the host name that resolved to it, or "".
+func (p *Policy) refuseAddr(name string, a netip.Addr) error {
+	what := fmt.Sprintf("target %s", a.Unmap())
+	if name != "" {
+		what = fmt.Sprintf("target %s resolves to %s,", name, a.Unmap())
+	}
+	if p.fleet == nil {
+		return refusef("%s not in allowlist %s", what, p.allowlist())
+	}
+	_, n, err := p.fleet.has(a)
+	if err != nil {
+		return refusef("%s not in allowlist %s nor among the %d boards of policy.fleet_file (%v: the list read before stands)", what, p.allowlist(), n, err)
+	}
+	return refusef("%s not in allowlist %s nor among the %d boards of policy.fleet_file", what, p.allowlist(), n)
 }
 
 // AllowedTarget is a load-test target that the policy allows.
@@ -219,7 +248,7 @@ func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*A
 
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !p.allowedAddr(a) {
-			return nil, refusef("target %s not in allowlist %s", a.Unmap(), p.allowlist())
+			return nil, p.refuseAddr("", a)
 		}
 		t.Addrs = []netip.AddrPort{netip.AddrPortFrom(a, port)}
 		return t, nil
@@ -249,7 +278,7 @@ func (p *Policy) CheckTarget(ctx context.Context, rawURL string, r Resolver) (*A
 	seen := map[netip.Addr]bool{}
 	for _, a := range addrs {
 		if !trusted && !p.allowedAddr(a) {
-			return nil, refusef("target %s resolves to %s, not in allowlist %s", name, a.Unmap(), p.allowlist())
+			return nil, p.refuseAddr(name, a)
 		}
 		if !seen[a] {
 			seen[a] = true

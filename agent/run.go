@@ -55,7 +55,9 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 			log.Warn("clear in-flight marker", zap.Error(err))
 		}
 	}()
-	a.event(ctx, cmd.ID, wire.StateRunning, "", nil, "")
+	if cmd.Kind != wire.KindProbe { // a watch says it runs once it records, and what it watches
+		a.event(ctx, cmd.ID, wire.StateRunning, "", nil, "")
+	}
 
 	res := a.newResult(j)
 	var err error
@@ -162,8 +164,9 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	if lt.RepeatAuto {
 		auto = &measure.Auto{RSDPct: lt.RepeatRSDPct, Max: max(lt.Repeat, measure.MinAutoRuns), Budget: time.Duration(lt.RepeatBudgetMS) * time.Millisecond}
 	}
+	window, stopWindows := a.windowEvents(ctx, j.cmd.ID)
 	runs, err := measure.Repeat(ctx, measure.Test{
-		Load: cfg, Repeat: lt.Repeat, Auto: auto, ProbeRoot: a.opt.ProbeRoot, Interval: interval, Watches: watches,
+		Load: cfg, Repeat: lt.Repeat, Auto: auto, ProbeRoot: a.opt.ProbeRoot, Interval: interval, Watches: watches, Window: window,
 		Progress: func(i int) func(loadgen.Progress) {
 			var last time.Time
 			return func(p loadgen.Progress) {
@@ -179,6 +182,7 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 			}
 		},
 	})
+	stopWindows()
 	measure.AddRuns(res, runs)
 	measure.MarkAuto(res, runs, auto)
 	if err != nil {
@@ -189,36 +193,6 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d, over a limit %d errors)",
 			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset, e.Limit)
 	}
-	return nil
-}
-
-// probeOnly records the machine without load for the asked duration.
-func (a *Agent) probeOnly(ctx context.Context, j *job, res *wire.Result) error {
-	ps := j.cmd.Spec.Probe
-	interval := time.Duration(max(ps.IntervalMS, 100)) * time.Millisecond // checked: at most the duration
-	if ps.IntervalMS == 0 {
-		interval = time.Second
-	}
-	var watches []probe.Watch
-	for _, w := range ps.Watch {
-		watches = append(watches, probe.ParseWatch(w))
-	}
-	res.Spec = wire.RunSpec{DurationMS: ps.DurationMS, IntervalMS: interval.Milliseconds(), Watch: ps.Watch}
-	p := probe.New(a.opt.ProbeRoot)
-	defer p.Close()
-	start := time.Now()
-	rec := p.Record(ctx, interval, watches)
-	t := time.NewTimer(time.Duration(ps.DurationMS) * time.Millisecond)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
-	rec.MarkEnd()
-	sys := rec.Stop()
-	res.Runs = []wire.Run{{StartedAt: start.UTC(), DurationUS: time.Since(start).Microseconds(), DocLength: -1,
-		Interrupted: ctx.Err() != nil, System: measure.FromSystem(sys, start)}}
-	res.Warnings = sys.Warnings
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package agent
 
-// This file is the serve command: the built-in target, started on a
-// loopback address for a while, from a folder the policy allows.
+// This file is the serve command: the built-in target, started for a
+// while on an address the policy allows (loopback by default; a board
+// that a loader on another machine measures lists its own address in
+// policy.serve_allow), from a folder the policy allows.
 
 import (
 	"context"
@@ -11,12 +13,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/edgebench/edgebench/target"
 	"github.com/edgebench/edgebench/wire"
 )
 
-// serve starts the built-in target on a loopback address for a while.
+// serve starts the built-in target on an address policy.serve_allow
+// allows, for a while within policy.max_serve_duration.
 func (a *Agent) serve(ctx context.Context, cmd *wire.Command, reject func(string)) {
 	ss := cmd.Spec.Serve
 	if ss == nil {
@@ -26,15 +31,13 @@ func (a *Agent) serve(ctx context.Context, cmd *wire.Command, reject func(string
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	host, _, err := net.SplitHostPort(addr)
-	ip, perr := netip.ParseAddr(host)
-	if err != nil || perr != nil || !ip.IsLoopback() {
-		reject(fmt.Sprintf("serve address %q: loopback only", addr))
+	if err := a.checkServeAddr(addr); err != nil {
+		reject(err.Error())
 		return
 	}
 	d, err := msDuration("serve duration", ss.DurationMS)
-	if err == nil && (d <= 0 || d > a.cfg.Policy.MaxDuration) {
-		err = refusef("serve duration %v: want 1ms..%v", d, a.cfg.Policy.MaxDuration)
+	if err == nil && (d <= 0 || d > a.cfg.Policy.MaxServeDuration) {
+		err = refusef("serve duration %v: want 1ms..%v (policy.max_serve_duration)", d, a.cfg.Policy.MaxServeDuration)
 	}
 	if err != nil {
 		reject(err.Error())
@@ -80,6 +83,43 @@ func (a *Agent) serve(ctx context.Context, cmd *wire.Command, reject func(string
 		}
 		a.event(context.Background(), cmd.ID, state, "", nil, "")
 	}()
+}
+
+// parseServeAllow parses an entry of policy.serve_allow: a CIDR or an
+// address (a /32 or /128), no host names. "0.0.0.0" and "::" allow the
+// unspecified address alone: every interface, only when listed so.
+func parseServeAllow(s string) (netip.Prefix, error) {
+	pfx, host, err := parseAllowEntry(s)
+	if err != nil || host != "" {
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR or an IP address", s)
+	}
+	return pfx, nil
+}
+
+// checkServeAddr checks that the serve command may listen on addr: an IP
+// address inside policy.serve_allow, and a port.
+func (a *Agent) checkServeAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	ip, perr := netip.ParseAddr(host)
+	if err != nil || perr != nil || ip.Zone() != "" {
+		return refusef("serve address %q: want an IP address and a port", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return refusef("serve address %q: bad port %q", addr, port) // 0: any free port, which the running event names
+	}
+	ip = ip.Unmap()
+	var allowed []string
+	for _, e := range a.cfg.Policy.ServeAllow {
+		pfx, err := parseServeAllow(e)
+		if err != nil {
+			continue // refused when the config was loaded
+		}
+		if pfx.Contains(ip) {
+			return nil
+		}
+		allowed = append(allowed, pfx.String())
+	}
+	return refusef("serve address %s: not in policy.serve_allow [%s]", ip, strings.Join(allowed, " "))
 }
 
 // serveDir opens the folder a serve command asks to serve files from: a

@@ -100,7 +100,7 @@ func WriteTrial(w io.Writer, t TrialReport) {
 	res := "pass"
 	switch {
 	case t.GenLimited:
-		res = "generator short"
+		res = "generator limited"
 	case !t.Pass:
 		res = "FAIL"
 		if len(t.Reasons) > 0 {

@@ -107,7 +107,7 @@ type Limit string
 // What ended a search.
 const (
 	BySLO       Limit = "slo"       // bracketed by a passing and a failing rate: the answer
-	ByGenerator Limit = "generator" // the generator could not deliver a trial: a lower bound
+	ByGenerator Limit = "generator" // the generator limited a trial (its threads, or its cores shared): a lower bound
 	ByRateCap   Limit = "rate_cap"  // the highest rate allowed passed: a lower bound
 	ByBudget    Limit = "budget"    // the time or trial budget ran out first
 	NoRate      Limit = "none"      // not even the lowest rate met the SLO
@@ -249,7 +249,7 @@ func (s *Search) finish(capacity float64, limit Limit, reason string) {
 	s.pending = nil
 	s.res.Capacity = capacity
 	s.res.Limit = limit
-	s.res.AtLeast = limit == ByGenerator || limit == ByRateCap
+	s.res.AtLeast = limit == ByGenerator && capacity > 0 || limit == ByRateCap
 	if l := s.loads[capacity]; l != nil && l.final == 1 {
 		s.res.Confirmed = true
 	}
@@ -430,7 +430,12 @@ func (r Result) Answer() string {
 		}
 		return fmt.Sprintf("no rate met the SLO (lowest tried %s req/s: %s)", strconv.FormatFloat(math.Round(low.Rate*10)/10, 'f', -1, 64), why)
 	case ByGenerator:
-		return fmt.Sprintf("at least %.0f req/s; the generator ran out first (%s)", r.Capacity, r.Reason)
+		// The generator's trials say nothing of the server but that it
+		// did at least as well: never a capacity, never confirmed.
+		if r.Capacity == 0 {
+			return fmt.Sprintf("not measured: the generator limited the search before a rate met the SLO (%s)", r.Reason)
+		}
+		return fmt.Sprintf("at least %.0f req/s; the generator limited the search (%s)", r.Capacity, r.Reason)
 	case ByRateCap:
 		return fmt.Sprintf("at least %.0f req/s: the highest rate allowed met the SLO", r.Capacity)
 	case ByBudget:

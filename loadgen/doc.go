@@ -20,13 +20,16 @@
 //
 //   - config.go: Config, its defaults and checks, and the request bytes
 //     of each Dialect (buildRequest, Request).
-//   - run_linux.go: Run. It resolves the target, starts the workers, and
-//     watches them: progress once a second, the window's edges
-//     (Config.WindowStart, WindowEnd), cancellation, a target that
+//   - run_linux.go: Run. It resolves the target, starts the workers (at
+//     most one per P, wrk's threads shared among them: schedule.go's
+//     layout), and watches them: progress once a second, the window's
+//     edges (Config.WindowStart, WindowEnd), cancellation, a target that
 //     refuses every connection.
 //   - engine_linux.go: the I/O state machine of one worker: each
 //     connection's states (connecting, writing, reading, closing, waiting
-//     for the open-loop schedule), epoll events, timeouts, the drain.
+//     for the open-loop schedule), the ramp that opens the connections as
+//     the server answers them (rampMax), epoll events, timeouts, the
+//     window's close and the drain.
 //   - stats_linux.go: what a worker counts as its requests end (record,
 //     recordFailure: tallies, histograms, the timeline, wrk's per-thread
 //     rates, ab's per-request timings), and merge, which adds the

@@ -52,11 +52,22 @@ const (
 	// timeouts and to the other connections. The rest is read after the
 	// loop's next round of events (readLater).
 	maxReads = 64
+	// rampMax bounds the connections of a run opened and not yet
+	// answered (a first byte from the server) while the run opens its
+	// connections: the server's listen backlog holds the connections it
+	// has not accepted, and a SYN that finds it full is dropped and sent
+	// again 1 s later, then 3 s (issue 28: ab -c5000 -k against nginx on
+	// a busy box, edgebench's slowest connects 3.3 s, ab's, whose
+	// connects are slower to issue, 0.3 s). 128 is the smallest backlog
+	// in common use (Linux's somaxconn before 5.4; nginx's is 511).
+	rampMax = 128
 )
 
 type conn struct {
 	fd      int
 	idx     int32 // index in the worker's conns, carried in epoll events
+	thread  int32 // its thread, among its loop's (wrk's Req/Sec is per thread)
+	slot    int32 // its place in the open-loop schedule (firstSend's idx)
 	state   uint8
 	retried bool // a stale keep-alive connection was already retried
 	gotByte bool // a byte of the response has arrived
@@ -64,6 +75,7 @@ type conn struct {
 	up      bool // the TCP connection is established
 	tlsEOF  bool // crypto/tls said the stream ended: read the socket to its FIN
 	again   bool // in worker.again: its input was not drained
+	ramp    bool // opened by the ramp and not answered yet (rampMax)
 	served  int  // responses on this fd
 
 	againEv  uint32 // the event whose input was not drained
@@ -95,7 +107,10 @@ type request struct {
 	sent      int   // request bytes written
 	rbytes    int64 // bytes read for it
 	head      int64 // HTTP/2: of which header frames
-	body      int64
+	body      int64 // body bytes read for it
+	// What it had read when a timed window closed (closeWindow), for
+	// a request in flight then: the window's part of rbytes and body.
+	winBytes, winBody int64
 
 	tStart   int64 // latency start: scheduled time (open loop) or send time, ns since base
 	tBegin   int64 // when the request was really started
@@ -116,10 +131,17 @@ type worker struct {
 	// again are the connections whose input was not drained after
 	// maxReads reads; spare is the other half of the double buffer.
 	again, spare []*conn
+	// held are the connections whose first request ended while the
+	// run was still opening others (rampUp): their next waits for the
+	// last to be opened, whichever loop opens it.
+	held []*conn
 
 	active   int // connections not stDone
 	waiting  int // connections in stWaiting
 	stopping bool
+	started  int            // connections started: the ramp starts the others
+	noPwait2 bool           // the kernel has no epoll_pwait2: waits are whole milliseconds
+	ts       kernelTimespec // epoll_pwait2's timeout, here so as not to be allocated per wait
 
 	stats // what the loop measured (stats_linux.go)
 	prog  progress
@@ -140,6 +162,8 @@ type shared struct {
 	interval     int64 // open loop: ns between requests of one connection
 	budget       int64 // measured requests allowed; 0: no limit
 	issued       atomic.Int64
+	ramping      atomic.Int64 // connections opened by the ramp and not answered yet, over the workers
+	unstarted    atomic.Int64 // connections the ramp has not started yet, over the workers
 	docLen       atomic.Int64
 	abort        atomic.Bool
 	headOnly     bool
@@ -182,11 +206,14 @@ func (s *shared) setup() (error, bool) {
 
 func (s *shared) now() int64 { return int64(time.Since(s.base)) }
 
-func newWorker(sh *shared, nconns int) (*worker, error) {
+// newWorker makes the event loop of the connections placed by layout,
+// for threads threads.
+func newWorker(sh *shared, places []place, threads int) (*worker, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
+	nconns := len(places)
 	w := &worker{
 		sh:     sh,
 		sa:     copySockaddr(sh.sa),
@@ -196,12 +223,14 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 		buf:    make([]byte, readBufSize),
 		again:  make([]*conn, 0, nconns),
 		spare:  make([]*conn, 0, nconns),
-		stats:  newStats(),
+		held:   make([]*conn, 0, nconns),
+		stats:  newStats(threads),
 		active: nconns,
 	}
 	for i := range w.conns {
 		c := &w.conns[i]
 		c.fd, c.fc.fd, c.idx = -1, -1, int32(i)
+		c.thread, c.slot = int32(places[i].thread), int32(places[i].slot)
 		c.fc.max = sh.pendMax
 		if sh.h2 {
 			c.h2 = &h2conn{reqs: make([]request, sh.cfg.Streams)}
@@ -211,47 +240,51 @@ func newWorker(sh *shared, nconns int) (*worker, error) {
 }
 
 // run drives the loop until every connection is done or the run aborts.
-// first is the global index of this worker's first connection and stride the
-// number of workers, for the open-loop schedule.
-func (w *worker) run(first, stride int) {
+func (w *worker) run() {
 	sh := w.sh
-	now := sh.now()
 	for i := range w.conns {
-		c := &w.conns[i]
-		if sh.interval > 0 {
+		if c := &w.conns[i]; sh.interval > 0 {
 			// Request k of the run is due at k/rate; connection j sends
 			// requests j, j+n, j+2n, ...
-			c.nextSend = firstSend(first+i*stride, sh.cfg.Connections, sh.interval)
+			c.nextSend = firstSend(int(c.slot), sh.cfg.Connections, sh.interval)
 		}
-		w.next(c, now)
 	}
+	w.rampUp()
+	now := sh.now()
 	lastTick := now
 	for w.active > 0 && !sh.abort.Load() {
-		wait := int(tick / time.Millisecond)
+		wait := int64(tick)
 		if w.waiting > 0 {
-			if d := (w.nextWake() - sh.now()) / int64(time.Millisecond); d < int64(wait) {
-				wait = int(max(d, 0))
-			}
+			wait = min(wait, max(w.nextWake()-sh.now(), 0))
 		}
-		if len(w.again) > 0 {
+		if len(w.held) > 0 {
+			// Another loop still opens connections: look again soon.
+			wait = min(wait, int64(time.Millisecond))
+		}
+		if len(w.again) > 0 || w.started < len(w.conns) && sh.ramping.Load() < rampMax {
 			wait = 0
 		}
-		n, err := syscall.EpollWait(w.epfd, w.events, wait)
+		n, err := w.epollWait(wait)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			break
 		}
 		for i := range n {
 			ev := &w.events[i]
 			c := &w.conns[ev.Fd]
-			w.onEvent(c, ev.Events, sh.now())
+			now := sh.now()
+			w.closeWindow(now)
+			w.onEvent(c, ev.Events, now)
 		}
 		if len(w.again) > 0 {
-			w.readOn(sh.now())
+			now := sh.now()
+			w.closeWindow(now)
+			w.readOn(now)
+		}
+		if w.started < len(w.conns) || len(w.held) > 0 {
+			w.rampUp()
 		}
 		now = sh.now()
-		if !w.stopping && sh.deadline > 0 && now >= sh.deadline {
-			w.stopping = true
-		}
+		w.closeWindow(now)
 		if w.waiting > 0 {
 			w.wake(now)
 		}
@@ -265,6 +298,96 @@ func (w *worker) run(first, stride int) {
 		w.closeFd(&w.conns[i])
 	}
 	syscall.Close(w.epfd)
+}
+
+// epollWait waits at most wait ns for the loop's events. A wait shorter
+// than a millisecond, an open loop's next send, is epoll_pwait2's (Linux
+// 5.11): epoll_wait counts in milliseconds, and the loop would spin
+// through the last one before each send, a core per loop, taken from a
+// server on the same cores, and preempted for it, its sends late. A
+// kernel without epoll_pwait2 gets that spin.
+func (w *worker) epollWait(wait int64) (int, error) {
+	if wait > 0 && wait%int64(time.Millisecond) != 0 && !w.noPwait2 {
+		w.ts = kernelTimespec{wait / int64(time.Second), wait % int64(time.Second)}
+		n, e := epollPwait2(w.epfd, w.events, &w.ts)
+		switch e {
+		case 0:
+			return n, nil
+		case syscall.ENOSYS, syscall.EPERM:
+			w.noPwait2 = true
+		default:
+			return 0, e
+		}
+	}
+	return syscall.EpollWait(w.epfd, w.events, int(wait/int64(time.Millisecond)))
+}
+
+// rampUp starts the loop's connections not started yet while fewer than
+// rampMax of the run's are waiting for the server's first answer (see
+// rampMax): in closed loop a connection is opened when the server has
+// answered one before it, not all at once. As ab, which opens them all
+// before it reads an answer, no connection sends a second request before
+// the run's last one is opened (held), whichever loop opens it: the load
+// is the test's concurrency, not the first connections'. In open loop the schedule
+// paces the connects. The clock is read for each, so that each connect
+// time is its own.
+func (w *worker) rampUp() {
+	sh := w.sh
+	for w.started < len(w.conns) && (sh.interval > 0 || sh.ramping.Load() < rampMax) {
+		c := &w.conns[w.started]
+		w.started++
+		sh.unstarted.Add(-1)
+		if sh.interval == 0 {
+			c.ramp = true
+			sh.ramping.Add(1)
+		}
+		w.next(c, sh.now())
+		if c.fd < 0 {
+			// Waiting for its schedule or a retry, done, or failed at
+			// once: it waits for no answer.
+			w.answered(c)
+		}
+	}
+	if len(w.held) > 0 && sh.unstarted.Load() == 0 {
+		for _, c := range w.held {
+			w.next(c, sh.now())
+		}
+		w.held = w.held[:0]
+	}
+}
+
+// answered frees c's place in the ramp: the server answered it (its
+// first byte came), or its connection closed.
+func (w *worker) answered(c *conn) {
+	if c.ramp {
+		c.ramp = false
+		w.sh.ramping.Add(-1)
+	}
+}
+
+// closeWindow stops the loop's requests at the deadline of a timed
+// window: before anything happens at or after it, it notes what each
+// request in flight has read so far, the window's part of its bytes
+// (part), as wrk counts every byte read in its run, a response complete
+// or not.
+func (w *worker) closeWindow(now int64) {
+	if w.stopping || w.sh.deadline == 0 || now < w.sh.deadline {
+		return
+	}
+	w.stopping = true
+	for i := range w.conns {
+		c := &w.conns[i]
+		if c.h2 == nil {
+			c.winBytes, c.winBody = c.rbytes, c.p.body
+			continue
+		}
+		for j := range c.h2.cl.streams {
+			if s := &c.h2.cl.streams[j]; s.sid != 0 {
+				rq := &c.h2.reqs[j]
+				rq.winBytes, rq.winBody = s.bytes, s.body
+			}
+		}
+	}
 }
 
 // readLater puts c, whose input was not drained after maxReads reads of
@@ -339,13 +462,16 @@ func (w *worker) wake(now int64) {
 			continue
 		}
 		w.waiting--
+		// Each one's own clock: writing the requests of those woken
+		// before it took time its own did not.
+		at := w.sh.now()
 		if c.state == stH2 {
 			c.h2.waiting = false
-			w.h2Pump(c, now)
+			w.h2Pump(c, at)
 			continue
 		}
 		c.state = stIdle
-		w.next(c, now)
+		w.next(c, at)
 	}
 }
 
@@ -392,6 +518,11 @@ func (w *worker) next(c *conn, now int64) {
 			return
 		}
 		w.finish(c)
+		return
+	}
+	if sh.unstarted.Load() > 0 && !c.ramp && sh.interval == 0 && !sh.h2 {
+		c.state = stIdle
+		w.held = append(w.held, c)
 		return
 	}
 	if sh.h2 {
@@ -638,6 +769,7 @@ func (w *worker) got(c *conn, n int, now int64) bool {
 	c.lastIO = now
 	if !c.gotByte {
 		c.gotByte, c.tFirst = true, now
+		w.answered(c)
 	}
 	used, err := c.p.feed(w.buf[:n])
 	if err != nil {
@@ -671,7 +803,7 @@ func (w *worker) complete(c *conn, now int64, reuse bool) {
 	}
 	c.served++
 	c.status, c.body, c.keepAlive = p.status, p.body, p.reuse()
-	w.record(&c.request, now)
+	w.record(&c.request, c.thread, now)
 	switch {
 	case !reuse && !c.p.reuse() && !c.peerFIN && c.fd >= 0:
 		// The server closes this connection: let it close first, as ab
@@ -780,6 +912,7 @@ func (w *worker) fail(c *conn, outcome int, now int64, backoff time.Duration) {
 	if c.h2 != nil && w.sh.h2 {
 		w.h2FailStreams(c, outcome, now)
 	} else {
+		c.body = c.p.body
 		w.recordFailure(&c.request, outcome, 0, now)
 	}
 	c.state = stIdle
@@ -805,6 +938,7 @@ func (w *worker) finish(c *conn) {
 }
 
 func (w *worker) closeFd(c *conn) {
+	w.answered(c)
 	if c.tl.tc != nil {
 		c.tl.abort() // before the socket closes: its number may be reused
 	}

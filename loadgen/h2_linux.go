@@ -61,6 +61,7 @@ func (w *worker) h2Open(c *conn, now int64) {
 		if n := len(h.retry); n > 0 {
 			rq, h.retry = h.retry[n-1], h.retry[:n-1]
 			rq.retried2, rq.opened, rq.handshook, rq.connDur, rq.hsDur = true, 0, false, 0, 0
+			rq.winBytes, rq.winBody = 0, 0 // a new stream: its bytes are its own
 		} else {
 			if h.done || w.stopping || sh.abort.Load() || (sh.deadline > 0 && now >= sh.deadline) {
 				return
@@ -166,6 +167,7 @@ func (w *worker) h2Read(c *conn, now int64) {
 		}
 		if n > 0 {
 			c.lastIO = now
+			w.answered(c)
 			ferr := h.cl.feed(w.buf[:n])
 			if !h.settings && h.cl.settings {
 				h.settings = true
@@ -231,13 +233,13 @@ func (w *worker) h2Events(c *conn, now int64) {
 	h := c.h2
 	for _, e := range h.cl.events {
 		rq, s := &h.reqs[e.slot], &h.cl.streams[e.slot]
-		rq.rbytes, rq.head = s.bytes, s.head
+		rq.rbytes, rq.head, rq.body = s.bytes, s.head, s.body
 		switch e.kind {
 		case h2EvFirstByte:
 			rq.tFirst = now
 		case h2EvDone:
 			rq.status, rq.body, rq.sent, rq.keepAlive = s.status, s.body, int(s.sent), true
-			w.record(rq, now)
+			w.record(rq, c.thread, now)
 		case h2EvReset:
 			w.recordFailure(rq, outReset, e.code, now)
 		case h2EvRefused:
@@ -305,7 +307,7 @@ func (w *worker) h2FailStreams(c *conn, outcome int, now int64) {
 	for i := range h.cl.streams {
 		if s := &h.cl.streams[i]; s.sid != 0 {
 			rq := &h.reqs[i]
-			rq.rbytes = s.bytes
+			rq.rbytes, rq.head, rq.body = s.bytes, s.head, s.body
 			w.recordFailure(rq, outcome, 0, now)
 			s.sid = 0
 		}

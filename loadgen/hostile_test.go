@@ -338,7 +338,7 @@ func TestReadsInARowAreBounded(t *testing.T) {
 		}
 		sh := &shared{cfg: cfg, h2: h2, req: buildRequest(cfg, tg), timeout: int64(time.Second)}
 		sh.h2req = newH2Request(cfg, tg)
-		w, err := newWorker(sh, 1)
+		w, err := newWorker(sh, layout(1, 1, 1)[0], 1)
 		if err != nil {
 			t.Fatal(err)
 		}

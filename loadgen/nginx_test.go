@@ -6,15 +6,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/loadgen/report"
 )
 
 // startNginx runs a private nginx on a free loopback port with access
@@ -153,8 +157,8 @@ func nginxLog(t *testing.T, path string, skip int) [][]string {
 }
 
 // TestWarmupReachesNoFigureNginx checks against nginx's log what the
-// warm-up leaves out: each reply is the same, so the window's bytes are
-// its replies times nginx's bytes_sent; its keep-alive connections were
+// warm-up leaves out: each reply is the same, so the window's and the
+// drain's bytes are their replies times nginx's bytes_sent; its keep-alive connections were
 // opened in the warm-up, so the window opened none; and nginx logged the
 // window's, the drained and the warm-up's requests, nothing else.
 func TestWarmupReachesNoFigureNginx(t *testing.T) {
@@ -184,8 +188,12 @@ func TestWarmupReachesNoFigureNginx(t *testing.T) {
 		}
 		var perReply int64
 		fmt.Sscan(sent, &perReply)
-		if r.Bytes != r.Completed*perReply || r.BodyBytes != r.Completed*2159 {
-			t.Errorf("keepalive=%v: %d bytes for %d replies of %d (%.1f per reply)", keep, r.Bytes, r.Completed, perReply, float64(r.Bytes)/float64(r.Completed))
+		// A reply in flight at the window's end gives the window what it
+		// read before it, the drain the rest.
+		replies := r.Completed + r.Drained.Completed
+		if r.Bytes+r.Drained.Bytes != replies*perReply || r.BodyBytes+r.Drained.BodyBytes != replies*2159 ||
+			r.Bytes < r.Completed*perReply || r.Bytes > replies*perReply {
+			t.Errorf("keepalive=%v: %d bytes (%d drained) for %d replies (%d drained) of %d", keep, r.Bytes, r.Drained.Bytes, r.Completed, r.Drained.Completed, perReply)
 		}
 		if keep && (r.Connects != 0 || len(conns) != 4) {
 			t.Errorf("keep-alive: %d connects in the window, nginx saw %d connections in all; want 0 and 4", r.Connects, len(conns))
@@ -246,4 +254,78 @@ func TestLargeFileCompletes(t *testing.T) {
 		t.Errorf("nginx logged %d requests, %d bytes sent; edgebench read %d", len(lines), sent, r.Bytes)
 	}
 	t.Logf("10 x 1 GiB in %v (%.0f MiB/s)", r.Duration, float64(r.Bytes)/r.Duration.Seconds()/(1<<20))
+}
+
+// wrkBytesRead is wrk's "N requests in Xs, YMB read" in bytes, from its
+// 1024-based units.
+func wrkBytesRead(t *testing.T, out string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`requests in \S+, ([0-9.]+)([KMGT]?)B read`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no bytes read in wrk's report:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v * math.Pow(1024, float64(strings.Index("KMGT", m[2])+1))
+}
+
+// TestBytesStillArrivingAreCounted is issue 28's item 3: a download
+// still flowing when the window closes (nginx's limit_rate; the
+// seeds' large files) counts the bytes read in the window as wrk does,
+// whether or not the response completed: wrk -t1 -c1 -d4s read 80 MB
+// where edgebench said 0. The witness is wrk on the same nginx, and
+// nginx's own rate.
+func TestBytesStillArrivingAreCounted(t *testing.T) {
+	wrk := testenv.Tool(t, "wrk")
+	const rate = 4 << 20 // limit_rate 4m: 4 MiB/s
+	srv := testenv.NginxWith(t, testenv.NginxConfig{HTTPExtra: "limit_rate 4m;", LogFormat: "$bytes_sent"})
+	f, err := os.Create(filepath.Join(srv.Root, "big.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(1 << 30) // sparse: longer than any run here
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + srv.Addr + "/big.iso"
+	d := 2 * time.Second
+	r := run(t, Config{URL: url, Connections: 1, Threads: 1, Duration: d, KeepAlive: true, Dialect: DialectWrk,
+		Timeout: time.Second, WholeRequestTimeout: true})
+	// nginx logs what it sent when the connection is closed, at the end
+	// of the drain: every byte read is the window's or the drain's, once.
+	var sent int64
+	for range 100 {
+		b, _ := os.ReadFile(srv.AccessLog)
+		if _, err := fmt.Sscan(string(b), &sent); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if read := r.Bytes + r.Drained.Bytes; read > sent || read < sent-1<<20 {
+		t.Errorf("read %d in the window and %d in the drain, %d in all; nginx sent %d", r.Bytes, r.Drained.Bytes, read, sent)
+	}
+	out, err := exec.Command(wrk, "-t1", "-c1", "-d2s", url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, out)
+	}
+	theirs := wrkBytesRead(t, string(out))
+	ours := float64(r.Bytes)
+	t.Logf("edgebench read %.0f bytes in the window (drained %d more), wrk %.0f; nginx's rate makes %d", ours, r.Drained.Bytes, theirs, rate*2)
+	if r.Completed != 0 || r.Drained.Requests != 1 || r.Latency.Count() != 0 {
+		t.Fatalf("completed %d, drained %+v: want the one download in flight at the end", r.Completed, r.Drained)
+	}
+	if ours < 0.8*theirs || ours > 1.2*theirs {
+		t.Errorf("edgebench read %.0f bytes in the window, wrk %.0f on the same nginx: want within 20 %%", ours, theirs)
+	}
+	if ours < 0.75*rate*d.Seconds() || ours > 1.25*rate*d.Seconds() {
+		t.Errorf("edgebench read %.0f bytes in %v at nginx's %d bytes/s", ours, d, rate)
+	}
+	if r.BodyBytes <= 0 || r.BodyBytes >= r.Bytes || r.Bytes-r.BodyBytes > 1000 {
+		t.Errorf("body bytes %d of %d: the header block is what is between them", r.BodyBytes, r.Bytes)
+	}
+	var text strings.Builder
+	report.WriteText(&text, r)
+	if !strings.Contains(text.String(), "latency     none: no response completed") {
+		t.Errorf("the text report does not say no response completed:\n%s", text.String())
+	}
 }

@@ -42,3 +42,43 @@ func windowEnd(end, abortAt, deadline, lastEnd int64) int64 {
 	}
 	return winEnd
 }
+
+// place is where one connection runs: its thread, counted among its
+// event loop's threads, and its slot in the open-loop schedule (the idx
+// of firstSend).
+type place struct{ thread, slot int }
+
+// layout places conns connections on threads as wrk does (conns/threads
+// each, one more on each of the first conns%threads), and the threads on
+// loops event loops, thread k on loop k%loops: the connections of each
+// loop, its threads' in turn. Slots go round the threads, a connection of
+// each in turn, so that requests due one after the other are on
+// different threads, and on different loops when there are several.
+func layout(conns, threads, loops int) [][]place {
+	out := make([][]place, loops)
+	size := func(k int) int {
+		if k < conns%threads {
+			return conns/threads + 1
+		}
+		return conns / threads
+	}
+	// Where thread k's connections start in its loop.
+	start := make([]int, threads)
+	for k := range threads {
+		l := k % loops
+		start[k] = len(out[l])
+		for range size(k) {
+			out[l] = append(out[l], place{thread: k / loops})
+		}
+	}
+	slot := 0
+	for m := 0; slot < conns; m++ {
+		for k := range threads {
+			if m < size(k) {
+				out[k%loops][start[k]+m].slot = slot
+				slot++
+			}
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -88,5 +89,56 @@ func TestWindowEnd(t *testing.T) {
 		if got := windowEnd(tc.end, tc.abortAt, tc.deadline, tc.lastEnd); got != tc.want {
 			t.Errorf("%s: window ends at %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestLayout: connections are split among threads as wrk splits them,
+// threads among the event loops round the loops, and every schedule slot
+// is given once, round the threads.
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct{ conns, threads, loops int }{
+		{10, 10, 2}, {10, 4, 2}, {10, 2, 2}, {7, 3, 3}, {5000, 1, 1}, {11, 4, 3}, {3, 3, 1},
+	} {
+		l := layout(tc.conns, tc.threads, tc.loops)
+		if len(l) != tc.loops {
+			t.Fatalf("%+v: %d loops", tc, len(l))
+		}
+		slots := map[int]bool{}
+		perThread := map[[2]int]int{}
+		for i, loop := range l {
+			for j, p := range loop {
+				slots[p.slot] = true
+				perThread[[2]int{i, p.thread}]++
+				if j > 0 && p.thread < loop[j-1].thread {
+					t.Errorf("%+v: loop %d's connections are not its threads' in turn: %v", tc, i, loop)
+				}
+			}
+		}
+		if len(slots) != tc.conns {
+			t.Errorf("%+v: %d distinct slots, want %d", tc, len(slots), tc.conns)
+		}
+		if len(perThread) != tc.threads {
+			t.Errorf("%+v: %d threads, want %d", tc, len(perThread), tc.threads)
+		}
+		for k := range tc.threads {
+			want := tc.conns / tc.threads
+			if k < tc.conns%tc.threads {
+				want++
+			}
+			if got := perThread[[2]int{k % tc.loops, k / tc.loops}]; got != want {
+				t.Errorf("%+v: thread %d has %d connections, want %d", tc, k, got, want)
+			}
+		}
+	}
+	// 10 connections, 4 threads, 2 loops: threads 0 and 2 on loop 0 (3
+	// and 2 connections), 1 and 3 on loop 1; slots 0..3 go to the
+	// threads' first connections.
+	l := layout(10, 4, 2)
+	want := [][]place{
+		{{0, 0}, {0, 4}, {0, 8}, {1, 2}, {1, 6}},
+		{{0, 1}, {0, 5}, {0, 9}, {1, 3}, {1, 7}},
+	}
+	if fmt.Sprint(l) != fmt.Sprint(want) {
+		t.Errorf("layout(10, 4, 2) = %v, want %v", l, want)
 	}
 }

@@ -27,7 +27,7 @@ type stats struct {
 	tlsInfo          *report.TLSInfo // of the first handshake
 	maxStreams       int64           // the HTTP/2 server's SETTINGS_MAX_CONCURRENT_STREAMS
 	goAways          int64           // HTTP/2 connections the server ended with GOAWAY
-	rates            []uint32        // the window's completions per report.RateSlot (wrk's Req/Sec)
+	rates            [][]uint32      // each thread's completions in the window per report.RateSlot (wrk's Req/Sec)
 	timings          []report.Timing // with Config.Timings
 
 	// the current second of the timeline
@@ -38,8 +38,9 @@ type stats struct {
 	timeline     []secRecord
 }
 
-func newStats() stats {
+func newStats(threads int) stats {
 	return stats{
+		rates:   make([][]uint32, threads),
 		lat:     report.NewLatencyHistogram(),
 		connH:   report.NewLatencyHistogram(),
 		wait:    report.NewLatencyHistogram(),
@@ -101,20 +102,30 @@ func failOutcome(err error, outcome int) int {
 
 // part books the request rq that ended at now in the part of the run it
 // belongs to and returns that part's tally, with whether it is the
-// window's; nil for a request of the warm-up, which is in no figure.
+// window's; nil for a request of the warm-up, which is in no figure. Its
+// bytes and body bytes are booked whether it completed or not, those it
+// read before a timed window closed in the window.
 func (w *worker) part(rq *request, now int64) (t *tally, window bool) {
 	if !rq.counted {
 		w.warmup++
 		return nil, false
 	}
 	t, window = &w.win, true
+	bytes, body := rq.rbytes, rq.body
 	if d := w.sh.deadline; d > 0 && now >= d {
 		t, window = &w.drained, false
+		// What it read while the window was open is the window's, as
+		// wrk counts every byte its run read.
+		w.win.bytes += rq.winBytes
+		w.win.body += rq.winBody
+		bytes -= rq.winBytes
+		body -= rq.winBody
 	} else {
 		w.lastEnd = now
 	}
 	t.requests++
-	t.bytes += rq.rbytes
+	t.bytes += bytes
+	t.body += body
 	t.head += rq.head
 	t.sent += int64(rq.sent)
 	t.connects += int64(rq.opened)
@@ -130,15 +141,15 @@ func (w *worker) part(rq *request, now int64) (t *tally, window bool) {
 	return t, window
 }
 
-// record books a complete response: rq's status, body and keepAlive say
-// what it was.
-func (w *worker) record(rq *request, now int64) {
+// record books a complete response of the connection's thread (its index
+// among the loop's threads): rq's status, body and keepAlive say what it
+// was.
+func (w *worker) record(rq *request, thread int32, now int64) {
 	t, window := w.part(rq, now)
 	if t == nil {
 		return
 	}
 	t.completed++
-	t.body += rq.body
 	if rq.keepAlive {
 		t.keepAlive++
 	}
@@ -171,10 +182,11 @@ func (w *worker) record(rq *request, now int64) {
 		w.secErrors++
 	}
 	slot := int((now - w.sh.measureStart) / int64(report.RateSlot))
-	for len(w.rates) <= slot {
-		w.rates = append(w.rates, 0)
+	rates := &w.rates[thread]
+	for len(*rates) <= slot {
+		*rates = append(*rates, 0)
 	}
-	w.rates[slot]++
+	(*rates)[slot]++
 	if late {
 		return // as wrk: out of the latency figures
 	}
@@ -276,7 +288,7 @@ func protocolOf(cfg Config, t report.Target) string {
 // merge adds up the workers' statistics into one LoadResult.
 func merge(workers []*worker, cfg Config, t report.Target) *report.LoadResult {
 	r := &report.LoadResult{
-		Target: t, Method: cfg.Method, Connections: cfg.Connections, Threads: len(workers), Protocol: protocolOf(cfg, t),
+		Target: t, Method: cfg.Method, Connections: cfg.Connections, Protocol: protocolOf(cfg, t),
 		KeepAlive: cfg.KeepAlive || cfg.HTTP2, Rate: cfg.Rate, Timeout: cfg.Timeout, WholeRequestTimeout: cfg.WholeRequestTimeout,
 		Warmup: cfg.Warmup, LengthCheck: cfg.LengthCheck, RequestBody: int64(len(cfg.Body)),
 		StatusCodes: map[int]int64{}, Drained: report.Drained{StatusCodes: map[int]int64{}},
@@ -299,7 +311,7 @@ func merge(workers []*worker, cfg Config, t report.Target) *report.LoadResult {
 		r.Sent += win.sent
 		r.Connects += win.connects
 		r.KeepAliveResponses += win.keepAlive
-		r.ThreadRates = append(r.ThreadRates, w.rates)
+		r.ThreadRates = append(r.ThreadRates, w.rates...)
 		if w.tlsInfo != nil {
 			if r.TLS == nil {
 				i := *w.tlsInfo
@@ -370,6 +382,7 @@ func merge(workers []*worker, cfg Config, t report.Target) *report.LoadResult {
 			last = max(last, s.t)
 		}
 	}
+	r.Threads, r.Loops = len(r.ThreadRates), len(workers)
 	for t := 0; t <= last; t++ {
 		s := report.Second{T: t}
 		if a := seconds[t]; a != nil {

@@ -41,3 +41,20 @@ func errnoErr(e syscall.Errno) error {
 	}
 	return e
 }
+
+// sysEpollPwait2 is epoll_pwait2's number (Linux 5.11), the same on every
+// architecture: it came after their tables were merged.
+const sysEpollPwait2 = 441
+
+// kernelTimespec is the kernel's struct __kernel_timespec, 64-bit fields
+// on every architecture.
+type kernelTimespec struct{ sec, nsec int64 }
+
+// epollPwait2 waits at most ts for events; errno ENOSYS (a kernel before
+// 5.11) or EPERM (a seccomp filter that does not know it) says it is not
+// there.
+func epollPwait2(epfd int, events []syscall.EpollEvent, ts *kernelTimespec) (int, syscall.Errno) {
+	n, _, e := syscall.Syscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
+		uintptr(unsafe.Pointer(ts)), 0, 0)
+	return int(n), e
+}

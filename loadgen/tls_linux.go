@@ -332,6 +332,7 @@ func (w *worker) handshakeStep(c *conn, now int64, done bool) {
 		w.setupFailed(c, c.tl.err, now)
 		return
 	}
+	w.answered(c) // the server's handshake came
 	end := w.sh.now()
 	c.hsDur, c.connDur = end-c.tUp, end-c.tConnect
 	st := c.tl.tc.ConnectionState()

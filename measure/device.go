@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"net"
+	"net/netip"
 	"runtime"
 
 	"github.com/edgebench/edgebench/probe"
@@ -8,9 +10,12 @@ import (
 )
 
 // DeviceInfo is the system info of the birth message, and the boot id,
-// read below root.
+// read below root; on the live machine (root "/") with its addresses.
 func DeviceInfo(root, version string, labels map[string]string) (*wire.DeviceInfo, string) {
 	di := &wire.DeviceInfo{AgentVersion: version, GoArch: runtime.GOARCH, Labels: labels}
+	if root == "/" || root == "" {
+		di.Addrs = Addrs()
+	}
 	info, err := probe.SystemInfo(root)
 	if err != nil || info == nil {
 		return di, ""
@@ -30,4 +35,39 @@ func FingerprintOf(i *wire.DeviceInfo) wire.Fingerprint {
 	}
 	return wire.Fingerprint{AgentVersion: i.AgentVersion, Kernel: i.Kernel, OS: i.OS, Arch: i.Arch, Board: i.Board,
 		CPUModel: i.CPUModel, Cores: i.Cores, MemKB: i.MemKB, Governor: i.Governor, MaxFreqMHz: i.MaxFreqMHz}
+}
+
+// maxAddrs bounds the addresses a birth carries (the wire's limit).
+const maxAddrs = 16
+
+// Addrs are this machine's IP addresses a loader on another machine can
+// reach it by: those of its interfaces, without loopback, link-local,
+// multicast or unspecified ones, at most maxAddrs.
+func Addrs() []string {
+	ias, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[netip.Addr]bool{}
+	for _, ia := range ias {
+		n, ok := ia.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(n.IP)
+		if !ok {
+			continue
+		}
+		a = a.Unmap()
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified() || seen[a] {
+			continue
+		}
+		seen[a] = true
+		out = append(out, a.String())
+		if len(out) == maxAddrs {
+			break
+		}
+	}
+	return out
 }

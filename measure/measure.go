@@ -35,9 +35,10 @@ type Test struct {
 	NoProbe   bool          // do not sample the machine
 	ProbeRoot string        // read proc/ and sys/ below it; "" is "/"
 	Interval  time.Duration // between the probe's samples; 0 is 1 s
-	// Watches are the processes the probe reports; nil: the server
-	// listening on the target's port, with its workers, and this process
-	// (probe.DefaultWatches).
+	// Watches are the processes --watch names: the probe reports them
+	// as the server's, beside the server listening on the target's port
+	// (with its workers and upstreams; none when the target is another
+	// machine's) and this process (probe.RunWatches).
 	Watches []probe.Watch
 
 	// Before, when set, is called before each run (i counts from 0).
@@ -47,6 +48,10 @@ type Test struct {
 	// After, when set, is called with each run measured; an error stops
 	// the runs and is returned.
 	After func(i int, r Run) error
+	// Window, when set, is called when run i's measured window starts
+	// (start true) and when it ends, from the load generator's goroutine:
+	// it must not block.
+	Window func(i int, start bool)
 }
 
 // Repeat measures t: t.Repeat runs one after another, each with the probe
@@ -56,11 +61,17 @@ type Test struct {
 // (a bad configuration, a target that refuses every connection) or the
 // After hook's.
 func Repeat(ctx context.Context, t Test) ([]Run, error) {
-	watches := t.Watches
-	if len(watches) == 0 && !t.NoProbe {
+	var watches []probe.Watch
+	if !t.NoProbe {
+		port := 0
 		if tg, err := report.ParseTarget(t.Load.URL); err == nil {
-			watches = probe.DefaultWatches(t.root(), tg.Port)
+			if _, remote := RemoteTarget(ctx, t.Load, t.root()); !remote {
+				// What listens on that port here is the server; on
+				// another machine's target it is not.
+				port = tg.Port
+			}
 		}
+		watches = probe.RunWatches(t.root(), port, t.Watches)
 	}
 	var runs []Run
 	n := max(t.Repeat, 1)
@@ -78,6 +89,10 @@ func Repeat(ctx context.Context, t Test) ([]Run, error) {
 		cfg := t.Load
 		if t.Progress != nil {
 			cfg.Progress = t.Progress(i)
+		}
+		if t.Window != nil {
+			cfg.WindowStart = func() { t.Window(i, true) }
+			cfg.WindowEnd = func() { t.Window(i, false) }
 		}
 		var r Run
 		var err error
@@ -120,19 +135,108 @@ func (t *Test) interval() time.Duration {
 // Measure runs one load test while a probe below root records the
 // machine over the load generator's window, edge for edge (it sets cfg's
 // window hooks): the warm-up and the drain are in neither. Repeat measures each run
-// through it.
+// through it. When the target is another machine's, the round-trip time
+// to it is measured too (probe.RecordPath: handshakes before the load and
+// over the window), into the report's Path.
 func Measure(ctx context.Context, cfg loadgen.Config, root string, interval time.Duration, watches []probe.Watch) (*report.LoadResult, *machine.Report, error) {
 	p := probe.New(root)
 	defer p.Close()
 	rec := p.Record(ctx, interval, watches)
-	cfg.WindowStart, cfg.WindowEnd = rec.MarkStart, rec.MarkEnd
+	var path *probe.PathRecorder
+	if addr, remote := RemoteTarget(ctx, cfg, root); remote {
+		path = probe.RecordPath(ctx, addr)
+	}
+	start, end := cfg.WindowStart, cfg.WindowEnd
+	cfg.WindowStart = func() {
+		rec.MarkStart()
+		if path != nil {
+			path.MarkStart()
+		}
+		if start != nil {
+			start()
+		}
+	}
+	cfg.WindowEnd = func() {
+		rec.MarkEnd()
+		if path != nil {
+			path.MarkEnd()
+		}
+		if end != nil {
+			end()
+		}
+	}
 	res, err := loadgen.Run(ctx, cfg)
 	rec.MarkEnd()
 	sys := rec.Stop()
+	if path != nil {
+		path.MarkEnd()
+		sys.Summary.Path = path.Stop()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return res, sys, nil
+}
+
+// RemoteTarget is the address and port a load test of cfg dials, when it
+// is another machine's: not a loopback address, nor one of this
+// machine's. Only the live machine's probe (root "/") asks; a name that
+// does not resolve is not remote (the load test fails on it anyway).
+func RemoteTarget(ctx context.Context, cfg loadgen.Config, root string) (netip.AddrPort, bool) {
+	if root != "/" && root != "" {
+		return netip.AddrPort{}, false
+	}
+	tg, err := report.ParseTarget(cfg.URL)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	var ip net.IP
+	switch {
+	case len(cfg.Addrs) > 0:
+		ip = cfg.Addrs[0]
+	default:
+		ip = net.ParseIP(strings.Trim(tg.Host, "[]"))
+		if ip == nil {
+			rctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			addrs, err := net.DefaultResolver.LookupIPAddr(rctx, tg.Host)
+			if err != nil || len(addrs) == 0 {
+				return netip.AddrPort{}, false
+			}
+			ip = addrs[0].IP
+			for _, a := range addrs { // the address the load generator picks
+				if a.IP.To4() != nil {
+					ip = a.IP
+					break
+				}
+			}
+		}
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.AddrPort{}, false
+	}
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsUnspecified() || localAddr(a) {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(a, uint16(tg.Port)), true
+}
+
+// localAddr reports whether a is one of this machine's addresses.
+func localAddr(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if b, ok := netip.AddrFromSlice(n.IP); ok && b.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // judge is the verdict on r, measured by this process below root.
@@ -148,7 +252,7 @@ func judge(r Run, root string) *verdict.Verdict {
 func VerdictInput(r Run, root string) verdict.Input {
 	in := verdict.Input{Load: r.Load, System: r.System, TargetLoopback: loopbackName(r.Load.Target.Host)}
 	if root == "/" || root == "" {
-		in.GeneratorPID = os.Getpid() // DefaultWatches watches it
+		in.GeneratorPID = os.Getpid() // RunWatches watches it
 		in.GeneratorCPUs = affinity()
 	}
 	return in

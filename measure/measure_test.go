@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,6 +136,43 @@ func TestLoopbackName(t *testing.T) {
 	for _, h := range []string{"", "127.0.0.1", "::1", "[::1]", "192.168.2.10"} {
 		if loopbackName(h) {
 			t.Errorf("%q taken for a loopback name", h)
+		}
+	}
+}
+
+// A target is another machine's when its address is neither loopback nor
+// one of this machine's; only the live machine's probe measures the path.
+// Nothing is dialled here.
+func TestRemoteTarget(t *testing.T) {
+	ctx := context.Background()
+	got, ok := RemoteTarget(ctx, loadgen.Config{URL: "http://192.0.2.7:8080/x"}, "/")
+	if !ok || got != netip.MustParseAddrPort("192.0.2.7:8080") {
+		t.Errorf("TEST-NET address: %v %v", got, ok)
+	}
+	// The policy's checked address wins over the URL's host.
+	got, ok = RemoteTarget(ctx, loadgen.Config{URL: "http://board.lan/", Addrs: []net.IP{net.ParseIP("192.0.2.9")}}, "")
+	if !ok || got != netip.MustParseAddrPort("192.0.2.9:80") {
+		t.Errorf("checked address: %v %v", got, ok)
+	}
+	if got, ok = RemoteTarget(ctx, loadgen.Config{URL: "https://[2001:db8::1]/"}, "/"); !ok || got.Port() != 443 {
+		t.Errorf("IPv6: %v %v", got, ok)
+	}
+	for _, c := range []struct {
+		url, root string
+	}{
+		{"http://127.0.0.1:8080/", "/"}, {"http://[::1]/", "/"}, {"http://localhost/", "/"},
+		{"http://192.0.2.7/", "testdata/pi3/t0"}, {"http://0.0.0.0/", "/"}, {"not a url", "/"},
+	} {
+		if got, ok := RemoteTarget(ctx, loadgen.Config{URL: c.url}, c.root); ok {
+			t.Errorf("%s below %s taken for remote: %v", c.url, c.root, got)
+		}
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			if got, ok := RemoteTarget(ctx, loadgen.Config{URL: "http://" + n.IP.String() + "/"}, "/"); ok {
+				t.Errorf("this machine's %s taken for remote: %v", n.IP, got)
+			}
 		}
 	}
 }

@@ -2,8 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +194,41 @@ var summaryNotBack = map[string]string{
 	"Report.Samples": "the collector draws samples from the wire's own form (RunCharts); SystemReport rebuilds the summary",
 }
 
+// notBackYet are figures that reach the wire
+// (TestEverySummaryFieldReachesTheWire) and that the collector's
+// SystemReport does not rebuild yet: the network's figures of two-machine
+// runs (issue 30), and a watched row's role and an upstream's server
+// (issue 28; TestProcRolesOnTheWire checks their bytes). The collector's
+// side maps them back, and takes them off this list.
+var notBackYet = map[string]string{
+	"NetSummary.Duplex":  issue30,
+	"NetSummary.RxDrops": issue30,
+	"NetSummary.TxDrops": issue30,
+	"NetSummary.RxErrs":  issue30,
+	"NetSummary.TxErrs":  issue30,
+	"Summary.TCP":        issue30,
+	"Summary.Path":       issue30,
+	"ProcSummary.Role":   issue28,
+	"ProcSummary.Of":     issue28,
+}
+
+// notBack reports whether the leaf name (as eachLeaf names it, its parents
+// first: "Summary.TCP>TCPSummary.Out") is one the collector does not
+// rebuild yet, and why.
+func notBack(name string) (string, bool) {
+	for _, part := range strings.Split(name, ">") {
+		if why, ok := notBackYet[part]; ok {
+			return why, true
+		}
+	}
+	return "", false
+}
+
+const (
+	issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
+	issue28 = "collector/rebuild/rebuild.go maps a row's role and an upstream's server back (issue 28)"
+)
+
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
 // back from the wire where it was and in its unit. Cores are sent in
 // order, so a core's id comes back as its index: the filled ids are set
@@ -205,13 +242,23 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 	for i := range rep.Summary.Disks { // partitions are a flag of the disk's name, once
 		rep.Summary.Disks[i].Partition = i == 1
 	}
+	// Roles are words the decoder knows; an upstream's server is a row.
+	rep.Summary.Procs[0].Role, rep.Summary.Procs[0].Of = machine.RoleServer, ""
+	rep.Summary.Procs[1].Role, rep.Summary.Procs[1].Of = machine.RoleUpstream, rep.Summary.Procs[0].Name
+	for i := range rep.Summary.Nets { // the decoder takes full, half or none
+		rep.Summary.Nets[i].Duplex = "half"
+	}
+	rep.Summary.Path.Idle.MinMS, rep.Summary.Path.Idle.MedianMS = 1, 2 // and times in order
+	rep.Summary.Path.Loaded.MinMS, rep.Summary.Path.Loaded.MedianMS = 3, 4
 	rep.Samples = nil
 	start := rep.Summary.Start
 	in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
 		wire.Run{StartedAt: start, System: FromSystem(&rep, start)})
 	back := rebuild.SystemReport(in.Runs[0].System)
 	var bad []string
-	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", summaryNotBack, &bad)
+	skip := maps.Clone(summaryNotBack)
+	maps.Copy(skip, notBackYet)
+	diff(reflect.ValueOf(rep), reflect.ValueOf(*back), "Report", skip, &bad)
 	for _, d := range bad {
 		t.Error(d)
 	}
@@ -237,6 +284,7 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 var runNotBack = map[string]string{
 	"LoadResult.Timings":             "ab's -e and -g files are written on the device; the wire carries the histograms",
 	"LoadResult.ThreadRates":         "wrk's per-thread Req/Sec samples are printed on the device only",
+	"LoadResult.Loops":               "the event loops that ran the threads: the device's JSON says it (event_loops)",
 	"LoadResult.WholeRequestTimeout": "the spec's mode (wrk) says it: the collector's reports do not use it",
 	"LoadResult.Target":              "the spec's URL, parsed again: checked apart below",
 	"LoadResult.Protocol":            "the spec's protocol or mode: checked apart below",

@@ -211,7 +211,11 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 		}
 		for _, n := range s.Nets {
 			w.Nets = append(w.Nets, wire.NetRate{I: nets.of(n.Name), RxKBs: kib(n.RxBps), TxKBs: kib(n.TxBps),
-				RxPps: round64(n.RxPps), TxPps: round64(n.TxPps)})
+				RxPps: round64(n.RxPps), TxPps: round64(n.TxPps), RxDrops: round64(n.RxDrops), TxDrops: round64(n.TxDrops),
+				RxErrs: round64(n.RxErrs), TxErrs: round64(n.TxErrs)})
+		}
+		if t := s.TCP; t != nil {
+			w.TCP = &wire.TCPRate{InSegs: round64(t.InSegs), OutSegs: round64(t.OutSegs), RetransSegs: round64(t.RetransSegs)}
 		}
 		if p := s.PSI; p != nil {
 			w.PSI = &wire.PSIShares{CPUSome: optBP(p.CPUSome), IOSome: optBP(p.IOSome), IOFull: optBP(p.IOFull),
@@ -271,7 +275,15 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 	}
 	for _, n := range sm.Nets {
 		su.Nets = append(su.Nets, wire.NetWindow{I: nets.of(n.Name), RxKBs: statOf(n.RxKBs, ident), TxKBs: statOf(n.TxKBs, ident),
-			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident), SpeedMbps: int32(n.SpeedMbps)})
+			RxPps: statOf(n.RxPps, ident), TxPps: statOf(n.TxPps, ident), SpeedMbps: int32(n.SpeedMbps), Duplex: n.Duplex,
+			RxDrops: optRound(n.RxDrops), TxDrops: optRound(n.TxDrops), RxErrs: optRound(n.RxErrs), TxErrs: optRound(n.TxErrs)})
+	}
+	if t := sm.TCP; t != nil {
+		su.TCP = &wire.TCPWindow{InSegs: statOf(t.InSegs, ident), OutSegs: statOf(t.OutSegs, ident), RetransSegs: statOf(t.RetransSegs, ident),
+			Out: round64(t.Out), Retrans: round64(t.Retrans)}
+	}
+	if p := sm.Path; p != nil {
+		su.Path = &wire.PathWindow{Target: p.Target, Idle: rttWindow(p.Idle), Loaded: rttWindow(p.Loaded), Lost: int32(p.Lost)}
 	}
 	if p := sm.PSI; p != nil {
 		su.PSI = &wire.PSIWindow{CPUSome: optStat(p.CPUSome, pctToBP), IOSome: optStat(p.IOSome, pctToBP), IOFull: optStat(p.IOFull, pctToBP),
@@ -288,7 +300,11 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 	}
 	for _, p := range sm.Procs {
 		ps := wire.ProcWindow{I: procs.of(p.Name), PID: int32(p.PID), Count: int32(p.Count),
-			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB)}
+			CPUBP: optStat(p.CPU, pctToBP), RSSKB: optStat(p.RSS, bytesToKiB), Role: p.Role}
+		if p.Of != "" {
+			of := procs.of(p.Of)
+			ps.Of = &of
+		}
 		ps.ReadKB, ps.WriteKB = optRound(p.ReadKB), optRound(p.WriteKB)
 		for _, id := range p.CPUs {
 			ps.CPUs = append(ps.CPUs, int32(id))
@@ -304,6 +320,15 @@ func FromSystem(rep *machine.Report, start time.Time) *wire.System {
 		}
 	}
 	return sys
+}
+
+// rttWindow is handshake times on the wire, in microseconds.
+func rttWindow(r *machine.RTT) *wire.RTTWindow {
+	if r == nil {
+		return nil
+	}
+	us := func(ms float64) int64 { return round64(ms * 1000) }
+	return &wire.RTTWindow{N: int32(r.N), MinUS: us(r.MinMS), MedianUS: us(r.MedianMS), MaxUS: us(r.MaxMS)}
 }
 
 func optRound(v *float64) *int64 {

@@ -89,28 +89,42 @@ func (p *Probe) readCPUs(pid int) (cpuSet, bool) {
 	return s, err == nil && !s.empty()
 }
 
-// linkSpeed is an interface's speed in Mb/s, read from
-// sys/class/net/NAME/speed the first time the interface is seen: it does not
-// change during a run. 0 is unknown: the file is absent (no sysfs), cannot
-// be read (loopback and virtual links fail with EINVAL, as does a link
-// that is down) or says -1.
-func (p *Probe) linkSpeed(name string) int {
-	if v, ok := p.speeds[name]; ok {
+// linkInfo is what sysfs says of an interface's link: its speed in Mb/s
+// (0 unknown) and its duplex ("full", "half"; "" unknown).
+type linkInfo struct {
+	speed  int
+	duplex string
+}
+
+// link is an interface's speed and duplex, read from
+// sys/class/net/NAME/speed and duplex the first time the interface is
+// seen: they do not change during a run. A speed of 0 is unknown: the file
+// is absent (no sysfs), cannot be read (loopback and virtual links fail
+// with EINVAL, as does a link that is down) or says -1; a duplex other
+// than full or half (unknown, or no file) is "".
+func (p *Probe) link(name string) linkInfo {
+	if v, ok := p.links[name]; ok {
 		return v
 	}
-	v := 0
+	var v linkInfo
 	if name != "" && name != "." && name != ".." && !strings.ContainsRune(name, '/') {
 		if b, err := p.r.read("sys/class/net/"+name+"/speed", false); err == nil {
 			if x, ok := parseUint(trimSpace(b)); ok && x > 0 && x < 1<<31 {
-				v = int(x)
+				v.speed = int(x)
+			}
+		}
+		if b, err := p.r.read("sys/class/net/"+name+"/duplex", false); err == nil {
+			switch d := string(trimSpace(b)); d {
+			case "full", "half":
+				v.duplex = d
 			}
 		}
 	}
-	if p.speeds == nil {
-		p.speeds = map[string]int{}
+	if p.links == nil {
+		p.links = map[string]linkInfo{}
 	}
-	if len(p.speeds) < 4096 {
-		p.speeds[name] = v
+	if len(p.links) < 4096 {
+		p.links[name] = v
 	}
 	return v
 }

@@ -183,3 +183,54 @@ func TestSampleAllocs(t *testing.T) {
 		t.Errorf("parseMeminfo allocates %.0f times", a)
 	}
 }
+
+// BenchmarkUpstreamLookup is what looking for a server's upstreams costs
+// on this machine, part by part: the kernel's tables of TCP sockets
+// (listening and established) and of connected unix stream sockets, every
+// process's CPU ticks (kept at the run's first samples), and the walk of
+// every process's fd folder for the peers' owners. Each runs at each of a
+// run's first samples until an upstream is found, then once every 10
+// samples; compare with BenchmarkSample, every second.
+func BenchmarkUpstreamLookup(b *testing.B) {
+	p := New("/")
+	defer p.Close()
+	b.Run("tcp-all", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := tcpSockets(1<<tcpListen|1<<tcpEstablished, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What a look asks: the listeners, then the connections to the ports
+	// the server does not listen on.
+	b.Run("tcp-filtered", func(b *testing.B) {
+		for b.Loop() {
+			l, err := tcpSockets(1<<tcpListen, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ports := otherPorts(l, nil); len(ports) > 0 && len(ports) <= maxFilterPorts {
+				if _, err := tcpSockets(1<<tcpEstablished, ports); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("unix", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := unixStreams(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ticks", func(b *testing.B) {
+		for b.Loop() {
+			p.allTicks()
+		}
+	})
+	b.Run("holders", func(b *testing.B) {
+		for b.Loop() {
+			socketHolders("/", map[uint64]bool{1: true}, 0, func(int) bool { return false })
+		}
+	})
+}

@@ -262,7 +262,7 @@ func TestListenerPID(t *testing.T) {
 			t.Errorf("ListenerPID %s:%d = %d, %v", tc.tree, tc.port, pid, err)
 		}
 	}
-	if ws := DefaultWatches("testdata/pi4/t0", 80); !slices.Equal(ws, []Watch{{PID: 812, Tree: true}}) {
+	if ws := DefaultWatches("testdata/pi4/t0", 80); !slices.Equal(ws, []Watch{{PID: 812, Tree: true, Role: machine.RoleServer, Upstreams: true}}) {
 		t.Errorf("DefaultWatches = %+v", ws)
 	}
 	if _, err := ListenerPID(t.TempDir(), 80); err == nil {

@@ -101,6 +101,19 @@ func FuzzParseNetDev(f *testing.F) {
 	})
 }
 
+func FuzzParseSNMP(f *testing.F) {
+	addSeeds(f, "proc/net/snmp", "Tcp: InSegs OutSegs RetransSegs\nTcp: 1 2 3\n", "Tcp: InSegs\nTcp:\n", "Tcp: a b c d\nTcp: 1 2 3\n")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := parseSNMP(b)
+		if err != nil {
+			return
+		}
+		if r, ok := tcpRates(&tcpCounters{}, &c, 1); !ok || r.OutSegs < 0 || r.RetransSegs < 0 || r.InSegs < 0 {
+			t.Fatalf("rates %+v from %+v", r, c)
+		}
+	})
+}
+
 func FuzzParsePressure(f *testing.F) {
 	addSeeds(f, "proc/pressure/io", "some avg10=0.00 total=1\n", "full total=\n")
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -45,7 +45,7 @@ type Probe struct {
 	classBlock bool // sys/class/block exists: ask it which devices are partitions
 	partition  map[string]bool
 	names      map[string]string
-	speeds     map[string]int // link speed in Mb/s by interface, 0 unknown: read once (linkSpeed)
+	links      map[string]linkInfo // speed and duplex by interface: read once (link)
 
 	// Three snapshots: the one the next sample fills (cur), the last one
 	// (prev) and the one before it (older), which a merged sample measures
@@ -69,8 +69,13 @@ type snapshot struct {
 	disksOK bool
 	nets    []netCounters
 	netsOK  bool
+	tcp     tcpCounters
+	tcpOK   bool
 	psi     [3]psiTotals
 	psiOK   [3]bool
+	// ticks are every process's CPU ticks, read while a row looks for
+	// its upstreams early (upstreamPending); nil otherwise.
+	ticks map[int]uint64
 }
 
 // New returns a Probe reading proc/... and sys/... below root; "" or "/" is
@@ -277,6 +282,7 @@ func (p *Probe) sample(merge bool) (*machine.Sample, error) {
 
 	p.diskSample(s, prev, cur, rates, dt, fail)
 	p.netSample(s, prev, cur, rates, dt, fail)
+	p.tcpSample(s, prev, cur, rates, dt, fail)
 	p.psiSample(s, prev, cur, rates, dt, a, fail)
 
 	for _, z := range p.thermal {
@@ -324,6 +330,15 @@ func (p *Probe) sample(merge bool) (*machine.Sample, error) {
 		for _, w := range p.watches {
 			s.Procs = append(s.Procs, w.sample(p, dt, merge, maxCPU, a))
 		}
+		var from map[int]uint64
+		if havePrev {
+			from = prev.ticks
+		}
+		p.upstreams(s, dt, merge, maxCPU, a, from)
+	}
+	cur.ticks = nil
+	if p.upstreamPending() {
+		cur.ticks = p.allTicks()
 	}
 
 	if merge {
@@ -440,7 +455,7 @@ func (p *Probe) netSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt
 	if err == nil {
 		err = parseNetDev(b, func(name []byte, c netCounters) {
 			c.name = p.intern(name)
-			p.linkSpeed(c.name) // read once, when the interface is first seen
+			p.link(c.name) // read once, when the interface is first seen
 			cur.nets = append(cur.nets, c)
 		})
 		cur.netsOK = err == nil
@@ -468,6 +483,23 @@ func (p *Probe) netSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt
 		if n, ok := netRates(pn, c, dt); ok {
 			s.Nets = append(s.Nets, n)
 		}
+	}
+}
+
+// tcpSample reads the TCP segment counters of /proc/net/snmp.
+func (p *Probe) tcpSample(s *machine.Sample, prev, cur *snapshot, rates bool, dt float64, fail func(string, error)) {
+	cur.tcpOK = false
+	b, err := p.read(snmpRel)
+	if err == nil {
+		cur.tcp, err = parseSNMP(b)
+		cur.tcpOK = err == nil
+	}
+	fail(snmpRel, err)
+	if !rates || !cur.tcpOK || !prev.tcpOK {
+		return
+	}
+	if t, ok := tcpRates(&prev.tcp, &cur.tcp, dt); ok {
+		s.TCP = &t
 	}
 }
 

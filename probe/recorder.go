@@ -186,6 +186,33 @@ func (r *Recorder) end() {
 	r.ended = true
 }
 
+// EndWindow ends the measured window now, as MarkEnd, and returns the
+// window's report: its summary and the samples of its slices. Recording
+// goes on; a later MarkStart opens another window, and Stop ends the
+// recording. After Stop it returns nil.
+func (r *Recorder) EndWindow() *machine.Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return nil
+	}
+	if !r.ended {
+		r.end()
+	}
+	sum := r.agg.summary()
+	r.p.fillLinks(&sum)
+	rep := &machine.Report{Interval: r.interval.Seconds(), Summary: sum, Warnings: warnings(&sum)}
+	for _, s := range r.samples {
+		if s.Time.After(sum.Start) && !s.Time.After(sum.End) {
+			rep.Samples = append(rep.Samples, s)
+		}
+	}
+	if r.stride > 1 {
+		rep.Stride = r.stride
+	}
+	return rep
+}
+
 // Stop takes the closing sample (which ends the window unless MarkEnd did;
 // after MarkEnd, none when it would be less than a tenth of the interval),
 // stops and waits for the sampling goroutine, and returns the report. Later
@@ -210,9 +237,7 @@ func (r *Recorder) finish() {
 		r.take(true, false)
 	}
 	sum := r.agg.summary()
-	for i := range sum.Nets {
-		sum.Nets[i].SpeedMbps = r.p.speeds[sum.Nets[i].Name]
-	}
+	r.p.fillLinks(&sum)
 	rep := &machine.Report{Interval: r.interval.Seconds(), Samples: r.samples, Summary: sum,
 		Warnings: append(warnings(&sum), r.warnings...)}
 	if r.stride > 1 {
@@ -222,4 +247,13 @@ func (r *Recorder) finish() {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("probe: %d samples had errors", r.errs))
 	}
 	r.report = rep
+}
+
+// fillLinks sets the speed and duplex of each interface of sum, as read
+// when the interface was first seen.
+func (p *Probe) fillLinks(sum *machine.Summary) {
+	for i := range sum.Nets {
+		l := p.links[sum.Nets[i].Name]
+		sum.Nets[i].SpeedMbps, sum.Nets[i].Duplex = l.speed, l.duplex
+	}
 }

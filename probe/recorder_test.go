@@ -217,3 +217,41 @@ func TestWatchOfNoProcessWarns(t *testing.T) {
 		t.Errorf("no warning about nosuchprocess: %q", rep.Warnings)
 	}
 }
+
+// EndWindow closes one window and hands its report over while the
+// recording goes on: each window's summary and samples are its own, in
+// order, and after Stop there is none.
+func TestRecorderWindows(t *testing.T) {
+	p := New("/")
+	defer p.Close()
+	rec := p.Record(context.Background(), 50*time.Millisecond, nil)
+	time.Sleep(120 * time.Millisecond) // before the first window: in neither
+	var reps []*machine.Report
+	for range 2 {
+		rec.MarkStart()
+		time.Sleep(260 * time.Millisecond)
+		reps = append(reps, rec.EndWindow())
+		time.Sleep(120 * time.Millisecond)
+	}
+	rec.Stop()
+	if rec.EndWindow() != nil {
+		t.Error("a window after Stop")
+	}
+	for i, r := range reps {
+		s := r.Summary
+		if s.Samples < 2 || s.CPU == nil || s.Seconds < 0.2 || s.Seconds > 0.5 {
+			t.Errorf("window %d: %d samples over %v s, cpu %v", i, s.Samples, s.Seconds, s.CPU)
+		}
+		for _, smp := range r.Samples {
+			if !smp.Time.After(s.Start) || smp.Time.After(s.End) {
+				t.Errorf("window %d [%v, %v]: a sample at %v", i, s.Start, s.End, smp.Time)
+			}
+		}
+		if len(r.Samples) == 0 || len(r.Samples) > s.Samples+1 {
+			t.Errorf("window %d: %d samples kept for %d summarised", i, len(r.Samples), s.Samples)
+		}
+	}
+	if !reps[1].Summary.Start.After(reps[0].Summary.End) {
+		t.Errorf("second window starts %v, before the first ends %v", reps[1].Summary.Start, reps[0].Summary.End)
+	}
+}

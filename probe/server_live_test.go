@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // watchedPIDs returns the PIDs a watch holds, ascending.
@@ -35,7 +36,7 @@ func TestDefaultWatchesLiveNginx(t *testing.T) {
 	port, _ := strconv.Atoi(ps)
 
 	ws := DefaultWatches("/", port)
-	if want := []Watch{{PID: target.Master, Tree: true}, {PID: os.Getpid()}}; !slices.Equal(ws, want) {
+	if want := []Watch{{PID: target.Master, Tree: true, Role: machine.RoleServer, Upstreams: true}, {PID: os.Getpid(), Role: machine.RoleGenerator}}; !slices.Equal(ws, want) {
 		t.Fatalf("DefaultWatches = %+v, want %+v", ws, want)
 	}
 	p := New("/")

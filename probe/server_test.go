@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/edgebench/edgebench/probe/machine"
 )
 
 // The servers fixture is a machine with several servers: nginx on :80
@@ -37,8 +39,46 @@ func TestServerWatches(t *testing.T) {
 	if got := serverWatches(root, 8080, 950); got != nil {
 		t.Errorf("port 8080 served by the run: %+v", got)
 	}
-	if got := DefaultWatches(root, 80); !slices.Equal(got, []Watch{{PID: 700, Tree: true}}) {
+	if got := DefaultWatches(root, 80); !slices.Equal(got, []Watch{{PID: 700, Tree: true, Role: machine.RoleServer, Upstreams: true}}) {
 		t.Errorf("DefaultWatches = %+v", got)
+	}
+	// A watch on a load's target (another machine's run): the server with
+	// its upstreams, no generator.
+	if got := ServerWatches(root, 80); !slices.Equal(got, []Watch{{PID: 700, Tree: true, Role: machine.RoleServer, Upstreams: true}}) {
+		t.Errorf("ServerWatches = %+v", got)
+	}
+}
+
+// A load test's watches: the listening server and this process always,
+// what --watch names beside them as the server's, and no process in two
+// rows that count (issue 28: with --watch php-fpm8.2 the generator's row
+// and nginx were gone, and the verdict said "edgebench 0 %").
+func TestRunWatches(t *testing.T) {
+	const root, self = "testdata/servers/t0", 960
+	server := Watch{PID: 700, Tree: true, Role: machine.RoleServer, Upstreams: true}
+	gen := Watch{PID: self, Role: machine.RoleGenerator}
+	for _, tc := range []struct {
+		name string
+		port int
+		user []Watch
+		want []Watch
+	}{
+		{"no --watch", 80, nil, []Watch{server, gen}},
+		{"no port", 0, nil, []Watch{gen}},
+		{"nothing listens", 443, []Watch{{Name: "php-fpm8.2"}}, []Watch{{Name: "php-fpm8.2", Role: machine.RoleServer}, gen}},
+		{"--watch php-fpm8.2 beside nginx", 80, []Watch{{Name: "php-fpm8.2"}},
+			[]Watch{server, {Name: "php-fpm8.2", Role: machine.RoleServer}, gen}},
+		{"--watch nginx replaces the tree", 80, []Watch{{Name: "nginx"}},
+			[]Watch{{Name: "nginx", Role: machine.RoleServer, Upstreams: true}, gen}},
+		{"--watch of the master: the tree counts it", 80, []Watch{{PID: 700}}, []Watch{server, {PID: 700}, gen}},
+		{"--watch of a worker: the tree counts it", 80, []Watch{{PID: 701}}, []Watch{server, {PID: 701}, gen}},
+		{"--watch of another process", 80, []Watch{{PID: 800}}, []Watch{server, {PID: 800, Role: machine.RoleServer}, gen}},
+		{"--watch of this process", 80, []Watch{{PID: self}}, []Watch{server, gen}},
+		{"--watch edgebench: this program's name", 80, []Watch{{Name: "edgebench"}}, []Watch{server, {Name: "edgebench"}, gen}},
+	} {
+		if got := runWatches(root, tc.port, tc.user, self); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package probe
 import (
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -100,4 +101,63 @@ func BenchmarkListenerInodes(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The kernel's filter keeps the connections whose local or remote port is
+// one of the ports asked, and only those: what the unfiltered table has
+// of them, over IPv4 and IPv6.
+func TestTCPSocketsFilteredByPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the kernel's sock_diag: not in -short (the 32-bit pass runs under qemu-user, which has no NETLINK_SOCK_DIAG)")
+	}
+	var lns []net.Listener
+	for _, nw := range []string{"tcp4", "tcp4", "tcp4", "tcp6"} {
+		addr := "127.0.0.1:0"
+		if nw == "tcp6" {
+			addr = "[::1]:0"
+		}
+		ln, err := net.Listen(nw, addr)
+		if err != nil {
+			t.Skipf("no %s listener on loopback: %v", nw, err)
+		}
+		defer ln.Close()
+		lns = append(lns, ln)
+		for range 2 {
+			c, err := net.Dial(nw, ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			s, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+		}
+	}
+	port := func(ln net.Listener) uint16 { return uint16(ln.Addr().(*net.TCPAddr).Port) }
+	ask := []uint16{port(lns[0]), port(lns[2]), port(lns[3])} // not lns[1]'s
+	all, err := tcpSockets(1<<tcpEstablished, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tcpSockets(1<<tcpEstablished, ask)
+	if err != nil {
+		t.Fatalf("the filter: %v", err)
+	}
+	var want []uint64
+	for _, s := range all {
+		if slices.Contains(ask, s.src.Port()) || slices.Contains(ask, s.dst.Port()) {
+			want = append(want, s.ino)
+		}
+	}
+	var have []uint64
+	for _, s := range got {
+		have = append(have, s.ino)
+	}
+	slices.Sort(want)
+	slices.Sort(have)
+	if len(want) != 12 || !slices.Equal(have, want) {
+		t.Errorf("filtered %d sockets %v, want the %d of the ports %v (12: 2 connections, both ends, on 3 ports)", len(have), have, len(want), want)
+	}
 }

@@ -56,14 +56,22 @@ type diskAcc struct {
 	read, write, riops, wiops, busy acc
 }
 
-type netAcc struct{ rx, tx, rxp, txp acc }
+type netAcc struct {
+	rx, tx, rxp, txp             acc
+	rxDrop, txDrop, rxErr, txErr float64 // totals over the window
+}
+
+type tcpAcc struct {
+	in, out, retrans acc
+	outN, retransN   float64 // totals over the window
+}
 
 type procAcc struct {
-	name       string
-	pid, count int
-	cpu, rss   acc
-	rd, wr     float64
-	hasIO      bool
+	name, role, of string
+	pid, count     int
+	cpu, rss       acc
+	rd, wr         float64
+	hasIO          bool
 	// The cores the processes may run on, over the samples in which they
 	// used CPU (ran) and over all samples.
 	ran, all       cpuSet
@@ -98,6 +106,7 @@ type aggregator struct {
 	disks     map[string]*diskAcc
 	netNames  []string
 	nets      map[string]*netAcc
+	tcp       tcpAcc
 
 	psi [5]acc
 
@@ -246,6 +255,17 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 		a.tx.add(n.TxBps/1024, w)
 		a.rxp.add(n.RxPps, w)
 		a.txp.add(n.TxPps, w)
+		a.rxDrop += n.RxDrops * w
+		a.txDrop += n.TxDrops * w
+		a.rxErr += n.RxErrs * w
+		a.txErr += n.TxErrs * w
+	}
+	if t := s.TCP; t != nil {
+		g.tcp.in.add(t.InSegs, w)
+		g.tcp.out.add(t.OutSegs, w)
+		g.tcp.retrans.add(t.RetransSegs, w)
+		g.tcp.outN += t.OutSegs * w
+		g.tcp.retransN += t.RetransSegs * w
 	}
 	if p := s.PSI; p != nil {
 		for i, v := range [5]*float64{p.CPUSome, p.IOSome, p.IOFull, p.MemSome, p.MemFull} {
@@ -257,7 +277,7 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 			g.procs = append(g.procs, procAcc{})
 		}
 		a := &g.procs[i]
-		a.name, a.pid = p.Name, p.PID
+		a.name, a.pid, a.role, a.of = p.Name, p.PID, p.Role, p.Of
 		a.count = max(a.count, p.Count)
 		a.cpu.addOpt(p.CPU, w)
 		a.rss.addU(p.RSS, w)
@@ -284,7 +304,7 @@ func (g *aggregator) rates(s *machine.Sample, w float64) {
 func instants(s *machine.Sample) *machine.Sample {
 	out := &machine.Sample{Time: s.Time, Load: s.Load, Mem: s.Mem}
 	for _, p := range s.Procs {
-		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Count: p.Count, RSS: p.RSS, CPUs: p.CPUs})
+		out.Procs = append(out.Procs, machine.Proc{Name: p.Name, PID: p.PID, Role: p.Role, Of: p.Of, Count: p.Count, RSS: p.RSS, CPUs: p.CPUs})
 	}
 	return out
 }
@@ -328,7 +348,12 @@ func (g *aggregator) summary() machine.Summary {
 	}
 	for _, name := range g.netNames {
 		a := g.nets[name]
-		s.Nets = append(s.Nets, machine.NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat()})
+		s.Nets = append(s.Nets, machine.NetSummary{Name: name, RxKBs: a.rx.stat(), TxKBs: a.tx.stat(), RxPps: a.rxp.stat(), TxPps: a.txp.stat(),
+			RxDrops: new(math.Round(a.rxDrop)), TxDrops: new(math.Round(a.txDrop)), RxErrs: new(math.Round(a.rxErr)), TxErrs: new(math.Round(a.txErr))})
+	}
+	if t := &g.tcp; t.out.n > 0 {
+		s.TCP = &machine.TCPSummary{InSegs: t.in.stat(), OutSegs: t.out.stat(), RetransSegs: t.retrans.stat(),
+			Out: math.Round(t.outN), Retrans: math.Round(t.retransN)}
 	}
 	if g.psi[0].n+g.psi[1].n+g.psi[2].n+g.psi[3].n+g.psi[4].n > 0 {
 		s.PSI = &machine.PSISummary{CPUSome: g.psi[0].ptr(), IOSome: g.psi[1].ptr(), IOFull: g.psi[2].ptr(), MemSome: g.psi[3].ptr(), MemFull: g.psi[4].ptr()}
@@ -339,7 +364,7 @@ func (g *aggregator) summary() machine.Summary {
 		s.FreqMinMHz, s.FreqMaxMHz = &lo, &hi
 	}
 	for _, a := range g.procs {
-		ps := machine.ProcSummary{Name: a.name, PID: a.pid, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
+		ps := machine.ProcSummary{Name: a.name, PID: a.pid, Role: a.role, Of: a.of, Count: a.count, CPU: a.cpu.ptr(), RSS: a.rss.ptr()}
 		if a.hasIO {
 			rd, wr := a.rd, a.wr
 			ps.ReadKB, ps.WriteKB = &rd, &wr

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/edgebench/edgebench/probe/machine"
@@ -15,6 +16,17 @@ type Watch struct {
 	Name string `json:"name,omitempty"`
 	PID  int    `json:"pid,omitempty"`
 	Tree bool   `json:"tree,omitempty"`
+	// Role is what the processes are to a load test (machine.RoleServer,
+	// RoleUpstream, RoleGenerator), carried to their row; "": watched
+	// for themselves.
+	Role string `json:"role,omitempty"`
+	// Of is an upstream's server, the name of the process that hands it
+	// work.
+	Of string `json:"of,omitempty"`
+	// Upstreams asks the probe to find, while it samples, the processes
+	// these hand their work to over connected sockets (see upstreams)
+	// and to watch each as a row of its own, of role upstream.
+	Upstreams bool `json:"upstreams,omitempty"`
 }
 
 // String is the PID (a tree's root) or the name.
@@ -33,18 +45,77 @@ func ParseWatch(s string) Watch {
 	return Watch{Name: s}
 }
 
-// DefaultWatches is what a run watches when it is not told: the server
-// listening on the target's TCP port, as a tree (see serverWatches), and the
-// current process by its PID alone. On a fixture root (not "/") only the
-// server is returned.
-func DefaultWatches(root string, port int) []Watch {
+// DefaultWatches is what a run watches when it is not told:
+// RunWatches without a --watch.
+func DefaultWatches(root string, port int) []Watch { return RunWatches(root, port, nil) }
+
+// RunWatches is what a load test against TCP port (0: unknown) watches:
+//   - the server listening on the port, as a tree (see serverWatches), of
+//     role server, whose upstreams the probe looks for while it samples
+//     (Watch.Upstreams);
+//   - the processes user names (--watch), of role server too: the user
+//     says they serve the test (php-fpm behind nginx). A name that is the
+//     listening server's replaces its tree, and looks for its upstreams;
+//   - this process by its PID, of role generator, whatever user says.
+//
+// No process counts twice: a user's PID of one of the server's processes,
+// or a name of this program (an agent beside the run), is shown with no
+// role, and this process's PID is its own row's.
+//
+// On a fixture root (not "/") there is no own process.
+func RunWatches(root string, port int, user []Watch) []Watch {
 	self := 0
 	if cleanRoot(root) == "/" {
 		self = os.Getpid()
 	}
-	ws := serverWatches(root, port, self)
+	return runWatches(root, port, user, self)
+}
+
+func runWatches(root string, port int, user []Watch, self int) []Watch {
+	pt := &procTable{r: newFileReader(cleanRoot(root)), m: map[int]procInfo{}}
+	var servers []Watch
+	if port > 0 {
+		servers = serverWatches(root, port, self)
+	}
+	named := func(u Watch, pid int) bool {
+		comm := pt.get(pid).comm
+		return u.Name != "" && comm != "" && (&watchState{w: u}).matches([]byte(comm))
+	}
+	var ws []Watch
+	var kept []int // the tops of the servers no user's name replaces
+	for _, s := range servers {
+		if !slices.ContainsFunc(user, func(u Watch) bool { return named(u, s.PID) }) {
+			s.Role, s.Upstreams = machine.RoleServer, true
+			ws = append(ws, s)
+			kept = append(kept, s.PID)
+		}
+	}
+	for _, u := range user {
+		u.Role = machine.RoleServer
+		u.Upstreams = slices.ContainsFunc(servers, func(s Watch) bool { return named(u, s.PID) })
+		switch {
+		case self > 0 && u.PID == self:
+			continue
+		case self > 0 && named(u, self),
+			u.PID > 0 && slices.ContainsFunc(kept, func(top int) bool { return u.PID == top || pt.descends(u.PID, top) }):
+			u.Role, u.Upstreams = "", false
+		}
+		ws = append(ws, u)
+	}
 	if self > 0 {
-		ws = append(ws, Watch{PID: self})
+		ws = append(ws, Watch{PID: self, Role: machine.RoleGenerator})
+	}
+	return ws
+}
+
+// ServerWatches is what listens on TCP port below root, as a tree (see
+// serverWatches), of role server, with the upstreams it hands its work to
+// (Watch.Upstreams): the server of a watch on a load's target, which may
+// be the current process (the built-in target it serves).
+func ServerWatches(root string, port int) []Watch {
+	ws := serverWatches(root, port, 0)
+	for i := range ws {
+		ws[i].Role, ws[i].Upstreams = machine.RoleServer, true
 	}
 	return ws
 }
@@ -73,6 +144,10 @@ type watchState struct {
 	// again only every recheckEvery scans (a process may exec into the
 	// watched name), new PIDs at every scan.
 	rejected map[int]int
+	// With Watch.Upstreams: the upstream rows found from this one, the
+	// sample that last looked for them (upstreamDue), and how many looks
+	// there were.
+	upFound, upTried, upPasses int
 }
 
 // recheckEvery is how many scans pass before a process whose name did not
@@ -214,7 +289,7 @@ func (ws *watchState) sample(p *Probe, dt float64, merge bool, maxCPU float64, a
 	if (ws.w.PID == 0 || ws.w.Tree) && (!ws.scanned || p.nsample-ws.lastScan >= rescanEvery) {
 		ws.scan(p)
 	}
-	out := machine.Proc{Name: ws.name, PID: ws.w.PID}
+	out := machine.Proc{Name: ws.name, PID: ws.w.PID, Role: ws.w.Role, Of: ws.w.Of}
 	var ticks, rss, rd, wr uint64
 	var haveCPU, haveIO bool
 	// The cores of the processes that ran over the slice, and of all of

@@ -8,7 +8,8 @@ import (
 
 // generator is the rule on the load generator, the one edgebench has:
 // Judge's verdict, GeneratorBound, compare's and the capacity search's
-// "the generator ran out first" all come from it. It sets j's generator
+// "the generator limited the search" all come from it, with the rule on a
+// generator that shared its cores (shared). It sets j's generator
 // CPU (the probe's figure of GeneratorPID, else Input.GeneratorCPU), the
 // CPU its threads could use and, when edgebench and not the server was
 // the limit, the reason:
@@ -54,8 +55,12 @@ func (t Thresholds) generator(in Input, sum *machine.Summary, j *judgement) {
 	if known {
 		switch {
 		case busy && l.Rate <= 0:
+			loops := l.Threads
+			if l.Loops > 0 {
+				loops = l.Loops // -t above the cores: the threads share the loops
+			}
 			j.genReason = fmt.Sprintf("edgebench itself used %.0f %% of %s (%d event loop%s): the server's capacity is at least this",
-				j.genCPU, coresText(threads), l.Threads, plural(l.Threads))
+				j.genCPU, coresText(threads), loops, plural(loops))
 		case j.rateShort && j.genCPU >= j.genCap*0.75:
 			j.genReason = fmt.Sprintf("the schedule fell behind (%.1f of %s req/s) while edgebench used %.0f %% of %s",
 				j.achieved, trim(j.offered), j.genCPU, coresText(threads))

@@ -86,22 +86,23 @@ type Input struct {
 // Thresholds are the limits a verdict applies; Default holds the
 // documented ones.
 type Thresholds struct {
-	GeneratorBusy   float64 // % of its capacity (threads, at most its cores) at which edgebench is the limit
-	GeneratorStarve float64 // % busy of the cores edgebench is pinned to at which it is starved by others
-	ServerAllCores  float64 // % of every core at which the server holds the whole machine
-	ServerWholeCore float64 // % of a whole core, per core, at which a server is at a single-threaded limit
-	RateReached     float64 // % of the offered rate an open-loop run must achieve
-	ErrorRatio      float64 // % of failed requests above which the figure is not valid
-	MinRequests     int64   // latency samples below which the percentiles printed mean nothing
-	CPUBusy         float64 // % busy of the whole machine at which the cores are saturated
-	CPUNear         float64 // % busy of the whole machine at which the cores, not the connections, are called the limit when nothing else is
-	Steal           float64 // % steal at which a virtual machine's host takes the cores
-	OtherCPU        float64 // % of one core taken by other processes on saturated cores to call them the limit
-	DiskBusy        float64 // % busy of a disk
-	IOPressure      float64 // % of time some task stalled on IO (PSI)
-	MemPressure     float64 // % of time some task stalled on memory (PSI)
-	MemAvailable    float64 // % of memory available below which memory is the limit
-	LinkBusy        float64 // % of a link's speed, received or sent (with Ethernet framing), at which the network is the limit
+	GeneratorBusy     float64 // % of its capacity (threads, at most its cores) at which edgebench is the limit
+	GeneratorStarve   float64 // % busy of the cores edgebench is pinned to at which it is starved by others
+	ServerAllCores    float64 // % of every core at which the server holds the whole machine
+	ServerWholeCore   float64 // % of a whole core, per core, at which a server is at a single-threaded limit
+	RateReached       float64 // % of the offered rate an open-loop run must achieve
+	ErrorRatio        float64 // % of failed requests above which the figure is not valid
+	MinRequests       int64   // latency samples below which the percentiles printed mean nothing
+	CPUBusy           float64 // % busy of the whole machine at which the cores are saturated
+	CPUNear           float64 // % busy of the whole machine at which the cores, not the connections, are called the limit when nothing else is
+	Steal             float64 // % steal at which a virtual machine's host takes the cores
+	OtherCPU          float64 // % of one core taken by other processes on saturated cores to call them the limit
+	DiskBusy          float64 // % busy of a disk
+	IOPressure        float64 // % of time some task stalled on IO (PSI)
+	MemPressure       float64 // % of time some task stalled on memory (PSI)
+	MemAvailable      float64 // % of memory available below which memory is the limit
+	LinkBusy          float64 // % of a link's speed, received or sent (with Ethernet framing), at which the network is the limit
+	NetworkThresholds         // the path's and two machines' rules (network.go)
 }
 
 // Default are the thresholds edgebench uses.
@@ -111,7 +112,8 @@ var Default = Thresholds{
 	RateReached: 95, ErrorRatio: 1, MinRequests: 100,
 	CPUBusy: 95, CPUNear: 80, Steal: 5, OtherCPU: 50,
 	DiskBusy: 80, IOPressure: 25, MemPressure: 10, MemAvailable: 5,
-	LinkBusy: 90,
+	LinkBusy:          90,
+	NetworkThresholds: DefaultNetwork,
 }
 
 // Judge is Default's verdict on in.
@@ -129,8 +131,12 @@ func GeneratorBound(in Input) (bool, string) {
 
 // judgement is what Judge works out before it concludes.
 type judgement struct {
-	cores               int
+	cores int
+	// server is the server's rows summed (gather), gen the generator's
+	// row; servers are the server's rows: what listens on the port, and
+	// its upstreams.
 	server, gen         *machine.ProcSummary
+	servers             []*machine.ProcSummary
 	serverCPU, genCPU   float64 // % of one core
 	genCap              float64 // % of one core the generator could use
 	achieved, offered   float64
@@ -163,17 +169,7 @@ func (t Thresholds) judge(in Input) judgement {
 		j.cores = len(sum.PerCPUBusy)
 	}
 	if sum != nil {
-		for i := range sum.Procs {
-			p := &sum.Procs[i]
-			switch {
-			case in.GeneratorPID > 0 && p.PID == in.GeneratorPID:
-				if j.gen == nil {
-					j.gen = p
-				}
-			case j.server == nil:
-				j.server = p
-			}
-		}
+		j.gather(in, sum)
 		if c := sum.CPU; c != nil {
 			j.busy = 100 - c.Idle.Mean - c.IOWait.Mean
 		}
@@ -203,11 +199,17 @@ func (t Thresholds) judge(in Input) judgement {
 		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
 		j.other = math.Max(j.busy*n-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
 	}
+	// Open loop: the generator's cores shared with other processes.
+	t.shared(in, &j)
 
 	// What invalidates the figure.
 	if j.serverSeen() && j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
-		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s's alone",
-			j.other, j.busy, j.serverName))
+		whose := j.serverName + "'s"
+		if len(j.servers) > 1 {
+			whose = "the server's (" + j.serverName + ")"
+		}
+		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s alone",
+			j.other, j.busy, whose))
 	}
 	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
 		j.invalid = append(j.invalid, fmt.Sprintf("the board reported %s during the run (firmware flags): its clock was not its own", sum.Throttled))
@@ -226,7 +228,12 @@ func (t Thresholds) judge(in Input) judgement {
 	if j.errRatio > t.ErrorRatio {
 		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
 	}
-	if n := latencyCount(l); n < t.MinRequests {
+	if why := synRetries(in); why != "" {
+		j.invalid = append(j.invalid, why)
+	}
+	if why := noLatency(l); why != "" {
+		j.invalid = append(j.invalid, why)
+	} else if n := latencyCount(l); n < t.MinRequests {
 		j.invalid = append(j.invalid, fmt.Sprintf("only %d requests measured: the p99 printed needs at least %d", n, t.MinRequests))
 	}
 	return j
@@ -265,15 +272,27 @@ func (t Thresholds) Judge(in Input) Verdict {
 	}
 	if j.server != nil && j.server.CPU != nil && serverCores > 0 {
 		all := 100 * float64(serverCores)
-		k := math.Round(j.serverCPU / 100)
 		switch {
 		case j.serverCPU >= all*t.ServerAllCores/100 && j.serverCPUs != nil:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of %s, %s it may use", j.serverName, j.serverCPU, cpuList(j.serverCPUs), theCores(serverCores)))
 		case j.serverCPU >= all*t.ServerAllCores/100:
 			limit(Server, fmt.Sprintf("%s at %.0f %% of the %d cores", j.serverName, j.serverCPU, j.cores))
-		case k >= 1 && j.serverCPU >= k*t.ServerWholeCore && j.serverCPU <= k*100+3:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
-				j.serverName, j.serverCPU, coresText(int(k)), j.server.Count, pluralES(j.server.Count)))
+		}
+		// Single-threaded workers at their limit: the server's, or one of
+		// its parts' (php-fpm's workers behind nginx).
+		parts := []*machine.ProcSummary{j.server}
+		if len(j.servers) > 1 {
+			parts = append(parts, j.servers...)
+		}
+		for _, p := range parts {
+			if p.CPU == nil {
+				continue
+			}
+			c := p.CPU.Mean
+			if k := math.Round(c / 100); k >= 1 && c >= k*t.ServerWholeCore && c <= k*100+3 {
+				limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
+					p.Name, c, coresText(int(k)), p.Count, pluralES(p.Count)))
+			}
 		}
 	}
 	// The server pinned to cores that other processes took: it could not
@@ -338,10 +357,22 @@ func (t Thresholds) Judge(in Input) Verdict {
 				}
 			}
 		}
+		// A target on another machine: packets lost, or a queue on the
+		// path.
+		t.pathLimit(in, sum, limit)
 		// Close to saturated: more connections add load, not cores.
 		if j.busy >= t.CPUNear && j.cores > 0 {
 			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))
 		}
+	}
+	// Nothing saturated, yet the run measured something else than the
+	// server's work: connects that waited for TCP to send a dropped SYN
+	// again (connect.go), or no response at all (noresponse.go).
+	if why := synRetries(in); why != "" {
+		limit(Server, why)
+	}
+	if why := noLatency(l); why != "" {
+		limit(Server, why)
 	}
 	server := ""
 	if j.serverSeen() {
@@ -398,7 +429,12 @@ func (j *judgement) serverSeen() bool { return j.server != nil && j.server.CPU !
 func (j *judgement) cpuShares(sum *machine.Summary) string {
 	var s string
 	if j.serverSeen() {
-		s = fmt.Sprintf("%s %.0f %%, %s %.0f %%, interrupts %.0f %%, other processes %.0f %% of %d %%", j.serverName, j.serverCPU, j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
+		for _, p := range j.servers {
+			if p.CPU != nil {
+				s += fmt.Sprintf("%s %.0f %%, ", shareName(p), p.CPU.Mean)
+			}
+		}
+		s += fmt.Sprintf("%s %.0f %%, interrupts %.0f %%, other processes %.0f %% of %d %%", j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
 	} else {
 		s = fmt.Sprintf("%s %.0f %%, interrupts %.0f %%, the server (not watched) and other processes %.0f %% of %d %%", j.genName, j.genCPU, j.irq, j.other, 100*j.cores)
 	}

@@ -39,6 +39,13 @@ func DecodeStatus(b []byte) (*Status, error) {
 	default:
 		return nil, fmt.Errorf("decode status: state %q: %w", m.State, ErrMalformed)
 	}
+	if m.Info != nil {
+		for _, a := range m.Info.Addrs {
+			if err := checkAddr(a); err != nil {
+				return nil, fmt.Errorf("decode status: %w", err)
+			}
+		}
+	}
 	return &m, nil
 }
 
@@ -64,7 +71,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		return nil, fmt.Errorf("decode command: %w", err)
 	}
 	switch m.Kind {
-	case KindLoadTest, KindServe, KindProbe, KindCancel, KindInfo, KindCapacity:
+	case KindLoadTest, KindServe, KindProbe, KindCancel, KindInfo, KindCapacity, KindMark:
 	default:
 		return nil, fmt.Errorf("decode command %s: kind %q: %w", m.ID, m.Kind, ErrMalformed)
 	}
@@ -85,6 +92,14 @@ func DecodeEvent(b []byte) (*Event, error) {
 	}
 	if !m.State.Known() {
 		return nil, fmt.Errorf("decode event: state %q: %w", m.State, ErrMalformed)
+	}
+	if w := m.Window; w != nil {
+		if w.Edge != MarkStart && w.Edge != MarkEnd {
+			return nil, fmt.Errorf("decode event: window edge %q: want start or end: %w", Clip(w.Edge), ErrMalformed)
+		}
+		if w.Run < 0 || w.Run > MaxRun {
+			return nil, fmt.Errorf("decode event: window of run %d: %w", w.Run, ErrMalformed)
+		}
 	}
 	return &m, nil
 }

@@ -45,6 +45,12 @@ func FuzzDecodeResult(f *testing.F) {
 	h2 := wiretest.ResultH2(f, 20)
 	h2.Runs[0].Timeline, h2.Runs[0].System, h2.Runs[0].Waiting, h2.Runs[0].Processing = nil, nil, nil, nil
 	f.Add(wiretest.Marshal(f, h2))
+	// Two machines: the network's figures, and a watch's window.
+	nt := wiretest.ResultNet(f, 20)
+	nt.Runs[0].Timeline, nt.Runs[0].Waiting, nt.Runs[0].Processing = nil, nil, nil
+	nt.Runs[0].System.Samples = nt.Runs[0].System.Samples[:2]
+	nt.Runs[0].Window = &wire.WatchWindow{Run: 3, Open: true}
+	f.Add(wiretest.Marshal(f, nt))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := wire.DecodeResult(b)
@@ -104,6 +110,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(wiretest.Marshal(f, h2))
 	h2.Spec.LoadTest.TLS.CACerts = append(h2.Spec.LoadTest.TLS.CACerts, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)
 	f.Add(wiretest.Marshal(f, h2))
+	f.Add(wiretest.Marshal(f, wiretest.Watch()))
+	f.Add(wiretest.Marshal(f, wiretest.Mark()))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := wire.DecodeCommand(b)
@@ -123,6 +131,9 @@ func FuzzDecodeStatus(f *testing.F) {
 	f.Add(wiretest.Marshal(f, wiretest.Status()))
 	will := &wire.Status{V: wire.SchemaVersion, State: wire.StatusLost, BootID: "b", ConnSeq: 1 << 40}
 	f.Add(wiretest.Marshal(f, will))
+	addrs := wiretest.Status()
+	addrs.Info.Addrs = []string{"192.168.2.13", "fd00::13"}
+	f.Add(wiretest.Marshal(f, addrs))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := wire.DecodeStatus(b); err == nil {
@@ -133,6 +144,9 @@ func FuzzDecodeStatus(f *testing.F) {
 
 func FuzzDecodeEvent(f *testing.F) {
 	f.Add(wiretest.Marshal(f, wiretest.Event()))
+	win := wiretest.Event()
+	win.Progress, win.Window = nil, &wire.WindowEdge{Edge: wire.MarkStart, Run: 2}
+	f.Add(wiretest.Marshal(f, win))
 	seedHostile(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := wire.DecodeEvent(b); err == nil {

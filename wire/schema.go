@@ -65,6 +65,11 @@ type DeviceInfo struct {
 	Governor     string            `msg:"g,omitempty" json:"cpu_governor,omitempty"`
 	MaxFreqMHz   int               `msg:"mf,omitempty" json:"cpu_max_mhz,omitempty"`
 	Labels       map[string]string `msg:"l,omitempty,limit=64" json:"labels,omitempty"`
+	// Addrs are the device's own IP addresses (loopback and link-local
+	// ones left out), so that a fleet can list its boards: an allowlist
+	// for the loaders of two-machine runs. DecodeStatus checks that each
+	// is an address.
+	Addrs []string `msg:"ad,omitempty,limit=16" json:"addrs,omitempty"`
 }
 
 // Heartbeat is the small live sample on <prefix>/<fleet>/<device>/heartbeat
@@ -100,6 +105,10 @@ const (
 	// KindCapacity searches the highest open-loop rate that meets an SLO
 	// (edgebench capacity); its result carries Result.Capacity.
 	KindCapacity CommandKind = "capacity"
+	// KindMark marks an edge of a load's measured window in a running
+	// watch (a probe command on the target of a two-machine run): the
+	// collector relays the loader's window events to the target with it.
+	KindMark CommandKind = "mark"
 )
 
 // Command is a request to a device, on its cmd topic or the fleet's _all
@@ -124,6 +133,7 @@ type CommandSpec struct {
 	Probe    *ProbeSpec    `msg:"pr,omitempty" json:"probe,omitempty"`
 	Cancel   *CancelSpec   `msg:"cn,omitempty" json:"cancel,omitempty"`
 	Capacity *CapacitySpec `msg:"cp,omitempty" json:"capacity,omitempty"`
+	Mark     *MarkSpec     `msg:"mk,omitempty" json:"mark,omitempty"`
 }
 
 // CapacitySpec mirrors the flags of edgebench capacity: the load test of
@@ -205,11 +215,34 @@ type ServeSpec struct {
 	DurationMS int64  `msg:"du,omitempty" json:"duration_ms,omitempty"`
 }
 
-// ProbeSpec asks for a recording of the machine alone, without load.
+// ProbeSpec asks for a recording of the machine alone, without load: on
+// the target of a two-machine run, the watch that covers another device's
+// load. With URL set (the load's), the server watched is what listens on
+// that URL's port on this device, unless Watch names it; the recording
+// ends after DurationMS, or at a mark with edge done. Each window that
+// marks open and close (MarkSpec) becomes one Run of the result.
 type ProbeSpec struct {
 	IntervalMS int64    `msg:"i,omitempty" json:"interval_ms,omitempty"`
 	DurationMS int64    `msg:"d,omitempty" json:"duration_ms,omitempty"`
 	Watch      []string `msg:"wa,omitempty,limit=32" json:"watch,omitempty"`
+	URL        string   `msg:"u,omitempty" json:"url,omitempty"`
+}
+
+// The edges of MarkSpec.
+const (
+	MarkStart = "start" // the load's measured window starts
+	MarkEnd   = "end"   // it ends
+	MarkDone  = "done"  // the load is over: the watch ends now, succeeded
+)
+
+// MarkSpec marks an edge of the load's measured window Run (its
+// repetition or capacity trial, from 0, as the loader's running events
+// number them: Event.Window) in the running watch
+// CommandID.
+type MarkSpec struct {
+	CommandID string `msg:"c" json:"cmd_id"`
+	Run       int    `msg:"n,omitempty" json:"run"`
+	Edge      string `msg:"e" json:"edge"` // start, end, done
 }
 
 // CancelSpec names the command to cancel.
@@ -243,6 +276,8 @@ type Event struct {
 	Progress  *Progress  `msg:"p,omitempty" json:"progress,omitempty"`
 	ResultID  string     `msg:"rid,omitempty" json:"result_id,omitempty"`
 	At        time.Time  `msg:"t" json:"at"`
+	// Window is an edge of a load's measured window (a running event).
+	Window *WindowEdge `msg:"wn,omitempty" json:"window,omitempty"`
 }
 
 // SeqInterrupted is the Seq of the event a restarted device sends for the
@@ -257,6 +292,15 @@ type Progress struct {
 	Completed int64   `msg:"n" json:"completed"`
 	RPS       float64 `msg:"r" json:"rps"`
 	Errors    int64   `msg:"x,omitempty" json:"errors,omitempty"`
+}
+
+// WindowEdge, on a load's running event, says that the measured window
+// of its run Run (from 0: the repetition, or the capacity trial N-1)
+// started (Edge "start", MarkStart) or ended ("end", MarkEnd) at the
+// event's time: the collector relays it to the target's watch as a mark.
+type WindowEdge struct {
+	Edge string `msg:"e" json:"edge"`
+	Run  int    `msg:"n,omitempty" json:"run"`
 }
 
 // Ack is the collector's receipt for a result, on the device's ack topic,
@@ -424,7 +468,9 @@ type Run struct {
 	System   *System  `msg:"sy,omitempty" json:"system,omitempty"`
 
 	// Drained is what became of the requests in flight when a timed
-	// window closed; they are in no figure above. WarmupRequests counts
+	// window closed; they are in no figure above but Bytes and BodyBytes,
+	// which count what they read before it closed (since issue 28: a
+	// download still flowing at the end read 0 bytes before). WarmupRequests counts
 	// the requests of the warm-up, also in no figure. Both are absent from
 	// results recorded before they were split off (when the drain was
 	// counted in the window and the warm-up's bytes and connections too).
@@ -441,6 +487,20 @@ type Run struct {
 	// Verdict is what limited the run and whether its figure stands
 	// (package verdict); absent from results recorded before verdicts.
 	Verdict *Verdict `msg:"vd,omitempty" json:"verdict,omitempty"`
+
+	// Window, in a watch's result (kind probe), is the load's window
+	// this run covers, marked by the collector; nil: the whole watch (no
+	// window was marked), or a load's own run.
+	Window *WatchWindow `msg:"wn,omitempty" json:"window,omitempty"`
+}
+
+// WatchWindow is the load's measured window a watch's run covers: the
+// loader's run Run (from 0), opened and closed by marks.
+type WatchWindow struct {
+	Run int `msg:"n" json:"run"`
+	// Open says the window's end was never marked: it closed when the
+	// watch ended.
+	Open bool `msg:"o,omitempty" json:"open,omitempty"`
 }
 
 // Verdict is verdict.Verdict: what limited a run (server, generator,
@@ -580,6 +640,7 @@ type SysSample struct {
 	Mem      *MemSample `msg:"m,omitempty" json:"mem,omitempty"`
 	Disks    []DiskRate `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
 	Nets     []NetRate  `msg:"n,omitempty,limit=64" json:"nets,omitempty"`
+	TCP      *TCPRate   `msg:"tp,omitempty" json:"tcp,omitempty"`
 	PSI      *PSIShares `msg:"p,omitempty" json:"psi,omitempty"`
 	TempDC   []int32    `msg:"tc,omitempty,limit=64" json:"temp_dc,omitempty"`  // per zone, as System.Zones
 	FreqMHz  []int32    `msg:"f,omitempty,limit=256" json:"freq_mhz,omitempty"` // per core with cpufreq
@@ -620,13 +681,26 @@ type DiskRate struct {
 	BusyBP    int32 `msg:"b,omitempty" json:"busy_bp"`
 }
 
-// NetRate is one interface (System.Nets[I]) over an interval.
+// NetRate is one interface (System.Nets[I]) over an interval; drops and
+// errors in packets per second.
 type NetRate struct {
-	I     int32 `msg:"i" json:"i"`
-	RxKBs int64 `msg:"r,omitempty" json:"rx_kbs"`
-	TxKBs int64 `msg:"t,omitempty" json:"tx_kbs"`
-	RxPps int64 `msg:"rp,omitempty" json:"rx_pps"`
-	TxPps int64 `msg:"tp,omitempty" json:"tx_pps"`
+	I       int32 `msg:"i" json:"i"`
+	RxKBs   int64 `msg:"r,omitempty" json:"rx_kbs"`
+	TxKBs   int64 `msg:"t,omitempty" json:"tx_kbs"`
+	RxPps   int64 `msg:"rp,omitempty" json:"rx_pps"`
+	TxPps   int64 `msg:"tp,omitempty" json:"tx_pps"`
+	RxDrops int64 `msg:"rd,omitempty" json:"rx_drops,omitempty"`
+	TxDrops int64 `msg:"td,omitempty" json:"tx_drops,omitempty"`
+	RxErrs  int64 `msg:"re,omitempty" json:"rx_errs,omitempty"`
+	TxErrs  int64 `msg:"te,omitempty" json:"tx_errs,omitempty"`
+}
+
+// TCPRate is the machine's TCP segments per second over an interval
+// (/proc/net/snmp): received, sent, retransmitted.
+type TCPRate struct {
+	InSegs      int64 `msg:"i,omitempty" json:"in_segs"`
+	OutSegs     int64 `msg:"o,omitempty" json:"out_segs"`
+	RetransSegs int64 `msg:"r,omitempty" json:"retrans_segs"`
 }
 
 // PSIShares are pressure stall shares over an interval, in basis points.
@@ -671,6 +745,8 @@ type SysSummary struct {
 	Mem        *MemWindow   `msg:"m,omitempty" json:"mem,omitempty"`
 	Disks      []DiskWindow `msg:"d,omitempty,limit=64" json:"disks,omitempty"`
 	Nets       []NetWindow  `msg:"nt,omitempty,limit=64" json:"nets,omitempty"`
+	TCP        *TCPWindow   `msg:"tp,omitempty" json:"tcp,omitempty"`
+	Path       *PathWindow  `msg:"pa,omitempty" json:"path,omitempty"`
 	PSI        *PSIWindow   `msg:"p,omitempty" json:"psi,omitempty"`
 	TempMaxDC  *int32       `msg:"tm,omitempty" json:"temp_max_dc,omitempty"`
 	FreqMinMHz *int32       `msg:"fn,omitempty" json:"freq_min_mhz,omitempty"`
@@ -723,6 +799,43 @@ type NetWindow struct {
 	// SpeedMbps is the link's speed in Mb/s; 0: unknown (loopback,
 	// virtual, or sent before the probe read it).
 	SpeedMbps int32 `msg:"sp,omitempty" json:"speed_mbps,omitempty"`
+	// Duplex is "full" or "half"; "": unknown.
+	Duplex string `msg:"dx,omitempty" json:"duplex,omitempty"`
+	// RxDrops, TxDrops, RxErrs and TxErrs are the packets dropped and in
+	// error over the window; nil: sent before the probe counted them.
+	RxDrops *int64 `msg:"rd,omitempty" json:"rx_drops,omitempty"`
+	TxDrops *int64 `msg:"td,omitempty" json:"tx_drops,omitempty"`
+	RxErrs  *int64 `msg:"re,omitempty" json:"rx_errs,omitempty"`
+	TxErrs  *int64 `msg:"te,omitempty" json:"tx_errs,omitempty"`
+}
+
+// TCPWindow is the machine's TCP segments over the window: per second,
+// and the totals sent and retransmitted (their ratio is the share
+// retransmitted).
+type TCPWindow struct {
+	InSegs      WindowStat `msg:"i" json:"in_segs_per_s"`
+	OutSegs     WindowStat `msg:"o" json:"out_segs_per_s"`
+	RetransSegs WindowStat `msg:"r" json:"retrans_segs_per_s"`
+	Out         int64      `msg:"on" json:"out_segs"`
+	Retrans     int64      `msg:"rn" json:"retrans_segs"`
+}
+
+// PathWindow is the round-trip time from the loader to a target on
+// another machine, by TCP handshakes (probe/machine's PathSummary): before
+// the load (Idle) and over the window (Loaded).
+type PathWindow struct {
+	Target string     `msg:"t" json:"target"` // address:port
+	Idle   *RTTWindow `msg:"i,omitempty" json:"idle,omitempty"`
+	Loaded *RTTWindow `msg:"l,omitempty" json:"loaded,omitempty"`
+	Lost   int32      `msg:"x,omitempty" json:"lost,omitempty"`
+}
+
+// RTTWindow is N handshakes' round-trip times in microseconds.
+type RTTWindow struct {
+	N        int32 `msg:"n" json:"n"`
+	MinUS    int64 `msg:"a" json:"min_us"`
+	MedianUS int64 `msg:"m" json:"median_us"`
+	MaxUS    int64 `msg:"x" json:"max_us"`
 }
 
 // PSIWindow is the stall shares over the window, in basis points.
@@ -746,4 +859,25 @@ type ProcWindow struct {
 	// CPUs are the cores the processes may run on (their affinity); nil:
 	// unknown, or sent before the probe read it.
 	CPUs []int32 `msg:"cp,omitempty,limit=1024" json:"cpus,omitempty"`
+	// Role is what the processes were to the load test: ProcServer,
+	// ProcUpstream, ProcGenerator; "": watched for themselves, or sent
+	// before roles (then the first row not the generator's was taken as
+	// the server). The server's CPU is its rows' of role server and
+	// upstream, summed.
+	Role string `msg:"ro,omitempty" json:"role,omitempty"`
+	// Of is an upstream's server: the index in System.Procs of the name
+	// of the process that hands it its work; nil: none.
+	Of *int32 `msg:"of,omitempty" json:"of,omitempty"`
 }
+
+// The roles of a watched process (ProcWindow.Role).
+const (
+	// ProcServer: what listens on the target's port, with its workers,
+	// and what --watch named.
+	ProcServer = "server"
+	// ProcUpstream: a process the server handed its work to, found from
+	// its connected sockets (php-fpm behind nginx, a proxied backend).
+	ProcUpstream = "upstream"
+	// ProcGenerator: the load test's own process.
+	ProcGenerator = "generator"
+)

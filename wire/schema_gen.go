@@ -1789,8 +1789,8 @@ func (z CommandKind) Msgsize() (s int) {
 func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(5)
-	var zb0001Mask uint8 /* 5 bits */
+	zb0001Len := uint32(6)
+	var zb0001Mask uint8 /* 6 bits */
 	_ = zb0001Mask
 	if z.LoadTest == nil {
 		zb0001Len--
@@ -1811,6 +1811,10 @@ func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Capacity == nil {
 		zb0001Len--
 		zb0001Mask |= 0x10
+	}
+	if z.Mark == nil {
+		zb0001Len--
+		zb0001Mask |= 0x20
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -1910,6 +1914,39 @@ func (z *CommandSpec) MarshalMsg(b []byte) (o []byte, err error) {
 				if err != nil {
 					err = msgp.WrapError(err, "Capacity")
 					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "mk"
+			o = append(o, 0xa2, 0x6d, 0x6b)
+			if z.Mark == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				// check for omitted fields
+				zb0004Len := uint32(3)
+				var zb0004Mask uint8 /* 3 bits */
+				_ = zb0004Mask
+				if z.Mark.Run == 0 {
+					zb0004Len--
+					zb0004Mask |= 0x2
+				}
+				// variable map header, size zb0004Len
+				o = append(o, 0x80|uint8(zb0004Len))
+
+				// skip if no fields are to be emitted
+				if zb0004Len != 0 {
+					// string "c"
+					o = append(o, 0xa1, 0x63)
+					o = msgp.AppendString(o, z.Mark.CommandID)
+					if (zb0004Mask & 0x2) == 0 { // if not omitted
+						// string "n"
+						o = append(o, 0xa1, 0x6e)
+						o = msgp.AppendInt(o, z.Mark.Run)
+					}
+					// string "e"
+					o = append(o, 0xa1, 0x65)
+					o = msgp.AppendString(o, z.Mark.Edge)
 				}
 			}
 		}
@@ -2090,6 +2127,62 @@ func (z *CommandSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "mk":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Mark = nil
+			} else {
+				if z.Mark == nil {
+					z.Mark = new(MarkSpec)
+				}
+				var zb0004 uint32
+				zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Mark")
+					return
+				}
+				if zb0004 > zb417a25dlimitMaps {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0004 > 0 {
+					zb0004--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "Mark")
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "c":
+						z.Mark.CommandID, bts, err = msgp.ReadStringBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Mark", "CommandID")
+							return
+						}
+					case "n":
+						z.Mark.Run, bts, err = msgp.ReadIntBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Mark", "Run")
+							return
+						}
+					case "e":
+						z.Mark.Edge, bts, err = msgp.ReadStringBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Mark", "Edge")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Mark")
+							return
+						}
+					}
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -2134,6 +2227,12 @@ func (z *CommandSpec) Msgsize() (s int) {
 	} else {
 		s += z.Capacity.Msgsize()
 	}
+	s += 3
+	if z.Mark == nil {
+		s += msgp.NilSize
+	} else {
+		s += 1 + 2 + msgp.StringPrefixSize + len(z.Mark.CommandID) + 2 + msgp.IntSize + 2 + msgp.StringPrefixSize + len(z.Mark.Edge)
+	}
 	return
 }
 
@@ -2141,8 +2240,8 @@ func (z *CommandSpec) Msgsize() (s int) {
 func (z *DeviceInfo) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(13)
-	var zb0001Mask uint16 /* 13 bits */
+	zb0001Len := uint32(14)
+	var zb0001Mask uint16 /* 14 bits */
 	_ = zb0001Mask
 	if z.AgentVersion == "" {
 		zb0001Len--
@@ -2195,6 +2294,10 @@ func (z *DeviceInfo) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Labels == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000
+	}
+	if z.Addrs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x2000
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -2268,6 +2371,14 @@ func (z *DeviceInfo) MarshalMsg(b []byte) (o []byte, err error) {
 			for za0001, za0002 := range z.Labels {
 				o = msgp.AppendString(o, za0001)
 				o = msgp.AppendString(o, za0002)
+			}
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// string "ad"
+			o = append(o, 0xa2, 0x61, 0x64)
+			o = msgp.AppendArrayHeader(o, uint32(len(z.Addrs)))
+			for za0003 := range z.Addrs {
+				o = msgp.AppendString(o, z.Addrs[za0003])
 			}
 		}
 	}
@@ -2400,6 +2511,29 @@ func (z *DeviceInfo) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Labels[za0001] = za0002
 			}
+		case "ad":
+			var zb0003 uint32
+			zb0003, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Addrs")
+				return
+			}
+			if zb0003 > 16 {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			if cap(z.Addrs) >= int(zb0003) {
+				z.Addrs = (z.Addrs)[:zb0003]
+			} else {
+				z.Addrs = make([]string, zb0003)
+			}
+			for za0003 := range z.Addrs {
+				z.Addrs[za0003], bts, err = msgp.ReadStringBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Addrs", za0003)
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -2420,6 +2554,10 @@ func (z *DeviceInfo) Msgsize() (s int) {
 			_ = za0002
 			s += msgp.StringPrefixSize + len(za0001) + msgp.StringPrefixSize + len(za0002)
 		}
+	}
+	s += 3 + msgp.ArrayHeaderSize
+	for za0003 := range z.Addrs {
+		s += msgp.StringPrefixSize + len(z.Addrs[za0003])
 	}
 	return
 }
@@ -3291,8 +3429,8 @@ func (z *ErrorCounts) Msgsize() (s int) {
 func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
 	_ = zb0001Mask
 	if z.Reason == "" {
 		zb0001Len--
@@ -3305,6 +3443,10 @@ func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.ResultID == "" {
 		zb0001Len--
 		zb0001Mask |= 0x40
+	}
+	if z.Window == nil {
+		zb0001Len--
+		zb0001Mask |= 0x100
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -3349,6 +3491,36 @@ func (z *Event) MarshalMsg(b []byte) (o []byte, err error) {
 		// string "t"
 		o = append(o, 0xa1, 0x74)
 		o = msgp.AppendTimeExt(o, z.At)
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "wn"
+			o = append(o, 0xa2, 0x77, 0x6e)
+			if z.Window == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				// check for omitted fields
+				zb0002Len := uint32(2)
+				var zb0002Mask uint8 /* 2 bits */
+				_ = zb0002Mask
+				if z.Window.Run == 0 {
+					zb0002Len--
+					zb0002Mask |= 0x2
+				}
+				// variable map header, size zb0002Len
+				o = append(o, 0x80|uint8(zb0002Len))
+
+				// skip if no fields are to be emitted
+				if zb0002Len != 0 {
+					// string "e"
+					o = append(o, 0xa1, 0x65)
+					o = msgp.AppendString(o, z.Window.Edge)
+					if (zb0002Mask & 0x2) == 0 { // if not omitted
+						// string "n"
+						o = append(o, 0xa1, 0x6e)
+						o = msgp.AppendInt(o, z.Window.Run)
+					}
+				}
+			}
+		}
 	}
 	return
 }
@@ -3438,6 +3610,56 @@ func (z *Event) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "At")
 				return
 			}
+		case "wn":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Window = nil
+			} else {
+				if z.Window == nil {
+					z.Window = new(WindowEdge)
+				}
+				var zb0003 uint32
+				zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Window")
+					return
+				}
+				if zb0003 > zb417a25dlimitMaps {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0003 > 0 {
+					zb0003--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "Window")
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "e":
+						z.Window.Edge, bts, err = msgp.ReadStringBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Edge")
+							return
+						}
+					case "n":
+						z.Window.Run, bts, err = msgp.ReadIntBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Run")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window")
+							return
+						}
+					}
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -3458,7 +3680,12 @@ func (z *Event) Msgsize() (s int) {
 	} else {
 		s += z.Progress.Msgsize()
 	}
-	s += 4 + msgp.StringPrefixSize + len(z.ResultID) + 2 + msgp.TimeSize
+	s += 4 + msgp.StringPrefixSize + len(z.ResultID) + 2 + msgp.TimeSize + 3
+	if z.Window == nil {
+		s += msgp.NilSize
+	} else {
+		s += 1 + 2 + msgp.StringPrefixSize + len(z.Window.Edge) + 2 + msgp.IntSize
+	}
 	return
 }
 
@@ -5137,6 +5364,95 @@ func (z *LoadTestSpec) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z MarkSpec) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Run == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "c"
+		o = append(o, 0xa1, 0x63)
+		o = msgp.AppendString(o, z.CommandID)
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "n"
+			o = append(o, 0xa1, 0x6e)
+			o = msgp.AppendInt(o, z.Run)
+		}
+		// string "e"
+		o = append(o, 0xa1, 0x65)
+		o = msgp.AppendString(o, z.Edge)
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *MarkSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "c":
+			z.CommandID, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "CommandID")
+				return
+			}
+		case "n":
+			z.Run, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Run")
+				return
+			}
+		case "e":
+			z.Edge, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Edge")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z MarkSpec) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.CommandID) + 2 + msgp.IntSize + 2 + msgp.StringPrefixSize + len(z.Edge)
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z *MemSample) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
@@ -5928,8 +6244,8 @@ func (z *MemWindow) Msgsize() (s int) {
 func (z *NetRate) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(5)
-	var zb0001Mask uint8 /* 5 bits */
+	zb0001Len := uint32(9)
+	var zb0001Mask uint16 /* 9 bits */
 	_ = zb0001Mask
 	if z.RxKBs == 0 {
 		zb0001Len--
@@ -5946,6 +6262,22 @@ func (z *NetRate) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.TxPps == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x10
+	}
+	if z.RxDrops == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.TxDrops == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.RxErrs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.TxErrs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x100
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -5974,6 +6306,26 @@ func (z *NetRate) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "tp"
 			o = append(o, 0xa2, 0x74, 0x70)
 			o = msgp.AppendInt64(o, z.TxPps)
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "rd"
+			o = append(o, 0xa2, 0x72, 0x64)
+			o = msgp.AppendInt64(o, z.RxDrops)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "td"
+			o = append(o, 0xa2, 0x74, 0x64)
+			o = msgp.AppendInt64(o, z.TxDrops)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "re"
+			o = append(o, 0xa2, 0x72, 0x65)
+			o = msgp.AppendInt64(o, z.RxErrs)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "te"
+			o = append(o, 0xa2, 0x74, 0x65)
+			o = msgp.AppendInt64(o, z.TxErrs)
 		}
 	}
 	return
@@ -6031,6 +6383,30 @@ func (z *NetRate) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "TxPps")
 				return
 			}
+		case "rd":
+			z.RxDrops, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RxDrops")
+				return
+			}
+		case "td":
+			z.TxDrops, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "TxDrops")
+				return
+			}
+		case "re":
+			z.RxErrs, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RxErrs")
+				return
+			}
+		case "te":
+			z.TxErrs, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "TxErrs")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -6045,7 +6421,7 @@ func (z *NetRate) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *NetRate) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int32Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
+	s = 1 + 2 + msgp.Int32Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
 	return
 }
 
@@ -6053,12 +6429,32 @@ func (z *NetRate) Msgsize() (s int) {
 func (z *NetWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(6)
-	var zb0001Mask uint8 /* 6 bits */
+	zb0001Len := uint32(11)
+	var zb0001Mask uint16 /* 11 bits */
 	_ = zb0001Mask
 	if z.SpeedMbps == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x20
+	}
+	if z.Duplex == "" {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.RxDrops == nil {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.TxDrops == nil {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	if z.RxErrs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x200
+	}
+	if z.TxErrs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x400
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -6108,6 +6504,47 @@ func (z *NetWindow) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "sp"
 			o = append(o, 0xa2, 0x73, 0x70)
 			o = msgp.AppendInt32(o, z.SpeedMbps)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "dx"
+			o = append(o, 0xa2, 0x64, 0x78)
+			o = msgp.AppendString(o, z.Duplex)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "rd"
+			o = append(o, 0xa2, 0x72, 0x64)
+			if z.RxDrops == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt64(o, *z.RxDrops)
+			}
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "td"
+			o = append(o, 0xa2, 0x74, 0x64)
+			if z.TxDrops == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt64(o, *z.TxDrops)
+			}
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "re"
+			o = append(o, 0xa2, 0x72, 0x65)
+			if z.RxErrs == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt64(o, *z.RxErrs)
+			}
+		}
+		if (zb0001Mask & 0x400) == 0 { // if not omitted
+			// string "te"
+			o = append(o, 0xa2, 0x74, 0x65)
+			if z.TxErrs == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt64(o, *z.TxErrs)
+			}
 		}
 	}
 	return
@@ -6303,6 +6740,80 @@ func (z *NetWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "SpeedMbps")
 				return
 			}
+		case "dx":
+			z.Duplex, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Duplex")
+				return
+			}
+		case "rd":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.RxDrops = nil
+			} else {
+				if z.RxDrops == nil {
+					z.RxDrops = new(int64)
+				}
+				*z.RxDrops, bts, err = msgp.ReadInt64Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "RxDrops")
+					return
+				}
+			}
+		case "td":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TxDrops = nil
+			} else {
+				if z.TxDrops == nil {
+					z.TxDrops = new(int64)
+				}
+				*z.TxDrops, bts, err = msgp.ReadInt64Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TxDrops")
+					return
+				}
+			}
+		case "re":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.RxErrs = nil
+			} else {
+				if z.RxErrs == nil {
+					z.RxErrs = new(int64)
+				}
+				*z.RxErrs, bts, err = msgp.ReadInt64Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "RxErrs")
+					return
+				}
+			}
+		case "te":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TxErrs = nil
+			} else {
+				if z.TxErrs == nil {
+					z.TxErrs = new(int64)
+				}
+				*z.TxErrs, bts, err = msgp.ReadInt64Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TxErrs")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -6317,7 +6828,30 @@ func (z *NetWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *NetWindow) Msgsize() (s int) {
-	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int32Size
+	s = 1 + 2 + msgp.Int32Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int32Size + 3 + msgp.StringPrefixSize + len(z.Duplex) + 3
+	if z.RxDrops == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int64Size
+	}
+	s += 3
+	if z.TxDrops == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int64Size
+	}
+	s += 3
+	if z.RxErrs == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int64Size
+	}
+	s += 3
+	if z.TxErrs == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int64Size
+	}
 	return
 }
 
@@ -6987,11 +7521,171 @@ func (z *PSIWindow) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z *PathWindow) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
+	_ = zb0001Mask
+	if z.Idle == nil {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Loaded == nil {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Lost == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "t"
+		o = append(o, 0xa1, 0x74)
+		o = msgp.AppendString(o, z.Target)
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "i"
+			o = append(o, 0xa1, 0x69)
+			if z.Idle == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Idle.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Idle")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "l"
+			o = append(o, 0xa1, 0x6c)
+			if z.Loaded == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Loaded.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Loaded")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "x"
+			o = append(o, 0xa1, 0x78)
+			o = msgp.AppendInt32(o, z.Lost)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *PathWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "t":
+			z.Target, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Target")
+				return
+			}
+		case "i":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Idle = nil
+			} else {
+				if z.Idle == nil {
+					z.Idle = new(RTTWindow)
+				}
+				bts, err = z.Idle.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Idle")
+					return
+				}
+			}
+		case "l":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Loaded = nil
+			} else {
+				if z.Loaded == nil {
+					z.Loaded = new(RTTWindow)
+				}
+				bts, err = z.Loaded.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Loaded")
+					return
+				}
+			}
+		case "x":
+			z.Lost, bts, err = msgp.ReadInt32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Lost")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *PathWindow) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Target) + 2
+	if z.Idle == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Idle.Msgsize()
+	}
+	s += 2
+	if z.Loaded == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Loaded.Msgsize()
+	}
+	s += 2 + msgp.Int32Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z *ProbeSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(3)
-	var zb0001Mask uint8 /* 3 bits */
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
 	_ = zb0001Mask
 	if z.IntervalMS == 0 {
 		zb0001Len--
@@ -7004,6 +7698,10 @@ func (z *ProbeSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Watch == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4
+	}
+	if z.URL == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -7027,6 +7725,11 @@ func (z *ProbeSpec) MarshalMsg(b []byte) (o []byte, err error) {
 			for za0001 := range z.Watch {
 				o = msgp.AppendString(o, z.Watch[za0001])
 			}
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "u"
+			o = append(o, 0xa1, 0x75)
+			o = msgp.AppendString(o, z.URL)
 		}
 	}
 	return
@@ -7089,6 +7792,12 @@ func (z *ProbeSpec) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "u":
+			z.URL, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "URL")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7107,6 +7816,7 @@ func (z *ProbeSpec) Msgsize() (s int) {
 	for za0001 := range z.Watch {
 		s += msgp.StringPrefixSize + len(z.Watch[za0001])
 	}
+	s += 2 + msgp.StringPrefixSize + len(z.URL)
 	return
 }
 
@@ -7346,8 +8056,8 @@ func (z *ProcRate) Msgsize() (s int) {
 func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(8)
-	var zb0001Mask uint8 /* 8 bits */
+	zb0001Len := uint32(10)
+	var zb0001Mask uint16 /* 10 bits */
 	_ = zb0001Mask
 	if z.PID == 0 {
 		zb0001Len--
@@ -7372,6 +8082,14 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.CPUs == nil {
 		zb0001Len--
 		zb0001Mask |= 0x80
+	}
+	if z.Role == "" {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	if z.Of == nil {
+		zb0001Len--
+		zb0001Mask |= 0x200
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -7443,6 +8161,20 @@ func (z *ProcWindow) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendArrayHeader(o, uint32(len(z.CPUs)))
 			for za0001 := range z.CPUs {
 				o = msgp.AppendInt32(o, z.CPUs[za0001])
+			}
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "ro"
+			o = append(o, 0xa2, 0x72, 0x6f)
+			o = msgp.AppendString(o, z.Role)
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "of"
+			o = append(o, 0xa2, 0x6f, 0x66)
+			if z.Of == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o = msgp.AppendInt32(o, *z.Of)
 			}
 		}
 	}
@@ -7646,6 +8378,29 @@ func (z *ProcWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "ro":
+			z.Role, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Role")
+				return
+			}
+		case "of":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Of = nil
+			} else {
+				if z.Of == nil {
+					z.Of = new(int32)
+				}
+				*z.Of, bts, err = msgp.ReadInt32Bytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Of")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -7684,7 +8439,12 @@ func (z *ProcWindow) Msgsize() (s int) {
 	} else {
 		s += msgp.Int64Size
 	}
-	s += 3 + msgp.ArrayHeaderSize + (len(z.CPUs) * (msgp.Int32Size))
+	s += 3 + msgp.ArrayHeaderSize + (len(z.CPUs) * (msgp.Int32Size)) + 3 + msgp.StringPrefixSize + len(z.Role) + 3
+	if z.Of == nil {
+		s += msgp.NilSize
+	} else {
+		s += msgp.Int32Size
+	}
 	return
 }
 
@@ -7783,6 +8543,89 @@ func (z *Progress) UnmarshalMsg(bts []byte) (o []byte, err error) {
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Progress) Msgsize() (s int) {
 	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Float64Size + 2 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *RTTWindow) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// map header, size 4
+	// string "n"
+	o = append(o, 0x84, 0xa1, 0x6e)
+	o = msgp.AppendInt32(o, z.N)
+	// string "a"
+	o = append(o, 0xa1, 0x61)
+	o = msgp.AppendInt64(o, z.MinUS)
+	// string "m"
+	o = append(o, 0xa1, 0x6d)
+	o = msgp.AppendInt64(o, z.MedianUS)
+	// string "x"
+	o = append(o, 0xa1, 0x78)
+	o = msgp.AppendInt64(o, z.MaxUS)
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *RTTWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "n":
+			z.N, bts, err = msgp.ReadInt32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "N")
+				return
+			}
+		case "a":
+			z.MinUS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MinUS")
+				return
+			}
+		case "m":
+			z.MedianUS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MedianUS")
+				return
+			}
+		case "x":
+			z.MaxUS, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "MaxUS")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *RTTWindow) Msgsize() (s int) {
+	s = 1 + 2 + msgp.Int32Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size
 	return
 }
 
@@ -8410,8 +9253,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(26)
-	var zb0001Mask uint32 /* 26 bits */
+	zb0001Len := uint32(27)
+	var zb0001Mask uint32 /* 27 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -8480,6 +9323,10 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Verdict == nil {
 		zb0001Len--
 		zb0001Mask |= 0x2000000
+	}
+	if z.Window == nil {
+		zb0001Len--
+		zb0001Mask |= 0x4000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -8655,6 +9502,36 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				if err != nil {
 					err = msgp.WrapError(err, "Verdict")
 					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x4000000) == 0 { // if not omitted
+			// string "wn"
+			o = append(o, 0xa2, 0x77, 0x6e)
+			if z.Window == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				// check for omitted fields
+				zb0003Len := uint32(2)
+				var zb0003Mask uint8 /* 2 bits */
+				_ = zb0003Mask
+				if z.Window.Open == false {
+					zb0003Len--
+					zb0003Mask |= 0x2
+				}
+				// variable map header, size zb0003Len
+				o = append(o, 0x80|uint8(zb0003Len))
+
+				// skip if no fields are to be emitted
+				if zb0003Len != 0 {
+					// string "n"
+					o = append(o, 0xa1, 0x6e)
+					o = msgp.AppendInt(o, z.Window.Run)
+					if (zb0003Mask & 0x2) == 0 { // if not omitted
+						// string "o"
+						o = append(o, 0xa1, 0x6f)
+						o = msgp.AppendBool(o, z.Window.Open)
+					}
 				}
 			}
 		}
@@ -9042,6 +9919,56 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "wn":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Window = nil
+			} else {
+				if z.Window == nil {
+					z.Window = new(WatchWindow)
+				}
+				var zb0010 uint32
+				zb0010, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Window")
+					return
+				}
+				if zb0010 > zb417a25dlimitMaps {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0010 > 0 {
+					zb0010--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "Window")
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "n":
+						z.Window.Run, bts, err = msgp.ReadIntBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Run")
+							return
+						}
+					case "o":
+						z.Window.Open, bts, err = msgp.ReadBoolBytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window", "Open")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "Window")
+							return
+						}
+					}
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -9089,6 +10016,12 @@ func (z *Run) Msgsize() (s int) {
 		s += msgp.NilSize
 	} else {
 		s += z.Verdict.Msgsize()
+	}
+	s += 3
+	if z.Window == nil {
+		s += msgp.NilSize
+	} else {
+		s += 1 + 2 + msgp.IntSize + 2 + msgp.BoolSize
 	}
 	return
 }
@@ -10134,8 +11067,8 @@ func (z StatusState) Msgsize() (s int) {
 func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(16)
-	var zb0001Mask uint16 /* 16 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.CPU == nil {
 		zb0001Len--
@@ -10177,25 +11110,29 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x400
 	}
-	if z.PSI == nil {
+	if z.TCP == nil {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.TempDC == nil {
+	if z.PSI == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
-	if z.FreqMHz == nil {
+	if z.TempDC == nil {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Throttle == nil {
+	if z.FreqMHz == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
-	if z.Procs == nil {
+	if z.Throttle == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
+	}
+	if z.Procs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -10309,6 +11246,51 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 			}
 		}
 		if (zb0001Mask & 0x800) == 0 { // if not omitted
+			// string "tp"
+			o = append(o, 0xa2, 0x74, 0x70)
+			if z.TCP == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				// check for omitted fields
+				zb0002Len := uint32(3)
+				var zb0002Mask uint8 /* 3 bits */
+				_ = zb0002Mask
+				if z.TCP.InSegs == 0 {
+					zb0002Len--
+					zb0002Mask |= 0x1
+				}
+				if z.TCP.OutSegs == 0 {
+					zb0002Len--
+					zb0002Mask |= 0x2
+				}
+				if z.TCP.RetransSegs == 0 {
+					zb0002Len--
+					zb0002Mask |= 0x4
+				}
+				// variable map header, size zb0002Len
+				o = append(o, 0x80|uint8(zb0002Len))
+
+				// skip if no fields are to be emitted
+				if zb0002Len != 0 {
+					if (zb0002Mask & 0x1) == 0 { // if not omitted
+						// string "i"
+						o = append(o, 0xa1, 0x69)
+						o = msgp.AppendInt64(o, z.TCP.InSegs)
+					}
+					if (zb0002Mask & 0x2) == 0 { // if not omitted
+						// string "o"
+						o = append(o, 0xa1, 0x6f)
+						o = msgp.AppendInt64(o, z.TCP.OutSegs)
+					}
+					if (zb0002Mask & 0x4) == 0 { // if not omitted
+						// string "r"
+						o = append(o, 0xa1, 0x72)
+						o = msgp.AppendInt64(o, z.TCP.RetransSegs)
+					}
+				}
+			}
+		}
+		if (zb0001Mask & 0x1000) == 0 { // if not omitted
 			// string "p"
 			o = append(o, 0xa1, 0x70)
 			if z.PSI == nil {
@@ -10321,7 +11303,7 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "tc"
 			o = append(o, 0xa2, 0x74, 0x63)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.TempDC)))
@@ -10329,7 +11311,7 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, z.TempDC[za0004])
 			}
 		}
-		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
 			// string "f"
 			o = append(o, 0xa1, 0x66)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.FreqMHz)))
@@ -10337,7 +11319,7 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, z.FreqMHz[za0005])
 			}
 		}
-		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "th"
 			o = append(o, 0xa2, 0x74, 0x68)
 			if z.Throttle == nil {
@@ -10346,7 +11328,7 @@ func (z *SysSample) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendUint32(o, *z.Throttle)
 			}
 		}
-		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
 			// string "pc"
 			o = append(o, 0xa2, 0x70, 0x63)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Procs)))
@@ -10578,6 +11560,62 @@ func (z *SysSample) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "tp":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TCP = nil
+			} else {
+				if z.TCP == nil {
+					z.TCP = new(TCPRate)
+				}
+				var zb0005 uint32
+				zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TCP")
+					return
+				}
+				if zb0005 > zb417a25dlimitMaps {
+					err = msgp.ErrLimitExceeded
+					return
+				}
+				for zb0005 > 0 {
+					zb0005--
+					field, bts, err = msgp.ReadMapKeyZC(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "TCP")
+						return
+					}
+					switch msgp.UnsafeString(field) {
+					case "i":
+						z.TCP.InSegs, bts, err = msgp.ReadInt64Bytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "TCP", "InSegs")
+							return
+						}
+					case "o":
+						z.TCP.OutSegs, bts, err = msgp.ReadInt64Bytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "TCP", "OutSegs")
+							return
+						}
+					case "r":
+						z.TCP.RetransSegs, bts, err = msgp.ReadInt64Bytes(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "TCP", "RetransSegs")
+							return
+						}
+					default:
+						bts, err = msgp.Skip(bts)
+						if err != nil {
+							err = msgp.WrapError(err, "TCP")
+							return
+						}
+					}
+				}
+			}
 		case "p":
 			if msgp.IsNil(bts) {
 				bts, err = msgp.ReadNilBytes(bts)
@@ -10596,20 +11634,20 @@ func (z *SysSample) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 			}
 		case "tc":
-			var zb0005 uint32
-			zb0005, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			var zb0006 uint32
+			zb0006, bts, err = msgp.ReadArrayHeaderBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "TempDC")
 				return
 			}
-			if zb0005 > 64 {
+			if zb0006 > 64 {
 				err = msgp.ErrLimitExceeded
 				return
 			}
-			if cap(z.TempDC) >= int(zb0005) {
-				z.TempDC = (z.TempDC)[:zb0005]
+			if cap(z.TempDC) >= int(zb0006) {
+				z.TempDC = (z.TempDC)[:zb0006]
 			} else {
-				z.TempDC = make([]int32, zb0005)
+				z.TempDC = make([]int32, zb0006)
 			}
 			for za0004 := range z.TempDC {
 				z.TempDC[za0004], bts, err = msgp.ReadInt32Bytes(bts)
@@ -10619,20 +11657,20 @@ func (z *SysSample) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 			}
 		case "f":
-			var zb0006 uint32
-			zb0006, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			var zb0007 uint32
+			zb0007, bts, err = msgp.ReadArrayHeaderBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "FreqMHz")
 				return
 			}
-			if zb0006 > 256 {
+			if zb0007 > 256 {
 				err = msgp.ErrLimitExceeded
 				return
 			}
-			if cap(z.FreqMHz) >= int(zb0006) {
-				z.FreqMHz = (z.FreqMHz)[:zb0006]
+			if cap(z.FreqMHz) >= int(zb0007) {
+				z.FreqMHz = (z.FreqMHz)[:zb0007]
 			} else {
-				z.FreqMHz = make([]int32, zb0006)
+				z.FreqMHz = make([]int32, zb0007)
 			}
 			for za0005 := range z.FreqMHz {
 				z.FreqMHz[za0005], bts, err = msgp.ReadInt32Bytes(bts)
@@ -10659,20 +11697,20 @@ func (z *SysSample) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 			}
 		case "pc":
-			var zb0007 uint32
-			zb0007, bts, err = msgp.ReadArrayHeaderBytes(bts)
+			var zb0008 uint32
+			zb0008, bts, err = msgp.ReadArrayHeaderBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Procs")
 				return
 			}
-			if zb0007 > 64 {
+			if zb0008 > 64 {
 				err = msgp.ErrLimitExceeded
 				return
 			}
-			if cap(z.Procs) >= int(zb0007) {
-				z.Procs = (z.Procs)[:zb0007]
+			if cap(z.Procs) >= int(zb0008) {
+				z.Procs = (z.Procs)[:zb0008]
 			} else {
-				z.Procs = make([]ProcRate, zb0007)
+				z.Procs = make([]ProcRate, zb0008)
 			}
 			for za0006 := range z.Procs {
 				bts, err = z.Procs[za0006].UnmarshalMsg(bts)
@@ -10745,6 +11783,12 @@ func (z *SysSample) Msgsize() (s int) {
 	for za0003 := range z.Nets {
 		s += z.Nets[za0003].Msgsize()
 	}
+	s += 3
+	if z.TCP == nil {
+		s += msgp.NilSize
+	} else {
+		s += 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size
+	}
 	s += 2
 	if z.PSI == nil {
 		s += msgp.NilSize
@@ -10768,8 +11812,8 @@ func (z *SysSample) Msgsize() (s int) {
 func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(16)
-	var zb0001Mask uint16 /* 16 bits */
+	zb0001Len := uint32(18)
+	var zb0001Mask uint32 /* 18 bits */
 	_ = zb0001Mask
 	if z.CPU == nil {
 		zb0001Len--
@@ -10803,29 +11847,37 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x200
 	}
-	if z.PSI == nil {
+	if z.TCP == nil {
 		zb0001Len--
 		zb0001Mask |= 0x400
 	}
-	if z.TempMaxDC == nil {
+	if z.Path == nil {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.FreqMinMHz == nil {
+	if z.PSI == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
-	if z.FreqMaxMHz == nil {
+	if z.TempMaxDC == nil {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Throttled == nil {
+	if z.FreqMinMHz == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
-	if z.Procs == nil {
+	if z.FreqMaxMHz == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
+	}
+	if z.Throttled == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
+	if z.Procs == nil {
+		zb0001Len--
+		zb0001Mask |= 0x20000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -10948,6 +12000,32 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 			}
 		}
 		if (zb0001Mask & 0x400) == 0 { // if not omitted
+			// string "tp"
+			o = append(o, 0xa2, 0x74, 0x70)
+			if z.TCP == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.TCP.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "TCP")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x800) == 0 { // if not omitted
+			// string "pa"
+			o = append(o, 0xa2, 0x70, 0x61)
+			if z.Path == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Path.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Path")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x1000) == 0 { // if not omitted
 			// string "p"
 			o = append(o, 0xa1, 0x70)
 			if z.PSI == nil {
@@ -10960,7 +12038,7 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x800) == 0 { // if not omitted
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "tm"
 			o = append(o, 0xa2, 0x74, 0x6d)
 			if z.TempMaxDC == nil {
@@ -10969,7 +12047,7 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.TempMaxDC)
 			}
 		}
-		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
 			// string "fn"
 			o = append(o, 0xa2, 0x66, 0x6e)
 			if z.FreqMinMHz == nil {
@@ -10978,7 +12056,7 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.FreqMinMHz)
 			}
 		}
-		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "fx"
 			o = append(o, 0xa2, 0x66, 0x78)
 			if z.FreqMaxMHz == nil {
@@ -10987,7 +12065,7 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendInt32(o, *z.FreqMaxMHz)
 			}
 		}
-		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
 			// string "th"
 			o = append(o, 0xa2, 0x74, 0x68)
 			if z.Throttled == nil {
@@ -10996,7 +12074,7 @@ func (z *SysSummary) MarshalMsg(b []byte) (o []byte, err error) {
 				o = msgp.AppendUint32(o, *z.Throttled)
 			}
 		}
-		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
 			// string "pc"
 			o = append(o, 0xa2, 0x70, 0x63)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Procs)))
@@ -11332,6 +12410,40 @@ func (z *SysSummary) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "tp":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.TCP = nil
+			} else {
+				if z.TCP == nil {
+					z.TCP = new(TCPWindow)
+				}
+				bts, err = z.TCP.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "TCP")
+					return
+				}
+			}
+		case "pa":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Path = nil
+			} else {
+				if z.Path == nil {
+					z.Path = new(PathWindow)
+				}
+				bts, err = z.Path.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Path")
+					return
+				}
+			}
 		case "p":
 			if msgp.IsNil(bts) {
 				bts, err = msgp.ReadNilBytes(bts)
@@ -11491,6 +12603,18 @@ func (z *SysSummary) Msgsize() (s int) {
 	s += 3 + msgp.ArrayHeaderSize
 	for za0003 := range z.Nets {
 		s += z.Nets[za0003].Msgsize()
+	}
+	s += 3
+	if z.TCP == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.TCP.Msgsize()
+	}
+	s += 3
+	if z.Path == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Path.Msgsize()
 	}
 	s += 2
 	if z.PSI == nil {
@@ -11891,6 +13015,316 @@ func (z *System) Msgsize() (s int) {
 	for za0007 := range z.Warnings {
 		s += msgp.StringPrefixSize + len(z.Warnings[za0007])
 	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z TCPRate) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.InSegs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.OutSegs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.RetransSegs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "i"
+			o = append(o, 0xa1, 0x69)
+			o = msgp.AppendInt64(o, z.InSegs)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "o"
+			o = append(o, 0xa1, 0x6f)
+			o = msgp.AppendInt64(o, z.OutSegs)
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "r"
+			o = append(o, 0xa1, 0x72)
+			o = msgp.AppendInt64(o, z.RetransSegs)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *TCPRate) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "i":
+			z.InSegs, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "InSegs")
+				return
+			}
+		case "o":
+			z.OutSegs, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "OutSegs")
+				return
+			}
+		case "r":
+			z.RetransSegs, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RetransSegs")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z TCPRate) Msgsize() (s int) {
+	s = 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + msgp.Int64Size
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z *TCPWindow) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// map header, size 5
+	// string "i"
+	o = append(o, 0x85, 0xa1, 0x69)
+	// map header, size 2
+	// string "m"
+	o = append(o, 0x82, 0xa1, 0x6d)
+	o = msgp.AppendInt64(o, z.InSegs.Mean)
+	// string "x"
+	o = append(o, 0xa1, 0x78)
+	o = msgp.AppendInt64(o, z.InSegs.Max)
+	// string "o"
+	o = append(o, 0xa1, 0x6f)
+	// map header, size 2
+	// string "m"
+	o = append(o, 0x82, 0xa1, 0x6d)
+	o = msgp.AppendInt64(o, z.OutSegs.Mean)
+	// string "x"
+	o = append(o, 0xa1, 0x78)
+	o = msgp.AppendInt64(o, z.OutSegs.Max)
+	// string "r"
+	o = append(o, 0xa1, 0x72)
+	// map header, size 2
+	// string "m"
+	o = append(o, 0x82, 0xa1, 0x6d)
+	o = msgp.AppendInt64(o, z.RetransSegs.Mean)
+	// string "x"
+	o = append(o, 0xa1, 0x78)
+	o = msgp.AppendInt64(o, z.RetransSegs.Max)
+	// string "on"
+	o = append(o, 0xa2, 0x6f, 0x6e)
+	o = msgp.AppendInt64(o, z.Out)
+	// string "rn"
+	o = append(o, 0xa2, 0x72, 0x6e)
+	o = msgp.AppendInt64(o, z.Retrans)
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *TCPWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "i":
+			var zb0002 uint32
+			zb0002, bts, err = msgp.ReadMapHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "InSegs")
+				return
+			}
+			if zb0002 > zb417a25dlimitMaps {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			for zb0002 > 0 {
+				zb0002--
+				field, bts, err = msgp.ReadMapKeyZC(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "InSegs")
+					return
+				}
+				switch msgp.UnsafeString(field) {
+				case "m":
+					z.InSegs.Mean, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "InSegs", "Mean")
+						return
+					}
+				case "x":
+					z.InSegs.Max, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "InSegs", "Max")
+						return
+					}
+				default:
+					bts, err = msgp.Skip(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "InSegs")
+						return
+					}
+				}
+			}
+		case "o":
+			var zb0003 uint32
+			zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "OutSegs")
+				return
+			}
+			if zb0003 > zb417a25dlimitMaps {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			for zb0003 > 0 {
+				zb0003--
+				field, bts, err = msgp.ReadMapKeyZC(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "OutSegs")
+					return
+				}
+				switch msgp.UnsafeString(field) {
+				case "m":
+					z.OutSegs.Mean, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "OutSegs", "Mean")
+						return
+					}
+				case "x":
+					z.OutSegs.Max, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "OutSegs", "Max")
+						return
+					}
+				default:
+					bts, err = msgp.Skip(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "OutSegs")
+						return
+					}
+				}
+			}
+		case "r":
+			var zb0004 uint32
+			zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "RetransSegs")
+				return
+			}
+			if zb0004 > zb417a25dlimitMaps {
+				err = msgp.ErrLimitExceeded
+				return
+			}
+			for zb0004 > 0 {
+				zb0004--
+				field, bts, err = msgp.ReadMapKeyZC(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "RetransSegs")
+					return
+				}
+				switch msgp.UnsafeString(field) {
+				case "m":
+					z.RetransSegs.Mean, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "RetransSegs", "Mean")
+						return
+					}
+				case "x":
+					z.RetransSegs.Max, bts, err = msgp.ReadInt64Bytes(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "RetransSegs", "Max")
+						return
+					}
+				default:
+					bts, err = msgp.Skip(bts)
+					if err != nil {
+						err = msgp.WrapError(err, "RetransSegs")
+						return
+					}
+				}
+			}
+		case "on":
+			z.Out, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Out")
+				return
+			}
+		case "rn":
+			z.Retrans, bts, err = msgp.ReadInt64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Retrans")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *TCPWindow) Msgsize() (s int) {
+	s = 1 + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 2 + 1 + 2 + msgp.Int64Size + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size
 	return
 }
 
@@ -12314,6 +13748,166 @@ func (z *Verdict) Msgsize() (s int) {
 	for za0001 := range z.Reasons {
 		s += msgp.StringPrefixSize + len(z.Reasons[za0001])
 	}
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z WatchWindow) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(2)
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
+	if z.Open == false {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "n"
+		o = append(o, 0xa1, 0x6e)
+		o = msgp.AppendInt(o, z.Run)
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "o"
+			o = append(o, 0xa1, 0x6f)
+			o = msgp.AppendBool(o, z.Open)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *WatchWindow) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "n":
+			z.Run, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Run")
+				return
+			}
+		case "o":
+			z.Open, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Open")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z WatchWindow) Msgsize() (s int) {
+	s = 1 + 2 + msgp.IntSize + 2 + msgp.BoolSize
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
+func (z WindowEdge) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// check for omitted fields
+	zb0001Len := uint32(2)
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
+	if z.Run == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "e"
+		o = append(o, 0xa1, 0x65)
+		o = msgp.AppendString(o, z.Edge)
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "n"
+			o = append(o, 0xa1, 0x6e)
+			o = msgp.AppendInt(o, z.Run)
+		}
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *WindowEdge) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "e":
+			z.Edge, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Edge")
+				return
+			}
+		case "n":
+			z.Run, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Run")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z WindowEdge) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Edge) + 2 + msgp.IntSize
 	return
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -85,7 +86,22 @@ const (
 	// MaxCABundle is the size cap of a command's CA bundle in bytes (the
 	// limit of TLSSpec.CACerts' msg tag): room for dozens of certificates.
 	MaxCABundle = 64 << 10
+	// MaxRun is the highest run a window's mark or event may name: a
+	// load's repetitions or a capacity search's trials, from 0.
+	MaxRun = 1000
+	// MaxURL bounds the URL of a watch (ProbeSpec.URL).
+	MaxURL = 4096
 )
+
+// checkAddr checks one of a device's addresses (DeviceInfo.Addrs): an IP
+// address without a zone.
+func checkAddr(s string) error {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return fmt.Errorf("address %q: %w", Clip(s), ErrMalformed)
+	}
+	return nil
+}
 
 // check is the validation DecodeCommand applies to a command's spec.
 func (c *Command) check() error {
@@ -96,6 +112,25 @@ func (c *Command) check() error {
 	}
 	if c.Kind == KindCapacity && c.Spec.Capacity == nil {
 		return fmt.Errorf("capacity without its spec: %w", ErrMalformed)
+	}
+	if c.Kind == KindMark && c.Spec.Mark == nil {
+		return fmt.Errorf("mark without its spec: %w", ErrMalformed)
+	}
+	if mk := c.Spec.Mark; mk != nil {
+		if err := ValidMessageID(mk.CommandID); err != nil {
+			return fmt.Errorf("mark: command %w", err)
+		}
+		switch mk.Edge {
+		case MarkStart, MarkEnd, MarkDone:
+		default:
+			return fmt.Errorf("mark: edge %q: want start, end or done: %w", Clip(mk.Edge), ErrMalformed)
+		}
+		if mk.Run < 0 || mk.Run > MaxRun {
+			return fmt.Errorf("mark: run %d not in 0..%d: %w", mk.Run, MaxRun, ErrMalformed)
+		}
+	}
+	if pr := c.Spec.Probe; pr != nil && len(pr.URL) > MaxURL {
+		return fmt.Errorf("probe: URL of %d bytes, cap %d: %w", len(pr.URL), MaxURL, ErrTooLarge)
 	}
 	if cp := c.Spec.Capacity; cp != nil {
 		if err := cp.Load.Check(); err != nil {
@@ -224,6 +259,9 @@ func (r *Run) check() error {
 			return fmt.Errorf("system: %w", err)
 		}
 	}
+	if w := r.Window; w != nil && (w.Run < 0 || w.Run > MaxRun) {
+		return fmt.Errorf("window of run %d: %w", w.Run, ErrMalformed)
+	}
 	return nil
 }
 
@@ -258,6 +296,32 @@ func (s *System) check() error {
 		if n.SpeedMbps < 0 {
 			return fmt.Errorf("summary interface %d: speed %d Mb/s: %w", n.I, n.SpeedMbps, ErrMalformed)
 		}
+		switch n.Duplex {
+		case "", "full", "half":
+		default:
+			return fmt.Errorf("summary interface %d: duplex %q: %w", n.I, Clip(n.Duplex), ErrMalformed)
+		}
+		for _, c := range []*int64{n.RxDrops, n.TxDrops, n.RxErrs, n.TxErrs} {
+			if c != nil && *c < 0 {
+				return fmt.Errorf("summary interface %d: %d packets dropped or in error: %w", n.I, *c, ErrMalformed)
+			}
+		}
+	}
+	if t := su.TCP; t != nil {
+		if err := nonNegative(field{"tcp in_segs", t.InSegs.Mean}, field{"tcp out_segs", t.OutSegs.Mean}, field{"tcp retrans_segs", t.RetransSegs.Mean},
+			field{"tcp segments sent", t.Out}, field{"tcp segments retransmitted", t.Retrans}); err != nil {
+			return err
+		}
+	}
+	if p := su.Path; p != nil {
+		if p.Lost < 0 {
+			return fmt.Errorf("path: %d handshakes lost: %w", p.Lost, ErrMalformed)
+		}
+		for _, r := range []*RTTWindow{p.Idle, p.Loaded} {
+			if r != nil && (r.N < 1 || r.MinUS < 0 || r.MinUS > r.MedianUS || r.MedianUS > r.MaxUS) {
+				return fmt.Errorf("path: %d handshakes of %d/%d/%d us: %w", r.N, r.MinUS, r.MedianUS, r.MaxUS, ErrMalformed)
+			}
+		}
 	}
 	for _, p := range su.Procs {
 		if err := index("summary process", p.I, s.Procs); err != nil {
@@ -269,6 +333,16 @@ func (s *System) check() error {
 		for _, id := range p.CPUs {
 			if id < 0 || id >= 1024 {
 				return fmt.Errorf("summary process %d: core %d: %w", p.I, id, ErrMalformed)
+			}
+		}
+		switch p.Role {
+		case "", ProcServer, ProcUpstream, ProcGenerator:
+		default:
+			return fmt.Errorf("summary process %d: role %q: %w", p.I, Clip(p.Role), ErrMalformed)
+		}
+		if p.Of != nil {
+			if err := index("summary process's server", *p.Of, s.Procs); err != nil {
+				return err
 			}
 		}
 	}
@@ -283,6 +357,14 @@ func (s *System) checkSample(w *SysSample) error {
 	}
 	for _, n := range w.Nets {
 		if err := index("interface", n.I, s.Nets); err != nil {
+			return err
+		}
+		if err := nonNegative(field{"interface drops", min(n.RxDrops, n.TxDrops)}, field{"interface errors", min(n.RxErrs, n.TxErrs)}); err != nil {
+			return err
+		}
+	}
+	if t := w.TCP; t != nil {
+		if err := nonNegative(field{"tcp in_segs", t.InSegs}, field{"tcp out_segs", t.OutSegs}, field{"tcp retrans_segs", t.RetransSegs}); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,15 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 		{"summary link speed -1", func(r *wire.Result) { r.Runs[0].System.Summary.Nets[0].SpeedMbps = -1 }},
 		{"summary process core -1", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].CPUs = []int32{0, -1} }},
 		{"summary process core 1024", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].CPUs = []int32{1024} }},
+		{"summary process of an unknown role", func(r *wire.Result) { r.Runs[0].System.Summary.Procs[0].Role = "servers" }},
+		{"summary upstream's server past the table", func(r *wire.Result) {
+			of := int32(2)
+			r.Runs[0].System.Summary.Procs[1].Role, r.Runs[0].System.Summary.Procs[1].Of = wire.ProcUpstream, &of
+		}},
+		{"summary upstream's server -1", func(r *wire.Result) {
+			of := int32(-1)
+			r.Runs[0].System.Summary.Procs[1].Of = &of
+		}},
 		{"sample disk -1", func(r *wire.Result) { r.Runs[0].System.Samples[7].Disks[1].I = -1 }},
 		{"sample disk past the table", func(r *wire.Result) { r.Runs[0].System.Samples[0].Disks[0].I = math.MaxInt32 }},
 		{"sample interface", func(r *wire.Result) { r.Runs[0].System.Samples[2].Nets[0].I = 3 }},
@@ -82,6 +91,17 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 		t.Errorf("speed and cores: %v", err)
 	} else if su := got.Runs[0].System.Summary; su.Nets[0].SpeedMbps != 100 || len(su.Procs[0].CPUs) != 2 || su.Procs[0].CPUs[1] != 1023 {
 		t.Errorf("speed and cores decoded as %+v %+v", su.Nets[0], su.Procs[0])
+	}
+	// Each role decodes, and an upstream's server that is in the table.
+	for _, role := range []string{"", wire.ProcServer, wire.ProcUpstream, wire.ProcGenerator} {
+		r = wiretest.ResultN(t, 20)
+		of := int32(0)
+		r.Runs[0].System.Summary.Procs[1].Role, r.Runs[0].System.Summary.Procs[1].Of = role, &of
+		if got, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil {
+			t.Errorf("role %q: %v", role, err)
+		} else if p := got.Runs[0].System.Summary.Procs[1]; p.Role != role || p.Of == nil || *p.Of != 0 {
+			t.Errorf("role %q decoded as %+v", role, p)
+		}
 	}
 	if _, err := wire.DecodeResult(hostileResult(t, 0)); err != nil {
 		t.Errorf("the hostile result with a good index: %v", err)

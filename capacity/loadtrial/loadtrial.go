@@ -5,10 +5,10 @@
 package loadtrial
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -27,14 +27,19 @@ type Runner struct {
 	// Load is the load test of every trial; its Rate, Duration, Warmup
 	// and Requests are the trial's.
 	Load loadgen.Config
-	// Watches are the server's processes, whose CPU each trial reports;
-	// none: what listens on the target's port (probe.DefaultWatches).
+	// Watches are processes of the server (--watch), whose CPU each
+	// trial reports with what listens on the target's port and its
+	// upstreams (probe.RunWatches).
 	Watches   []probe.Watch
 	ProbeRoot string
 	// Progress, when set, gives a trial's progress callback.
 	Progress func(capacity.Trial) func(loadgen.Progress)
 	// Measured, when set, is given each trial's load test and recording.
 	Measured func(capacity.Trial, measure.Run)
+	// Window, when set, is called when a trial's measured window starts
+	// (start true) and ends, from the load generator's goroutine: it must
+	// not block.
+	Window func(t capacity.Trial, start bool)
 }
 
 // Threads is the event loops a trial runs: Load.Threads, or one per CPU
@@ -57,7 +62,7 @@ func cpuTime() time.Duration {
 
 // Run runs trial t and returns what it observed: the load test's figures,
 // the generator's CPU (this process's over the trial, against its event
-// loops) and the watched server's.
+// loops) and the server's, as the verdict sums it (verdict.ServerCPU).
 func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation, error) {
 	cfg := r.Load
 	cfg.Rate, cfg.Duration, cfg.Warmup, cfg.Requests = t.Rate, t.Duration, t.Warmup, 0
@@ -68,10 +73,14 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 	cpu0, wall0 := cpuTime(), time.Now()
 	// The probe always records the machine: the verdict's generator rule
 	// needs its cores' figures (a generator starved on its pinned cores
-	// reads as an idle one), and without Watches it watches edgebench and
-	// whatever listens on the target's port, the server.
-	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Watches: r.Watches,
-		ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond})
+	// reads as an idle one, one that shares them with other processes as
+	// a server that falls short), and it watches edgebench, whatever
+	// listens on the target's port with its upstreams, and Watches.
+	test := measure.Test{Load: cfg, Watches: r.Watches, ProbeRoot: r.ProbeRoot, Interval: 500 * time.Millisecond}
+	if r.Window != nil {
+		test.Window = func(_ int, start bool) { r.Window(t, start) }
+	}
+	runs, err := measure.Repeat(ctx, test)
 	cpu1, wall := cpuTime(), time.Since(wall0)
 	if len(runs) == 0 {
 		if err == nil {
@@ -91,19 +100,6 @@ func (r Runner) Run(ctx context.Context, t capacity.Trial) (capacity.Observation
 	if run.Load.Interrupted {
 		return capacity.Observation{}, context.Canceled
 	}
-	if sys := run.System; sys != nil {
-		self, sum, seen := os.Getpid(), 0.0, false
-		for _, p := range sys.Summary.Procs {
-			if p.PID == self || p.CPU == nil {
-				continue
-			}
-			sum += p.CPU.Mean
-			seen = true
-		}
-		if seen {
-			o.ServerCPU = sum
-		}
-	}
 	return o, nil
 }
 
@@ -121,8 +117,12 @@ func observe(run *measure.Run, root string, genCPU float64) capacity.Observation
 	v := verdict.Judge(in)
 	run.Verdict = &v
 	o := capacity.FromRun(in)
-	if genCPU >= 0 && run.Load.Threads > 0 {
-		o.GeneratorCPU = min(genCPU/100/float64(run.Load.Threads), 1)
+	if cpu, ok := verdict.ServerCPU(in); ok {
+		o.ServerCPU = cpu
+	}
+	// Against the loops that ran: -t above the cores shares them.
+	if loops := cmp.Or(run.Load.Loops, run.Load.Threads); genCPU >= 0 && loops > 0 {
+		o.GeneratorCPU = min(genCPU/100/float64(loops), 1)
 	}
 	return o
 }

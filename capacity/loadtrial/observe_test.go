@@ -64,3 +64,37 @@ func TestTrialAndRunVerdictAgree(t *testing.T) {
 		}
 	}
 }
+
+// -t above the cores: ten threads on two event loops use at most two
+// cores, and the generator's share is of those (as the verdict weighs it).
+func TestTrialGeneratorCPUAgainstItsLoops(t *testing.T) {
+	r := measure.Run{Load: &report.LoadResult{Rate: 1000, Connections: 10, Threads: 10, Loops: 2, Duration: 2 * time.Second,
+		Completed: 2000, OK: 2000, Latency: report.NewLatencyHistogram()}}
+	if o := observe(&r, "/", 150); o.GeneratorCPU != 0.75 {
+		t.Errorf("generator CPU %v of its loops, want 0.75 (150 %% of 2 loops, not of 10 threads)", o.GeneratorCPU)
+	}
+}
+
+// A trial's server CPU is the server's as the verdict sums it: nginx and
+// its upstream php-fpm, not edgebench (issue 28: the search's "server"
+// column counted the first row but edgebench's).
+func TestTrialServerCPUCountsTheUpstream(t *testing.T) {
+	h := report.NewLatencyHistogram()
+	for range 200 {
+		h.Record(40_000)
+	}
+	cpu := func(v float64) *machine.Stat { return &machine.Stat{Mean: v, Max: v} }
+	run := measure.Run{
+		Load: &report.LoadResult{Rate: 100, Connections: 16, Threads: 2, Duration: 2 * time.Second, Completed: 200, OK: 200, Latency: h},
+		System: &machine.Report{Summary: machine.Summary{
+			CPU:        &machine.CPUSummary{Idle: machine.Stat{Mean: 30}, User: machine.Stat{Mean: 70}},
+			PerCPUBusy: []machine.CoreStat{{ID: 0, Stat: machine.Stat{Mean: 70}}, {ID: 1, Stat: machine.Stat{Mean: 70}}},
+			Procs: []machine.ProcSummary{{Name: "nginx", PID: 812, Role: machine.RoleServer, Count: 2, CPU: cpu(9)},
+				{Name: "edgebench", PID: 4242, Role: machine.RoleGenerator, Count: 1, CPU: cpu(12)},
+				{Name: "php-fpm8.2", PID: 790, Role: machine.RoleUpstream, Of: "nginx", Count: 5, CPU: cpu(117)}},
+		}},
+	}
+	if o := observe(&run, "/", 12); o.ServerCPU != 126 {
+		t.Errorf("server CPU %v, want nginx's 9 and php-fpm's 117", o.ServerCPU)
+	}
+}

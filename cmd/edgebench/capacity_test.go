@@ -36,16 +36,42 @@ func TestCapacityUsageErrors(t *testing.T) {
 // A search against the built-in target, bounded by --max-rate: the text
 // has a line per trial and the answer; the JSON has capacity_rps and
 // every trial.
+// unlessBusy runs a capacity search with run up to 3 times while the
+// search said other processes held the generator's cores (make test runs
+// packages side by side; such a search stops at once with "at least" or
+// "not measured", as it should), and skips loudly if each one did. run
+// returns the search's text output.
+func unlessBusy(t *testing.T, run func() string) {
+	t.Helper()
+	var busy []string
+	for range 3 {
+		out := run()
+		if !strings.Contains(out, "the generator limited the search") || !strings.Contains(out, "other processes") {
+			return
+		}
+		busy = append(busy, out[strings.LastIndex(out, "capacity: "):])
+	}
+	t.Skipf("!!! other processes held the generator's cores in each of 3 searches (%s): SKIPPING, this needs a quieter machine", strings.Join(busy, "; "))
+}
+
 func TestCapacityAgainstTheTarget(t *testing.T) {
 	u := startTarget(t)
 	args := []string{"capacity", "--slo", "p99<500ms,errors<1%", "--start", "50", "--max-rate", "100", "--warmup", "0",
 		"--trial", "500ms", "--final", "1s", "-c", "4", u + "/bytes/10"}
-	r := runBinary(t, args...)
+	var r ran
+	unlessBusy(t, func() string { r = runBinary(t, args...); return r.stdout })
 	if r.code != 0 || !strings.Contains(r.stdout, "capacity: at least 100 req/s: the highest rate allowed met the SLO") ||
 		strings.Count(r.stdout, " pass\n") != 3 || !strings.Contains(r.stdout, "    3 final ") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	r = runBinary(t, append(args, "--format", "json")...)
+	unlessBusy(t, func() string {
+		r = runBinary(t, append(args, "--format", "json")...)
+		var a struct {
+			Answer string `json:"answer"`
+		}
+		json.Unmarshal([]byte(r.stdout), &a)
+		return "capacity: " + a.Answer
+	})
 	var rep struct {
 		Capacity  float64 `json:"capacity_rps"`
 		AtLeast   bool    `json:"at_least"`
@@ -95,7 +121,10 @@ func TestCapacityWithoutAnAnswerExitsOne(t *testing.T) {
 		t.Errorf("404 JSON: exit %d, limited_by %q, %d trials, %v\n%s", r.code, rep.LimitedBy, len(rep.Trials), err, r.stdout)
 	}
 	// Every answer takes 20 ms: no rate meets p99<1ms; 40, 20, 10 req/s.
-	r = runBinary(t, append(short, "--slo", "p99<1ms", "--start", "40", "--min-rate", "10", u+"/delay/20")...)
+	unlessBusy(t, func() string {
+		r = runBinary(t, append(short, "--slo", "p99<1ms", "--start", "40", "--min-rate", "10", u+"/delay/20")...)
+		return r.stdout
+	})
 	if r.code != 1 || !strings.Contains(r.stdout, "capacity: no rate met the SLO (lowest tried 10 req/s: p99: ") ||
 		!strings.Contains(r.stderr, "no rate met the SLO (lowest tried 10 req/s: ") || strings.Count(r.stdout, " ramp ") != 3 {
 		t.Errorf("no rate: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)

@@ -14,7 +14,7 @@ func addModeFlags(fs *cli.FlagSet, rf *runFlags, getenv func(string) string, too
 	fs.StringVar(&rf.format, "format", tool, tool+"'s report, or json (the JSON of edgebench run)")
 	fs.BoolVar(&rf.noProbe, "no-system", false, "leave out the System section (the machine is not sampled)")
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "the same as --no-system (its name in edgebench run)")
-	watchFlag(fs, &rf.watches, "process `NAME|PID` the System section reports, a NAME meaning all of that name (repeatable; default: the server on the target's port with its workers, and this run)")
+	watchFlag(fs, &rf.watches, "process `NAME|PID` of the server's the System section reports and counts as the server's, a NAME meaning all of that name (repeatable; always watched: the server on the target's port with its workers and upstreams, and this run)")
 	rf.publish = addPublishFlags(fs, getenv)
 }
 

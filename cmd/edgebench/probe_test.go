@@ -22,7 +22,7 @@ var csvTimes = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[^,]*,`)
 // tree's. go test -run ProbeRootGolden -update rewrites the files after a
 // wanted change.
 func TestProbeRootGolden(t *testing.T) {
-	for _, tree := range []string{"pi4/t0", "pi4/t1", "amd64/t0", "amd64/t1", "servers/t0"} {
+	for _, tree := range []string{"pi4/t0", "pi4/t1", "pi3/t0", "pi3/t1", "amd64/t0", "amd64/t1", "servers/t0"} {
 		for _, format := range []string{"table", "csv"} {
 			name := "probe-" + strings.ReplaceAll(tree, "/", "-") + "." + format + ".golden"
 			t.Run(name, func(t *testing.T) {

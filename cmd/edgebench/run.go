@@ -63,7 +63,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	fs.Int64VarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0: no limit)")
 	fs.DurationVarP(&c.Duration, "duration", "d", 0, "duration, e.g. 30s, 2m or 30 (default 10s unless -n is given)")
 	fs.DurationVar(&c.MaxTime, "max-time", loadgen.DefaultMaxTime, "with -n and no -d: the run ends after this long, its requests in flight cut, so a server that never ends a response cannot hold it (0: no bound)")
-	fs.IntVarP(&c.Threads, "threads", "t", 0, "event loops, as wrk's threads (0: one per CPU)")
+	fs.IntVarP(&c.Threads, "threads", "t", 0, "threads, as wrk's, each with its share of the connections (0: one per CPU); at most one event loop per CPU runs them")
 	fs.BoolVarP(&c.KeepAlive, "keepalive", "k", true, "keep-alive, the default as in wrk (-k=false: off)")
 	fs.BoolFunc("no-keepalive", "a new connection per request, as ab without -k", func(s string) error {
 		off, err := strconv.ParseBool(s)
@@ -104,7 +104,7 @@ func parseRunFlags(args []string, stderr io.Writer, getenv func(string) string) 
 	})
 	fs.BoolVar(&rf.noProbe, "no-probe", false, "do not sample the machine during the run")
 	fs.BoolVar(&rf.noProbe, "no-system", false, "the same as --no-probe (its name in ab and wrk modes)")
-	watchFlag(fs, &rf.watches, "process `NAME|PID` to report, a NAME meaning all of that name (repeatable; default: the server on the target's port with its workers, and this run)")
+	watchFlag(fs, &rf.watches, "process `NAME|PID` of the server's to report and count as the server's, a NAME meaning all of that name (repeatable; always watched: the server on the target's port with its workers and upstreams, and this run)")
 	fs.DurationVar(&rf.probeInterval, "probe-interval", time.Second, "sampling interval")
 	fs.StringVar(&rf.probeRoot, "probe-root", "/", "read /proc and /sys below this folder")
 	rf.publish = addPublishFlags(fs, getenv)
@@ -263,9 +263,11 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 			return err
 		}
 	}
+	// A server answered when a response completed or bytes came: a
+	// download still flowing at the end was measured, as wrk says.
 	var answered int64
 	for _, r := range runs {
-		answered += r.Load.Completed + r.Load.Drained.Completed
+		answered += r.Load.Completed + r.Load.Drained.Completed + r.Load.Bytes + r.Load.Drained.Bytes
 	}
 	ok := measure.OK(runs)
 	last := runs[len(runs)-1].Load
@@ -442,10 +444,23 @@ func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
 	return enc.Encode(doc)
 }
 
+// writeRepeat writes the spread of the runs: each figure's mean and
+// standard deviation, and its geometric mean with the 95 % confidence
+// interval computed on the logarithms (report.Spread), which stays
+// positive; when a run's figure was 0 there is no logarithm, and the
+// mean's interval, clamped at 0, says so.
 func writeRepeat(w io.Writer, s *report.Repeated) {
-	fmt.Fprintf(w, "\nover %d runs (mean ± stdev, 95%% CI)\n", s.Runs)
+	fmt.Fprintf(w, "\nover %d runs (mean ± stdev; geometric mean [95%% CI, on logarithms])\n", s.Runs)
 	row := func(name string, sp report.Spread, unit string) {
-		fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
+		switch sp.CIOf {
+		case "":
+			fmt.Fprintf(w, "  %-8s none: no run had a response to measure\n", name)
+		case "mean":
+			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f mean [%.2f, %.2f] %s (a run had 0: the mean's interval, clamped at 0)\n",
+				name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
+		default:
+			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f geo %.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.GeoMean, sp.CILow, sp.CIHigh, unit)
+		}
 	}
 	row("req/s", s.RPS, fmt.Sprintf("(rsd %.1f%%)", s.RSD))
 	row("p50", s.P50, "us")

@@ -99,9 +99,10 @@ func TestRunWatchesTheTargetServer(t *testing.T) {
 	}
 
 	// Asked by name, every nginx counts: both instances (and any other
-	// running on this machine).
-	_, sum, _ = runWatching(t, "--watch", "nginx", "http://"+target.Addr+"/index.html")
-	if len(sum) != 1 || sum[0].Name != "nginx" || sum[0].PID != 0 || sum[0].Count < 6 {
-		t.Errorf("--watch nginx: rows %+v, want both instances' 6 processes or more", sum)
+	// running on this machine), in place of the listening one's tree; and
+	// the run's own row stays.
+	pid, sum, _ = runWatching(t, "--watch", "nginx", "http://"+target.Addr+"/index.html")
+	if len(sum) != 2 || sum[0].Name != "nginx" || sum[0].PID != 0 || sum[0].Count < 6 || sum[1] != (procRow{"edgebench", pid, 1}) {
+		t.Errorf("--watch nginx: rows %+v, want both instances' 6 processes or more, then edgebench [%d]", sum, pid)
 	}
 }

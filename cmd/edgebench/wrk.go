@@ -24,7 +24,7 @@ func parseWrkFlags(args []string, env *cli.Env) (*runFlags, error) {
 	fs := cli.NewFlagSet("wrk", "edgebench wrk [wrk's flags] URL", env.Stderr)
 	fs.VarP((*siCount)(&c.Connections), "connections", "c", "connections to keep open")
 	fs.DurationVarP(&c.Duration, "duration", "d", 10*time.Second, "duration of the test")
-	fs.VarP((*siCount)(&c.Threads), "threads", "t", "number of threads (event loops) to use")
+	fs.VarP((*siCount)(&c.Threads), "threads", "t", "number of threads to use (at most one event loop per CPU runs them)")
 	headerFlag(fs, &c.Headers, "add a header `'Name: value'` to the request (repeatable)")
 	latency := fs.Bool("latency", false, "print the latency distribution")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "request timeout: a response that took this long or longer counts as a timeout, as in wrk")

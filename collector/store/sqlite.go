@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -44,7 +45,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	s := &Store{w: w, d: dialect{unavailable: sqliteBusy}}
-	if err := s.migrateSQLite(ctx); err != nil {
+	if err := s.migrateWhenFree(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -78,6 +79,26 @@ func sqliteBusy(err error) bool {
 	}
 	code := e.Code() & 0xff // the primary code of an extended one
 	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
+// migrateWhenFree migrates the file, trying again for a while when SQLite
+// answers busy at once: a process that closes the file last takes it
+// whole for a moment to fold its write-ahead log back, and one opening it
+// then is refused without the busy timeout's wait (SQLite's "WAL mode"
+// notes), as the collector and a command started beside it would be.
+func (s *Store) migrateWhenFree(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrateSQLite(ctx)
+		if err == nil || !sqliteBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // migrateSQLite applies the SQLite migrations the file lacks; PRAGMA

@@ -3,6 +3,7 @@ package testenv
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,17 @@ type NginxConfig struct {
 	// HTTPExtra is added to the http block as it is: a limit_req_zone and
 	// its limit_req, say, for a server of known capacity.
 	HTTPExtra string
+	// ServerExtra is added to the plain HTTP server block (of Addr) as it
+	// is: a location that hands pages to php-fpm, or proxies to a
+	// backend.
+	ServerExtra string
+	// Files are more documents beside index.html, by name, of the given
+	// sizes in bytes (a large body for a test of a link's speed).
+	Files map[string]int
+	// Netns, when set, runs nginx inside that network namespace,
+	// listening on its address, port 8080 (Addr); the test reaches it
+	// through the namespace's veth. TLS is not offered there.
+	Netns *Netns
 }
 
 // Nginx runs Debian's nginx in the foreground with a master and the given
@@ -95,7 +107,23 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	if err := os.WriteFile(filepath.Join(dir, "html", "index.html"), []byte(strings.Repeat("x", c.DocSize)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := NginxServer{Addr: FreeAddr(t), Root: filepath.Join(dir, "html")}
+	for name, size := range c.Files {
+		if !filepath.IsLocal(name) || strings.ContainsRune(name, '/') {
+			t.Fatalf("nginx: document name %q", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "html", name), []byte(strings.Repeat("y", size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := NginxServer{Root: filepath.Join(dir, "html")}
+	if c.Netns != nil {
+		if c.TLS {
+			t.Fatal("nginx: no TLS listeners in a namespace")
+		}
+		srv.Addr = netip.AddrPortFrom(c.Netns.Addr, 8080).String()
+	} else {
+		srv.Addr = FreeAddr(t)
+	}
 	logging := "access_log off;"
 	if c.LogFormat != "" {
 		srv.AccessLog = filepath.Join(dir, "access.log")
@@ -110,7 +138,7 @@ func NginxWith(t testing.TB, c NginxConfig) NginxServer {
 	if c.HTTPExtra != "" {
 		logging += "\n\t" + c.HTTPExtra
 	}
-	servers := fmt.Sprintf("server { listen %s; root %s/html; }", srv.Addr, dir)
+	servers := fmt.Sprintf("server { listen %s; root %s/html; %s }", srv.Addr, dir, c.ServerExtra)
 	if c.TLS {
 		srv.Certs = WebCertificates(t, dir)
 		srv.HTTPS, srv.HTTPS12, srv.H2C, srv.HTTPS1 = FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)
@@ -147,6 +175,9 @@ http {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	if c.Netns != nil {
+		cmd = c.Netns.Command(bin, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	}
 	out := start(t, cmd, os.Interrupt)
 	srv.Master = cmd.Process.Pid
 	// Listening is not enough: wait for every worker.

@@ -73,7 +73,8 @@ func WriteH2load(w io.Writer, r *LoadResult) error {
 	b.WriteString("                     min         max         mean         sd        +/- sd\n")
 	row := func(label string, h *Histogram) {
 		if h == nil || h.Count() == 0 {
-			fmt.Fprintf(&b, "%s %10s  %10s  %10s  %10s%9s%%\n", label, "0us", "0us", "0us", "0us", "0.00")
+			// h2load prints 0us, figures no request backs.
+			fmt.Fprintf(&b, "%s %10s  %10s  %10s  %10s%10s\n", label, "-", "-", "-", "-", "-")
 			return
 		}
 		us := func(v float64) string { return h2Duration(time.Duration(v * 1000)) }

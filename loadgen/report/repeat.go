@@ -11,22 +11,39 @@ type Repeated struct {
 	RSD  float64 `json:"rps_rsd_pct"` // relative stdev of req/s, %
 }
 
-// Spread is the mean, sample standard deviation and 95 % confidence
-// interval (Student's t) of one figure across runs.
+// Spread is one figure across runs: its mean, sample standard deviation,
+// least and greatest, and a 95 % confidence interval (Student's t).
+//
+// The figures it spreads (req/s, latencies) are positive and vary by
+// factors rather than by amounts, and the mean's interval of a few spread
+// runs reaches below zero (a p50 of [-68.46, 1554.46] us over three runs):
+// the interval is computed on their logarithms and brought back, the
+// interval of their geometric mean, GeoMean / f to GeoMean x f, which
+// stays positive and, for the same reason, a ratio of two such figures
+// stays above -100 %. CIOf says so: "geomean". When a figure is 0 or less
+// (a run that completed nothing) there is no logarithm: the interval is
+// the mean's, its lower end clamped at 0, and CIOf is "mean".
 type Spread struct {
-	Mean   float64 `json:"mean"`
-	StdDev float64 `json:"stdev"`
-	CILow  float64 `json:"ci95_low"`
-	CIHigh float64 `json:"ci95_high"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
+	Mean    float64 `json:"mean"`
+	StdDev  float64 `json:"stdev"`
+	GeoMean float64 `json:"geomean,omitempty"` // 0 when a figure is 0 or less
+	CILow   float64 `json:"ci95_low"`
+	CIHigh  float64 `json:"ci95_high"`
+	CIOf    string  `json:"ci95_of,omitempty"` // "geomean" (on logarithms) or "mean" (clamped at 0)
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
 }
 
 // Summarize computes the spread of req/s, p50 and p99 over repeated runs.
+// A run without a latency (no response completed in its window) is left
+// out of the spreads of p50 and p99: its 0 is a figure no request backs.
 func Summarize(runs []*LoadResult) Repeated {
 	var rps, p50, p99 []float64
 	for _, r := range runs {
 		rps = append(rps, r.RPS())
+		if r.NoLatency() != "" {
+			continue
+		}
 		p50 = append(p50, float64(r.Latency.Quantile(0.50)))
 		p99 = append(p99, float64(r.Latency.Quantile(0.99)))
 	}
@@ -49,16 +66,40 @@ func spreadOf(xs []float64) Spread {
 	}
 	n := float64(len(xs))
 	s.Mean /= n
-	if len(xs) > 1 {
-		var ss float64
-		for _, x := range xs {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.StdDev = math.Sqrt(ss / (n - 1))
+	s.StdDev = stdDev(xs, s.Mean)
+	t := StudentT95(len(xs)-1) / math.Sqrt(n)
+	if s.Min <= 0 {
+		half := t * s.StdDev
+		s.CILow, s.CIHigh, s.CIOf = math.Max(s.Mean-half, 0), s.Mean+half, "mean"
+		return s
 	}
-	half := StudentT95(len(xs)-1) * s.StdDev / math.Sqrt(n)
-	s.CILow, s.CIHigh = s.Mean-half, s.Mean+half
+	if len(xs) == 1 {
+		s.GeoMean, s.CILow, s.CIHigh, s.CIOf = xs[0], xs[0], xs[0], "geomean"
+		return s
+	}
+	logs := make([]float64, len(xs))
+	var m float64
+	for i, x := range xs {
+		logs[i] = math.Log(x)
+		m += logs[i]
+	}
+	m /= n
+	half := t * stdDev(logs, m)
+	s.GeoMean, s.CILow, s.CIHigh, s.CIOf = math.Exp(m), math.Exp(m-half), math.Exp(m+half), "geomean"
 	return s
+}
+
+// stdDev is the sample standard deviation of xs around their mean m; 0
+// for fewer than 2.
+func stdDev(xs []float64, m float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
 }
 
 // StudentT95 is the two-sided 95 % critical value of Student's t with df

@@ -94,6 +94,22 @@ func h2Result() *LoadResult {
 	return r
 }
 
+// flowingResult is issue 28's download still flowing when the window
+// closed (nginx's limit_rate at 20 MB/s, wrk -t1 -c1 -d4s): no response
+// completed, 80 MB read in the window, the rest in the drain, where it
+// was cut.
+func flowingResult() *LoadResult {
+	t, _ := ParseTarget("http://127.0.0.1:8080/big.iso")
+	return &LoadResult{
+		Target: t, Method: "GET", Connections: 1, Threads: 1, KeepAlive: true, Timeout: 2 * time.Second, WholeRequestTimeout: true,
+		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 4 * time.Second,
+		StatusCodes: map[int]int64{}, Bytes: 80 << 20, BodyBytes: 80<<20 - 250, Connects: 0, DocLength: -1, Server: "nginx/1.22.1",
+		Latency: NewLatencyHistogram(), Connect: NewLatencyHistogram(), Waiting: NewLatencyHistogram(), Processing: NewLatencyHistogram(),
+		Drained:     Drained{Requests: 1, Cut: 1, StatusCodes: map[int]int64{}, Bytes: 40 << 20, BodyBytes: 40 << 20},
+		ThreadRates: [][]uint32{make([]uint32, 40)},
+	}
+}
+
 // TestReportsGolden pins every report of a fixed LoadResult: a change to a
 // report shows in the diff of testdata/*.golden (go test -run Golden
 // -update rewrites them).
@@ -129,6 +145,14 @@ func TestReportsGolden(t *testing.T) {
 				return err
 			}
 			return WriteH2load(b, h2Result())
+		}},
+		{"report.flowing.txt.golden", func(b *bytes.Buffer) error { return WriteText(b, flowingResult()) }},
+		{"report.flowing.wrk.golden", func(b *bytes.Buffer) error { return WriteWrk(b, flowingResult(), WrkOptions{Latency: true}) }},
+		{"report.flowing.ab.golden", func(b *bytes.Buffer) error { return WriteAB(b, flowingResult(), ABOptions{}) }},
+		{"report.flowing.json.golden", func(b *bytes.Buffer) error {
+			enc := json.NewEncoder(b)
+			enc.SetIndent("", "  ")
+			return enc.Encode(flowingResult().JSON())
 		}},
 		{"report.h2.json.golden", func(b *bytes.Buffer) error {
 			enc := json.NewEncoder(b)

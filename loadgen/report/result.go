@@ -13,10 +13,14 @@ import (
 // when a timed window closes is waited for and reported in Drained, apart:
 // it is in no rate, latency, byte or error figure of the window.
 type LoadResult struct {
-	Target              Target
-	Method              string
-	Connections         int
-	Threads             int
+	Target      Target
+	Method      string
+	Connections int
+	Threads     int // wrk's threads, each with its share of the connections
+	// Loops are the event loops the threads ran on: at most one per CPU
+	// the run could use (GOMAXPROCS), as more would wait for each other;
+	// 0 when not known (a result rebuilt from the wire).
+	Loops               int
 	KeepAlive           bool
 	Rate                float64 // requested open-loop rate; 0 for closed loop
 	Timeout             time.Duration
@@ -31,7 +35,12 @@ type LoadResult struct {
 	OK          int64 // 2xx/3xx responses (of the expected length with LengthCheck)
 	Errors      Errors
 	StatusCodes map[int]int64
-	Bytes       int64 // bytes read, headers included
+	// Bytes are the bytes read, headers included, and BodyBytes those of
+	// the bodies, by the window's requests while it was open, whether
+	// their response completed or not (as wrk and ab count them): a
+	// download still flowing when the window closed adds what it had
+	// read by then, and the rest to Drained.
+	Bytes       int64
 	BodyBytes   int64
 	Sent        int64 // request bytes written, headers and body included
 	RequestBody int64 // the size of each request's body (ab's -p and -u)
@@ -67,8 +76,10 @@ type LoadResult struct {
 	H2 *H2Info
 
 	Timeline []Second
-	// ThreadRates counts, for each event loop, the responses completed in
-	// each RateSlot of the window, from which wrk's Req/Sec is sampled.
+	// ThreadRates counts, for each thread (Threads of them: wrk's threads,
+	// which share the event loops, at most one per CPU), the responses
+	// completed in each RateSlot of the window, from which wrk's Req/Sec
+	// is sampled.
 	ThreadRates [][]uint32
 	// Timings are the timings of every request of the window's latency
 	// figures, in the order they ended, with Config.Timings.
@@ -176,6 +187,23 @@ func (r *LoadResult) RPS() float64 {
 		return 0
 	}
 	return float64(r.Completed) / r.Duration.Seconds()
+}
+
+// NoLatency says why r's window has no latency figure, "" when it has
+// one: no response completed in it (a download still flowing when it
+// closed, a server that never answered), or every response took wrk's
+// timeout or longer, which leaves them out of the latency. A report
+// prints no latency then, rather than figures of 0 that no request backs.
+func (r *LoadResult) NoLatency() string {
+	switch {
+	case r.Latency != nil && r.Latency.Count() > 0:
+		return ""
+	case r.Completed == 0:
+		return "no response completed in the measured window"
+	case r.Errors.Timeout >= r.Completed:
+		return "every response took the timeout or longer, which leaves it out of the latency"
+	}
+	return "no latency was recorded"
 }
 
 // AllOK counts the successful responses, the drained ones included: a run

@@ -33,13 +33,16 @@ func WriteText(w io.Writer, r *LoadResult) error {
 	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "  throughput  %.2f req/s, %s/s\n", r.RPS(), byteSize(perSecond(r.Bytes, r.Duration)))
-	l := r.Latency
-	fmt.Fprintf(&b, "  latency     min %s  mean %s  stdev %s  max %s\n",
-		us(l.Min()), usf(l.Mean()), usf(l.StdDev()), us(l.Max()))
-	fmt.Fprintf(&b, "              p50 %s  p90 %s  p99 %s  p99.9 %s\n",
-		us(l.Quantile(.50)), us(l.Quantile(.90)), us(l.Quantile(.99)), us(l.Quantile(.999)))
-	if r.Connects > 0 {
-		c := connectsOf(r)
+	if why := r.NoLatency(); why != "" {
+		fmt.Fprintf(&b, "  latency     none: %s\n", why)
+	} else {
+		l := r.Latency
+		fmt.Fprintf(&b, "  latency     min %s  mean %s  stdev %s  max %s\n",
+			us(l.Min()), usf(l.Mean()), usf(l.StdDev()), us(l.Max()))
+		fmt.Fprintf(&b, "              p50 %s  p90 %s  p99 %s  p99.9 %s\n",
+			us(l.Quantile(.50)), us(l.Quantile(.90)), us(l.Quantile(.99)), us(l.Quantile(.999)))
+	}
+	if c := connectsOf(r); r.Connects > 0 && c.Count() > 0 {
 		fmt.Fprintf(&b, "  connect     %d opened, mean %s, p99 %s, max %s", r.Connects, usf(c.Mean()), us(c.Quantile(.99)), us(c.Max()))
 		if h := r.Handshake; h != nil && h.Count() > 0 {
 			fmt.Fprintf(&b, " (TLS handshake: mean %s, max %s)", usf(h.Mean()), us(h.Max()))
@@ -83,7 +86,7 @@ func WriteText(w io.Writer, r *LoadResult) error {
 		fmt.Fprintf(&b, "  status      %s\n", codes)
 	}
 	if d := r.Drained; d.Requests > 0 {
-		fmt.Fprintf(&b, "  drained     %d in flight at the end, in no figure above: %s\n", d.Requests, drainedLine(d))
+		fmt.Fprintf(&b, "  drained     %d in flight at the end, in no figure above but the bytes read before it: %s\n", d.Requests, drainedLine(d))
 	}
 	if r.WarmupRequests > 0 {
 		fmt.Fprintf(&b, "  warm-up     %s, %d requests, in no figure above\n", seconds(r.Warmup), r.WarmupRequests)

@@ -30,6 +30,9 @@ func WriteWrkHeader(w io.Writer, d time.Duration, url string, threads, connectio
 // any. As in wrk, the latency figures include wrk's correction for
 // coordinated omission, and Req/Sec is the distribution of each thread's
 // rate sampled every 100 ms. Every figure is over the measured window.
+// Where wrk prints a latency of 0.00us for a window without one (no
+// response completed), its cells are "-" and a line after the requests
+// says why.
 func WriteWrk(w io.Writer, r *LoadResult, o WrkOptions) error {
 	var b strings.Builder
 	if !o.NoHeader {
@@ -40,9 +43,15 @@ func WriteWrk(w io.Writer, r *LoadResult, o WrkOptions) error {
 		lat = wrkCorrected(lat, r.Duration.Microseconds()/(r.Completed/int64(r.Connections)))
 	}
 	fmt.Fprintf(&b, "  Thread Stats%6s%11s%8s%12s\n", "Avg", "Stdev", "Max", "+/- Stdev")
-	mean, sd := lat.Mean(), lat.StdDev()
-	fmt.Fprintf(&b, "    %-10s%s%s%s%s\n", "Latency", wrkCell(wrkTime(mean), 8), wrkCell(wrkTime(sd), 10),
-		wrkCell(wrkTime(float64(lat.Max())), 9), wrkPct(withinStdev(lat), lat.Count()))
+	noLatency := r.NoLatency()
+	if noLatency != "" {
+		// wrk prints 0.00us, figures no request backs.
+		fmt.Fprintf(&b, "    %-10s%6s  %8s  %7s  %8s\n", "Latency", "-", "-", "-", "-")
+	} else {
+		mean, sd := lat.Mean(), lat.StdDev()
+		fmt.Fprintf(&b, "    %-10s%s%s%s%s\n", "Latency", wrkCell(wrkTime(mean), 8), wrkCell(wrkTime(sd), 10),
+			wrkCell(wrkTime(float64(lat.Max())), 9), wrkPct(withinStdev(lat), lat.Count()))
+	}
 	rs := wrkReqPerSec(r)
 	mean, sd, mx, within := sampleStats(rs)
 	fmt.Fprintf(&b, "    %-10s%s%s%s%s\n", "Req/Sec", wrkCell(wrkMetric.format(mean, 2), 8),
@@ -50,10 +59,17 @@ func WriteWrk(w io.Writer, r *LoadResult, o WrkOptions) error {
 	if o.Latency {
 		b.WriteString("  Latency Distribution\n")
 		for _, p := range []float64{50, 75, 90, 99} {
+			if noLatency != "" {
+				fmt.Fprintf(&b, "%7.0f%%%8s\n", p, "-")
+				continue
+			}
 			fmt.Fprintf(&b, "%7.0f%%%s\n", p, wrkCell(wrkTime(float64(lat.Quantile(p/100))), 10))
 		}
 	}
 	fmt.Fprintf(&b, "  %d requests in %s, %sB read\n", r.Completed, wrkTime(float64(r.Duration.Microseconds())), wrkBinary.format(float64(r.Bytes), 2))
+	if noLatency != "" {
+		fmt.Fprintf(&b, "  No latency: %s\n", noLatency)
+	}
 	e := r.Errors
 	if e.Socket() > 0 {
 		// wrk counts a failed TLS handshake as a connect error.

@@ -72,8 +72,9 @@ func TestWrkCorrected(t *testing.T) {
 	}
 }
 
-// TestWrkNoLatency: every response late, as wrk prints it: no latency, a
-// share of nothing that is -nan, the timeouts among the socket errors.
+// TestWrkNoLatency: every response late: the timeouts among the socket
+// errors, as wrk prints them, but no latency where wrk prints 0.00us, a
+// figure no request backs, and a line that says why.
 func TestWrkNoLatency(t *testing.T) {
 	tg, _ := ParseTarget("http://127.0.0.1:8080/delay/2500")
 	r := &LoadResult{Target: tg, Connections: 2, Threads: 1, Duration: 3 * time.Second, Completed: 2, Bytes: 254,
@@ -86,9 +87,10 @@ func TestWrkNoLatency(t *testing.T) {
 	want := `Running 3s test @ http://127.0.0.1:8080/delay/2500
   1 threads and 2 connections
   Thread Stats   Avg      Stdev     Max   +/- Stdev
-    Latency     0.00us    0.00us   0.00us    -nan%
+    Latency        -         -        -         -
     Req/Sec     0.00      0.00     0.00    100.00%
   2 requests in 3.00s, 254.00B read
+  No latency: every response took the timeout or longer, which leaves it out of the latency
   Socket errors: connect 0, read 0, write 0, timeout 2
 Requests/sec:      0.67
 Transfer/sec:      84.67B

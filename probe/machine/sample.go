@@ -20,6 +20,7 @@ type Sample struct {
 	Mem             *Memory   `json:"mem,omitempty"`
 	Disks           []Disk    `json:"disks,omitempty"`
 	Nets            []Net     `json:"nets,omitempty"`
+	TCP             *TCP      `json:"tcp,omitempty"`
 	PSI             *PSI      `json:"psi,omitempty"`
 	Temps           []Temp    `json:"temps,omitempty"`
 	FreqMHz         []float64 `json:"freq_mhz,omitempty"` // per CPU with cpufreq, in CPU order
@@ -82,13 +83,28 @@ type Disk struct {
 	Busy      float64 `json:"busy"` // % of the interval with I/O in flight
 }
 
-// Net is one interface from /proc/net/dev over an interval.
+// Net is one interface from /proc/net/dev over an interval: bytes and
+// packets per second, and packets per second dropped and in error.
 type Net struct {
-	Name  string  `json:"name"`
-	RxBps float64 `json:"rx_bps"`
-	TxBps float64 `json:"tx_bps"`
-	RxPps float64 `json:"rx_pps"`
-	TxPps float64 `json:"tx_pps"`
+	Name    string  `json:"name"`
+	RxBps   float64 `json:"rx_bps"`
+	TxBps   float64 `json:"tx_bps"`
+	RxPps   float64 `json:"rx_pps"`
+	TxPps   float64 `json:"tx_pps"`
+	RxDrops float64 `json:"rx_drops_per_s"`
+	TxDrops float64 `json:"tx_drops_per_s"`
+	RxErrs  float64 `json:"rx_errs_per_s"`
+	TxErrs  float64 `json:"tx_errs_per_s"`
+}
+
+// TCP is the machine's TCP segments per second over an interval, from
+// /proc/net/snmp (the network namespace the probe runs in): received,
+// sent (retransmissions excluded, as the kernel counts OutSegs) and
+// retransmitted.
+type TCP struct {
+	InSegs      float64 `json:"in_segs_per_s"`
+	OutSegs     float64 `json:"out_segs_per_s"`
+	RetransSegs float64 `json:"retrans_segs_per_s"`
 }
 
 // PSI is the share of the interval in which some (or all) non-idle tasks
@@ -189,11 +205,27 @@ func (f ThrottleFlags) Word() uint32 {
 	return w
 }
 
+// What a watched process is to a load test: Proc.Role, ProcSummary.Role.
+// A process watched for itself (edgebench probe --watch) has none.
+const (
+	// RoleServer is the server: what listens on the target's port (with
+	// its workers), and the processes --watch names in a load test.
+	RoleServer = "server"
+	// RoleUpstream is a process the server hands its work to, found from
+	// the server's connected sockets (php-fpm behind nginx, a proxied
+	// local backend): the server's work too.
+	RoleUpstream = "upstream"
+	// RoleGenerator is the load test's own process, edgebench.
+	RoleGenerator = "generator"
+)
+
 // Proc is a watched process, or the processes of a watched name or tree
 // summed.
 type Proc struct {
 	Name     string   `json:"name"`
 	PID      int      `json:"pid,omitempty"` // set when watched by PID (a tree's root)
+	Role     string   `json:"role,omitempty"`
+	Of       string   `json:"of,omitempty"`  // an upstream's: the name of the server that hands it work
 	Count    int      `json:"count"`         // processes found
 	CPU      *float64 `json:"cpu,omitempty"` // % of one core (200 = two cores busy)
 	RSS      *uint64  `json:"rss,omitempty"` // bytes

@@ -72,18 +72,35 @@ func (r *Report) WriteText(w io.Writer) error {
 	if disks == 0 {
 		row("", "-", "-", "-", "-", "-", "-")
 	}
-	row("", "Net (mean/max)", "rx KB/s", "tx KB/s", "rx pkt/s", "tx pkt/s", "")
+	row("", "Net (mean/max)", "rx KB/s", "tx KB/s", "rx pkt/s", "tx pkt/s", "drops rx/tx", "errors rx/tx")
 	if len(s.Nets) == 0 {
-		row("", "-", "-", "-", "-", "-", "")
+		row("", "-", "-", "-", "-", "-", "-", "-")
 	}
 	for _, n := range s.Nets {
 		name := n.Name
-		if n.SpeedMbps > 0 {
+		switch {
+		case n.SpeedMbps > 0 && n.Duplex == "half":
+			name += " (" + strconv.Itoa(n.SpeedMbps) + " Mb/s, half duplex)"
+		case n.SpeedMbps > 0:
 			name += " (" + strconv.Itoa(n.SpeedMbps) + " Mb/s)"
 		}
-		row("", name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), "")
+		row("", name, st(n.RxKBs, 1), st(n.TxKBs, 1), st(n.RxPps, 0), st(n.TxPps, 0), counts(n.RxDrops, n.TxDrops), counts(n.RxErrs, n.TxErrs))
 	}
 	tw.Flush()
+	if t := s.TCP; t != nil {
+		retrans := "none sent"
+		if pct, ok := t.RetransPct(); ok {
+			retrans = fmt.Sprintf("%.0f of %.0f segments sent (%.2f %%)", t.Retrans, t.Out, pct)
+		}
+		fmt.Fprintf(bw, "  TCP segments/s in %s, out %s; retransmitted %s\n", st(t.InSegs, 0), st(t.OutSegs, 0), retrans)
+	}
+	if p := s.Path; p != nil {
+		fmt.Fprintf(bw, "  round trip to %s (TCP handshakes): idle %s; under load %s", p.Target, rtt(p.Idle), rtt(p.Loaded))
+		if p.Lost > 0 {
+			fmt.Fprintf(bw, ", %d lost", p.Lost)
+		}
+		io.WriteString(bw, "\n")
+	}
 
 	temp, freq, thr, psi := "-", "-", "-", "-"
 	if s.TempMaxC != nil {
@@ -104,13 +121,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 		row("", "Watched", "n", "CPU % mean/max", "RSS MB mean/max", "read KB", "write KB")
 		for _, p := range s.Procs {
-			name := p.Name
-			if name == "" {
-				name = "?"
-			}
-			if p.PID > 0 {
-				name += " [" + strconv.Itoa(p.PID) + "]"
-			}
+			name := p.Label()
 			rss := "-"
 			if p.RSS != nil {
 				rss = f1(p.RSS.Mean/(1<<20)) + "/" + f1(p.RSS.Max/(1<<20))
@@ -157,6 +168,37 @@ func optStat(s *Stat, prec int, div float64, sep string) string {
 	return fp(s.Mean/div, prec) + sep + fp(s.Max/div, prec)
 }
 
+// rtt is handshake times as the System section prints them: "median
+// 0.31 ms (0.28-0.90 ms, 5 handshakes)"; "-" when none were measured.
+func rtt(r *RTT) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("median %s ms (%s-%s ms, %d handshake%s)", ms(r.MedianMS), ms(r.MinMS), ms(r.MaxMS), r.N, plural(r.N))
+}
+
+// ms prints a time in milliseconds with 3 significant digits, at least
+// two decimals: 0.052, 1.20, 48.3, 312.
+func ms(v float64) string {
+	switch {
+	case v < 1:
+		return fp(v, 3)
+	case v < 10:
+		return fp(v, 2)
+	case v < 100:
+		return fp(v, 1)
+	}
+	return fp(v, 0)
+}
+
+// counts is a pair of totals, "2/0"; "-" when absent.
+func counts(a, b *float64) string {
+	if a == nil || b == nil {
+		return "-"
+	}
+	return fp(*a, 0) + "/" + fp(*b, 0)
+}
+
 func optMean(s *Stat, div float64) string {
 	if s == nil {
 		return "-"
@@ -169,4 +211,11 @@ func optMax(s *Stat, div float64) string {
 		return "-"
 	}
 	return f1(s.Max / div)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -253,3 +253,41 @@ func ResultH2(t testing.TB, n int) *wire.Result {
 		Resets: []wire.CodeCount{{Name: "REFUSED_STREAM", N: 1}}}
 	return r
 }
+
+// ResultNet is ResultN of a loader on another machine than its target:
+// its interfaces' drops and duplex, the TCP segments and retransmissions,
+// and the round-trip time to the target before and under the load.
+func ResultNet(t testing.TB, n int) *wire.Result {
+	r := ResultN(t, n)
+	r.Spec.URL = "http://192.168.2.13/index.html"
+	sys := r.Runs[0].System
+	for i := range sys.Samples {
+		s := &sys.Samples[i]
+		s.Nets[0].RxDrops, s.Nets[0].TxErrs = int64(i%3), int64(i%2)
+		s.TCP = &wire.TCPRate{InSegs: 27_000, OutSegs: 27_500, RetransSegs: int64(i % 7)}
+	}
+	nw := &sys.Summary.Nets[0]
+	nw.SpeedMbps, nw.Duplex = 1000, "full"
+	nw.RxDrops, nw.TxDrops, nw.RxErrs, nw.TxErrs = i64(20), i64(0), i64(0), i64(15)
+	sys.Summary.TCP = &wire.TCPWindow{InSegs: stv(27_000, 27_100), OutSegs: stv(27_500, 27_600), RetransSegs: stv(3, 6), Out: 825_000, Retrans: 90}
+	sys.Summary.Path = &wire.PathWindow{Target: "192.168.2.13:80", Idle: &wire.RTTWindow{N: 5, MinUS: 280, MedianUS: 300, MaxUS: 900},
+		Loaded: &wire.RTTWindow{N: 120, MinUS: 310, MedianUS: 450, MaxUS: 3000}, Lost: 1}
+	return r
+}
+
+// Watch is the collector's watch on the target of a two-machine run, and
+// Mark a mark of its load's window.
+func Watch() *wire.Command {
+	c := Command()
+	c.Kind, c.Select, c.Sig = wire.KindProbe, nil, nil
+	c.Spec = wire.CommandSpec{Probe: &wire.ProbeSpec{IntervalMS: 500, DurationMS: 45_000, URL: "http://192.168.2.13/index.html"}}
+	return c
+}
+
+// Mark is the end mark of the second window of Watch's load.
+func Mark() *wire.Command {
+	c := Command()
+	c.ID, c.Kind, c.Select, c.Sig = "01JB6Z3H00A1B2C3D4E5F6G7H9", wire.KindMark, nil, nil
+	c.Spec = wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: "01JB6Z3H00A1B2C3D4E5F6G7H8", Run: 1, Edge: wire.MarkEnd}}
+	return c
+}
