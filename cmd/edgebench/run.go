@@ -279,7 +279,7 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		// measured; one that never answered was not.
 		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no response (%s)", report.FailureSummary(last))}
 	case rf.tool == nil && ok == 0:
-		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", report.FailureSummary(last))}
+		return &cli.ExitError{Code: 1, Msg: measure.NoSuccess(runs).Error()}
 	}
 	return nil
 }
@@ -298,25 +298,20 @@ func oneURL(rest []string, synopsis string) (string, error) {
 
 // wireResult is the result of the runs as the agent would send it.
 func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Result {
-	r := &wire.Result{
-		V: wire.SchemaVersion, ID: wire.NewID(), CreatedAt: time.Now().UTC(),
-		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: rf.labels,
-		Spec: measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
-	}
-	var info *wire.DeviceInfo
-	info, r.BootID = measure.DeviceInfo(rf.probeRoot, version, rf.labels)
-	r.Fingerprint = measure.FingerprintOf(info)
+	info, boot := measure.DeviceInfo(rf.probeRoot, version, rf.labels)
+	r := measure.NewResult(measure.Origin{ID: wire.NewID(), BootID: boot, Kind: wire.KindLoadTest, At: time.Now(),
+		Info: info, Labels: rf.labels})
+	r.Spec = measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil)
 	for _, w := range rf.watches {
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
 	}
 	measure.AddRuns(r, runs)
 	measure.MarkAuto(r, runs, rf.auto)
-	switch {
-	case runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil:
-		r.Outcome, r.Reason = wire.StateCancelled, "interrupted"
-	case measure.OK(runs) == 0:
-		r.Outcome, r.Reason = wire.StateFailed, "no successful response"
+	var stop measure.Stop
+	if runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil {
+		stop.Reason = "interrupted"
 	}
+	measure.Finish(r, stop, measure.NoSuccess(runs))
 	return r
 }
 
