@@ -8,14 +8,19 @@
 #   flock /work/wt/heavy.lock bench/verdict-columns.sh        # 5 rounds
 #   ROUNDS=3 BEFORE=f1428f1 bench/verdict-columns.sh
 #
-# The benchmarks are collector/verdict_bench_test.go's: CompareVerdicts
-# (Store.Compare by server), GroupRunsVerdicts (the store's part of it)
-# and RunsVerdicts (Store.Runs and AddVerdicts). Each round runs the
-# before and the after binary in turn, pinned to CPU (1); it prints every
-# round and the medians in ms.
+# The benchmarks are collector/store/verdicts_bench_test.go's:
+# CompareVerdicts (compare.Runs by server), GroupRunsVerdicts (the
+# store's part of it) and RunsVerdicts (Store.Runs and AddVerdicts). The
+# old tree runs them as they were written for this script, while the
+# collector was one package (collector/verdict_bench_test.go of BENCHSRC;
+# later ones also hold the backfill's benchmark, which the old store
+# cannot build). Each round runs
+# the before and the after binary in turn, pinned to CPU (1); it prints
+# every round and the medians in ms.
 set -euo pipefail
 
 BEFORE=${BEFORE:-f1428f1}
+BENCHSRC=${BENCHSRC:-3772b3c}
 ROUNDS=${ROUNDS:-5}
 CPU=${CPU:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,12 +32,12 @@ mkdir "$work/old"
 git -C "$root" archive "$BEFORE" | tar -x -C "$work/old"
 # The benchmarks, on the old store: the runs' verdicts from the payloads.
 sed 's/\t\truns, err := s.GroupRuns(ctx, "server", Filter{})/&\n\t\tif err == nil {\n\t\t\truns, err = s.withVerdicts(ctx, runs, false)\n\t\t}/' \
-	"$root/collector/verdict_bench_test.go" > "$work/old/collector/verdict_bench_test.go"
+	<(git -C "$root" show "$BENCHSRC:collector/verdict_bench_test.go") > "$work/old/collector/verdict_bench_test.go"
 grep -q withVerdicts "$work/old/collector/verdict_bench_test.go"
 (cd "$work/old" && go test -c -o "$work/before.test" ./collector)
-(cd "$root" && go test -c -o "$work/after.test" ./collector)
+(cd "$root" && go test -c -o "$work/after.test" ./collector/store)
 
-cd "$root/collector"
+cd "$root/collector/store"
 for i in $(seq "$ROUNDS"); do
 	for v in before after; do
 		taskset -c "$CPU" "$work/$v.test" -test.run XXX -test.bench Verdicts -test.benchtime 3x -test.count 1 |

@@ -16,6 +16,10 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/collector/alerts"
+	"github.com/edgebench/edgebench/collector/series"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -24,7 +28,7 @@ import (
 // to the first fail requests.
 type receiver struct {
 	mu     sync.Mutex
-	alerts []Alert
+	alerts []alerts.Alert
 	tries  atomic.Int64
 	fail   int64
 }
@@ -35,7 +39,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "not now", http.StatusInternalServerError)
 		return
 	}
-	var a Alert
+	var a alerts.Alert
 	b, _ := io.ReadAll(req.Body)
 	if req.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &a) != nil {
 		http.Error(w, "bad", http.StatusBadRequest)
@@ -61,23 +65,23 @@ func (r *receiver) kinds() map[string]int {
 // <prefix>/lab/_alerts/, where the quiet one is retained; the collector's
 // account reads them, a device's account does not.
 func TestAlerts(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) { testAlerts(t, e) })
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) { testAlerts(t, e) })
 }
 
-func testAlerts(t *testing.T, e storeEngine) {
+func testAlerts(t *testing.T, e storetest.Engine) {
 	ctx := context.Background()
 	rcv := &receiver{fail: 2}
 	hook := httptest.NewServer(rcv)
 	defer hook.Close()
 	listen := testenv.FreeAddr(t)
 	broker := "tcp://" + listen
-	col := startCollector(t, Config{DB: e.db(t), Listen: listen, Accounts: testAccounts(),
-		Alerts: AlertConfig{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
+	col := startCollector(t, Config{DB: e.DB(t), Listen: listen, Accounts: testAccounts(),
+		Alerts: alerts.Config{Webhook: hook.URL + "/alerts", Interval: 200 * time.Millisecond, Quiet: 2 * time.Second, Backoff: 50 * time.Millisecond}})
 	defer col.Close()
 
 	var mu sync.Mutex
 	got := map[string][][]byte{}
-	sub, err := rawClient(broker, "ops", "collector", "collector-secret")
+	sub, err := testenv.MQTTClient(broker, "ops", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +92,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 		mu.Unlock()
 	}).Wait()
 	var devGot atomic.Int64
-	spy, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	spy, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +115,13 @@ func testAlerts(t *testing.T, e storeEngine) {
 	// pi-1's req/s fell by 15 % a few results ago.
 	rng := rand.New(rand.NewPCG(9, 9))
 	at := time.Now().Add(-20 * time.Hour)
-	var batch []Incoming
+	var batch []store.Incoming
 	for i := range 20 {
 		rps := 1000 * (1 + 0.02*rng.NormFloat64())
 		if i >= 12 {
 			rps *= 0.85
 		}
-		batch = append(batch, incoming(t, fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at, rps, 800)))
+		batch = append(batch, storetest.Incoming(t, storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, at, rps, 800)))
 		at = at.Add(time.Hour)
 	}
 	if _, err := col.Store().Ingest(ctx, batch); err != nil {
@@ -126,7 +130,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 
 	testenv.Until(t, "the change and the quiet device at the webhook", func() bool {
 		k := rcv.kinds()
-		return k[AlertChange] >= 1 && k[AlertQuiet] == 1
+		return k[alerts.KindChange] >= 1 && k[alerts.KindQuiet] == 1
 	})
 	testenv.Until(t, "the same on MQTT", func() bool {
 		mu.Lock()
@@ -139,7 +143,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 	if !strings.Contains(page, "lab/pi-1 · GET") || strings.Count(page, `stroke="#b3261e"`) != 2 || !strings.Contains(page, "<polyline") {
 		t.Errorf("the changes page:\n%s", page)
 	}
-	var api []Change
+	var api []series.Change
 	if err := json.Unmarshal([]byte(scrape(t, "http://"+col.WebAddr()+"/api/changes?days=2")), &api); err != nil || len(api) != 2 {
 		t.Errorf("/api/changes: %d changes, %v", len(api), err)
 	}
@@ -149,7 +153,7 @@ func testAlerts(t *testing.T, e storeEngine) {
 	mu.Lock()
 	rps := 0
 	for _, b := range got[prefix+"/lab/_alerts/change/pi-1"] {
-		var a Alert
+		var a alerts.Alert
 		json.Unmarshal(b, &a)
 		if a.Change != nil && a.Change.Metric == "rps" && a.Change.Worse() && strings.Contains(a.Summary, "worse") {
 			rps++
@@ -159,12 +163,12 @@ func testAlerts(t *testing.T, e storeEngine) {
 	if rps != 1 {
 		t.Errorf("%d alerts of pi-1's req/s worse on MQTT, want 1", rps)
 	}
-	time.Sleep(time.Second)                                          // more checks: each alert once
-	if k := rcv.kinds(); k[AlertQuiet] != 1 || k[AlertChange] != 2 { // req/s and CPU per request
+	time.Sleep(time.Second)                                                      // more checks: each alert once
+	if k := rcv.kinds(); k[alerts.KindQuiet] != 1 || k[alerts.KindChange] != 2 { // req/s and CPU per request
 		t.Errorf("webhook got %v, want each alert once: 2 changes, 1 quiet", k)
 	}
 	// A subscriber that comes later gets the retained quiet alert only.
-	late, err := rawClient(broker, "ops-2", "collector", "collector-secret")
+	late, err := testenv.MQTTClient(broker, "ops-2", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +188,12 @@ func testAlerts(t *testing.T, e storeEngine) {
 
 	// A schedule for pi-2, offline: its firing missed it. pi-1's spool
 	// grows past 10 (a raw client: the transport reports its own spool).
-	m := testSchedule("for-pi-2")
+	m := storetest.Schedule("for-pi-2")
 	m.Trigger.Device = "pi-2"
 	if err := col.Store().AddSchedule(ctx, m, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	raw, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,14 +207,14 @@ func testAlerts(t *testing.T, e storeEngine) {
 		onMQTT := got[prefix+"/lab/_alerts/missed/for-pi-2"] != nil && got[prefix+"/lab/_alerts/spool/pi-1"] != nil
 		mu.Unlock()
 		k := rcv.kinds()
-		return onMQTT && k[AlertMissed] >= 1 && k[AlertSpool] == 1
+		return onMQTT && k[alerts.KindMissed] >= 1 && k[alerts.KindSpool] == 1
 	})
 	col.Store().PauseSchedule(ctx, "for-pi-2", true, time.Now())
 	mu.Lock()
-	var a Alert
+	var a alerts.Alert
 	json.Unmarshal(got[prefix+"/lab/_alerts/missed/for-pi-2"][0], &a)
 	mu.Unlock()
-	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (Missed{Device: "lab/pi-2", Reason: "offline"}) {
+	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (store.Missed{Device: "lab/pi-2", Reason: "offline"}) {
 		t.Errorf("missed alert %+v", a)
 	}
 	if n := devGot.Load(); n != 0 {
@@ -233,11 +237,11 @@ func TestWebhookNeverBlocksIngest(t *testing.T) {
 	defer close(stuck)
 	listen := testenv.FreeAddr(t)
 	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: listen, Accounts: testAccounts(),
-		Alerts: AlertConfig{Webhook: hook.URL, QueueLen: 4}})
+		Alerts: alerts.Config{Webhook: hook.URL, QueueLen: 4}})
 	defer col.Close()
 	start := time.Now()
 	for range 100 {
-		col.raise(&Alert{Kind: AlertMissed, Fleet: "lab", Subject: "nightly", At: time.Now(), Summary: "test"})
+		col.alerts.Raise(&alerts.Alert{Kind: alerts.KindMissed, Fleet: "lab", Subject: "nightly", At: time.Now(), Summary: "test"})
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("raising 100 alerts took %v", d)
@@ -249,7 +253,7 @@ func TestWebhookNeverBlocksIngest(t *testing.T) {
 	defer cancel()
 	d := device(t, "tcp://"+listen, "lab", "pi-1", "one")
 	defer d.Close()
-	r := fakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1000, 800)
+	r := storetest.FakeResult(rand.New(rand.NewPCG(1, 1)), "lab", "pi-1", nil, time.Now(), 1000, 800)
 	if err := d.PublishResult(ctx, r); err != nil {
 		t.Fatal(err)
 	}

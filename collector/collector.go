@@ -13,6 +13,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/alerts"
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/metrics"
+	"github.com/edgebench/edgebench/collector/schedules"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -26,7 +32,7 @@ type Config struct {
 	// Embedded broker (the default): Listen is its address and Accounts
 	// who may connect. The collector dials it with Accounts.Collector.
 	Listen   string // default 127.0.0.1:1883
-	Accounts *Accounts
+	Accounts *broker.Accounts
 	// TLS for the embedded broker's listener: its certificate and key
 	// (PEM) and, to require client certificates, the CA that signs them.
 	// The collector's own client then reaches the broker on a plain
@@ -68,7 +74,7 @@ type Config struct {
 	// every hour.
 	Keep time.Duration
 
-	Alerts AlertConfig // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
+	Alerts alerts.Config // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
 
 	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
 	BatchMax      int // results per transaction; default 256
@@ -79,7 +85,7 @@ type Config struct {
 	QueueLen int
 	Log      *zap.Logger
 
-	limits       brokerLimits  // the embedded broker's; tests shorten them
+	limits       broker.Limits // the embedded broker's; tests shorten them
 	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
 }
 
@@ -109,7 +115,7 @@ func (c *Config) fill() error {
 		if c.Accounts == nil {
 			return errors.New("collector: the embedded broker needs accounts (--accounts FILE)")
 		}
-		if err := c.Accounts.check(); err != nil {
+		if err := c.Accounts.Check(); err != nil {
 			return fmt.Errorf("collector: accounts: %w", err)
 		}
 		if c.Accounts.Collector.Password == "" {
@@ -119,11 +125,11 @@ func (c *Config) fill() error {
 	if c.Web == "" {
 		c.Web = "127.0.0.1:8080"
 	}
-	if c.Web != "-" && c.APIToken == "" && !loopbackAddr(c.Web) {
+	if c.Web != "-" && c.APIToken == "" && !web.LoopbackAddr(c.Web) {
 		return fmt.Errorf("collector: web %s is not a loopback address: set an API token", c.Web)
 	}
 	for _, h := range c.WebHosts {
-		if err := ValidWebHost(h); err != nil {
+		if err := web.ValidWebHost(h); err != nil {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
@@ -136,7 +142,6 @@ func (c *Config) fill() error {
 	if c.QueueLen <= 0 {
 		c.QueueLen = 8192
 	}
-	c.limits.fill()
 	if c.Log == nil {
 		c.Log = zap.NewNop()
 	}
@@ -155,8 +160,8 @@ func (c *Config) fill() error {
 type Collector struct {
 	cfg    Config
 	log    *zap.Logger
-	store  *Store
-	broker *broker
+	store  *store.Store
+	broker *broker.Broker
 	client *transport.Client
 	sub    *transport.Subscriber
 	web    *http.Server
@@ -170,14 +175,16 @@ type Collector struct {
 	stored, duplicates, failed atomic.Int64
 	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
 	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
-	quotas                     *quotas
+	quotas                     *broker.Quotas
 	panics                     atomic.Int64 // results the store panicked on
+	brokerRefused              atomic.Int64 // logins, connections and packets the embedded broker refused
 
 	downMu    sync.Mutex
 	downSince time.Time // when the store became unavailable; zero while it is not
 
-	alerts  *alerter
-	metrics *metrics
+	alerts  *alerts.Alerter
+	metrics *metrics.Metrics
+	sched   *schedules.Scheduler
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
@@ -190,13 +197,13 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(ctx, cfg.DB)
+	st, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
-		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.logEvery)}
-	if b := st.backfilled; b.Results > 0 {
+		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.LogEvery)}
+	if b := st.Backfilled(); b.Results > 0 {
 		cfg.Log.Info("verdicts of stored results filled from their payloads", zap.Int("results", b.Results),
 			zap.Int("runs", b.Runs), zap.Int("undecodable", b.Undecodable))
 	}
@@ -204,8 +211,12 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 	if cfg.Broker != "" {
 		accounts = nil // an external broker's devices: DefaultQuota
 	}
-	c.quotas = &quotas{of: quotaOf(accounts), since: st.StoredBytesSince, use: map[wire.Addr]*usage{}}
+	c.quotas = broker.NewQuotas(broker.QuotaOf(accounts), st.StoredBytesSince)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.metrics = metrics.New(c.ctx, metrics.Config{Store: st, Log: cfg.Log,
+		Stored: c.stored.Load, Duplicates: c.duplicates.Load, Failed: c.failed.Load, BrokerRefused: c.brokerRefused.Load,
+		AlertsPublished: func() int64 { return c.AlertStats().Published }, AlertsPosted: func() int64 { return c.AlertStats().Posted },
+		AlertsDropped: func() int64 { return c.AlertStats().Dropped }})
 	if err := c.start(); err != nil {
 		c.Close()
 		return nil, err
@@ -215,18 +226,19 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 
 func (c *Collector) start() error {
 	cfg := c.cfg
-	broker, user, pass := cfg.Broker, cfg.Username, cfg.Password
-	if broker == "" {
-		tlsCfg, err := brokerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCAFile)
+	brokerURL, user, pass := cfg.Broker, cfg.Username, cfg.Password
+	if brokerURL == "" {
+		tlsCfg, err := broker.LoadTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCAFile)
 		if err != nil {
 			return err
 		}
-		b, err := startBroker(cfg.Listen, tlsCfg, cfg.Accounts, cfg.Prefix, cfg.limits, c.log.Named("broker"))
+		b, err := broker.Start(broker.Config{Listen: cfg.Listen, TLS: tlsCfg, Accounts: cfg.Accounts, Prefix: cfg.Prefix,
+			Limits: cfg.limits, Log: c.log.Named("broker"), Refused: &c.brokerRefused})
 		if err != nil {
 			return err
 		}
 		c.broker = b
-		broker = "tcp://" + b.own
+		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
 	c.wg.Add(2)
@@ -238,7 +250,7 @@ func (c *Collector) start() error {
 	}
 
 	cl, err := transport.Dial(transport.ClientConfig{
-		Broker: broker, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
+		Broker: brokerURL, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,
 		RetryInterval: time.Second, MaxRetryWait: 10 * time.Second, CleanSession: cfg.Share != "",
 	}, transport.Options{Log: c.log.Named("mqtt"), Workers: cfg.IngestWorkers, QueueLen: cfg.QueueLen,
 		AnnounceCollector: true}) // devices resend what they hold once it has resubscribed
@@ -273,19 +285,20 @@ func (c *Collector) start() error {
 	c.startFleet()
 
 	if cfg.Web != "-" {
-		w, err := NewWeb(c.store, c.log.Named("web"))
+		o := web.Options{Log: c.log.Named("web")}
+		if cfg.APIToken == "" { // a button would bypass the token
+			o.Cancel = func(ctx context.Context, id string) error { _, err := c.Cancel(ctx, id); return err }
+		}
+		w, err := web.New(c.store, o)
 		if err != nil {
 			return err
-		}
-		if cfg.APIToken == "" { // a button would bypass the token
-			w.cancel = c.Cancel
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
 		api := http.NewServeMux()
 		c.api(api)
 		c.fleetRoutes(mux, api)
-		mux.Handle("/api/", requireToken(cfg.APIToken, api))
+		mux.Handle("/api/", web.RequireToken(cfg.APIToken, api))
 		ln, err := net.Listen("tcp", cfg.Web)
 		if err != nil {
 			return fmt.Errorf("collector: web: %w", err)
@@ -293,7 +306,7 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: allowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
+		c.web = &http.Server{Handler: web.AllowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
 			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {
@@ -310,7 +323,7 @@ func (c *Collector) start() error {
 func (c *Collector) WaitConnected(ctx context.Context) error { return c.client.WaitConnected(ctx) }
 
 // Store is the collector's store.
-func (c *Collector) Store() *Store { return c.store }
+func (c *Collector) Store() *store.Store { return c.store }
 
 // WebAddr is the address the web UI listens on ("" without one).
 func (c *Collector) WebAddr() string {

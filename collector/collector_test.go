@@ -3,13 +3,13 @@ package collector
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,11 +17,13 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tinylib/msgp/msgp"
 
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -29,19 +31,27 @@ import (
 	"github.com/edgebench/edgebench/wire/wiretest"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		testenv.StopPostgres()
-		os.Exit(code)
-	}))
+// sqliteDB opens the SQLite file of a collector's store for the test's
+// own SQL, beside the collector's connections; it is closed when the test
+// ends.
+func sqliteDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
+
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 const prefix = wire.DefaultPrefix
 
-func testAccounts() *Accounts {
-	return &Accounts{
-		Collector: Account{Username: "collector", Password: "collector-secret"},
-		Devices: []Account{
+func testAccounts() *broker.Accounts {
+	return &broker.Accounts{
+		Collector: broker.Account{Username: "collector", Password: "collector-secret"},
+		Devices: []broker.Account{
 			{Fleet: "lab", ID: "pi-1", Password: "one"},
 			{Fleet: "lab", ID: "pi-2", Password: "two"},
 		},
@@ -90,21 +100,6 @@ func device(t *testing.T, broker, fleet, id, password string) *transport.Client 
 	return c
 }
 
-// rawClient is a plain paho client, for what a misbehaving device sends.
-func rawClient(broker, clientID, user, password string) (paho.Client, error) {
-	o := paho.NewClientOptions().AddBroker(broker).SetClientID(clientID).SetUsername(user).SetPassword(password).
-		SetAutoReconnect(false).SetConnectRetry(false).SetConnectTimeout(5 * time.Second)
-	c := paho.NewClient(o)
-	tok := c.Connect()
-	if !tok.WaitTimeout(10 * time.Second) {
-		return nil, fmt.Errorf("connect: no answer")
-	}
-	if err := tok.Error(); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 func TestCollectorEmbeddedBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -123,7 +118,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	d1 := device(t, broker, "lab", "pi-1", "one")
 	defer d1.Close()
 	rng := rand.New(rand.NewPCG(3, 4))
-	res := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
 	if err := d1.PublishResult(ctx, res); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +140,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 		{"edgebench-lab-pi-3", "pi-3", "three"},
 		{"edgebench-lab-pi-1", "pi-2", "two"}, // pi-2 taking over pi-1's session
 	} {
-		if c, err := rawClient(broker, bad.id, bad.user, bad.pw); err == nil {
+		if c, err := testenv.MQTTClient(broker, bad.id, bad.user, bad.pw); err == nil {
 			c.Disconnect(0)
 			t.Errorf("%+v connected", bad)
 		}
@@ -155,7 +150,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	// through the broker.
 	var mu sync.Mutex
 	seen := map[string]int{}
-	watcher, err := rawClient(broker, "watcher", "collector", "collector-secret")
+	watcher, err := testenv.MQTTClient(broker, "watcher", "collector", "collector-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +168,11 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	// broker drops such a QoS 1 publish and the connection, as MQTT 3.1.1
 	// has no negative PUBACK), nor subscribe to pi-1's commands or a
 	// wildcard.
-	forged := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1, 1)
+	forged := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1, 1)
 	fb, _ := forged.MarshalMsg(nil)
 	denied := []string{prefix + "/lab/pi-1/result", prefix + "/lab/pi-2/cmd", prefix + "/lab/_all/cmd", prefix + "/lab/pi-1/cmd", prefix + "/lab/pi-2/ack"}
 	p2 := func() paho.Client {
-		c, err := rawClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
+		c, err := testenv.MQTTClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +209,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 
 	// A malformed result is dropped without stopping ingest; a duplicate
 	// is stored once.
-	p1, err := rawClient(broker, "edgebench-lab-pi-1-raw", "pi-1", "one")
+	p1, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1-raw", "pi-1", "one")
 	if err == nil {
 		p1.Disconnect(0)
 		t.Fatal("pi-1 connected with a second client id")
@@ -228,7 +223,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Until(t, "duplicate counted", func() bool { return col.Stats().Duplicates >= 1 })
-	res2 := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
+	res2 := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "kangle"}, time.Now(), 1200, 600)
 	if err := d1.PublishResult(ctx, res2); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +244,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(TriggerRequest{Select: map[string]string{"site": "attic"},
+	body, _ := json.Marshal(store.TriggerRequest{Select: map[string]string{"site": "attic"},
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
 	resp, err := http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -269,14 +264,14 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("command never arrived")
 	}
-	if _, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
+	if _, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
 		t.Error("selection of nothing accepted")
 	}
 	// What the devices' decoder would refuse is not sent: a key with the
 	// CA bundle, streams without HTTP/2.
 	withKey := wire.LoadTestSpec{URL: "https://127.0.0.1/", Connections: 1, DurationMS: 1000,
 		TLS: &wire.TLSSpec{CACerts: append(wiretest.CABundle(t), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)}}
-	body, _ = json.Marshal(TriggerRequest{Device: "pi-1", Spec: withKey})
+	body, _ = json.Marshal(store.TriggerRequest{Device: "pi-1", Spec: withKey})
 	resp, err = http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +281,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	if resp.StatusCode == 200 || !strings.Contains(string(msg), "private key") {
 		t.Errorf("a key in the CA bundle: %d %s", resp.StatusCode, msg)
 	}
-	if _, err := col.Trigger(ctx, TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
+	if _, err := col.Trigger(ctx, store.TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("streams without HTTP/2: %v", err)
 	}
 	select {
@@ -351,7 +346,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	const n = 10
 	for id, d := range devs {
 		for range n {
-			r := fakeResult(rng, "lab", id, nil, time.Now(), 500, 500)
+			r := storetest.FakeResult(rng, "lab", id, nil, time.Now(), 500, 500)
 			if err := d.PublishResult(ctx, r); err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +403,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	// Each collector's API and fleet page show both devices online, and
 	// each one triggers a test on a device whose results the other stored.
 	for i, c := range cols {
-		var ds []Device
+		var ds []store.Device
 		testenv.Until(t, fmt.Sprintf("collector %d's API to list the fleet", i), func() bool {
 			resp, err := http.Get("http://" + c.WebAddr() + "/api/devices")
 			if err != nil {
@@ -431,7 +426,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 			t.Errorf("collector %d's fleet page lacks a device", i)
 		}
 		target := []string{"pi-2", "pi-1"}[i]
-		tr, err := c.Trigger(ctx, TriggerRequest{Fleet: "lab", Device: target,
+		tr, err := c.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: target,
 			Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 		if err != nil {
 			t.Fatalf("collector %d trigger: %v", i, err)
@@ -512,11 +507,12 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "n.db"), Listen: listen, Accounts: testAccounts(), Web: "-"})
+	db := filepath.Join(t.TempDir(), "n.db")
+	col := startCollector(t, Config{DB: db, Listen: listen, Accounts: testAccounts(), Web: "-"})
 	defer col.Close()
 	d1 := device(t, "tcp://"+listen, "lab", "pi-1", "one")
 	defer d1.Close()
-	res := fakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rand.New(rand.NewPCG(5, 6)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
 	res.V = wire.SchemaVersion
 	plain, err := res.MarshalMsg(nil)
 	if err != nil {
@@ -538,7 +534,7 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 		return err == nil
 	})
 	var raw []byte
-	if err := col.Store().r.QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
+	if err := sqliteDB(t, db).QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(raw, newer) {

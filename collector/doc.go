@@ -1,13 +1,15 @@
-// Package collector is edgebench's central side: it stores the devices,
-// commands, events and results the fleet publishes (Store, a SQLite file),
-// compares groups of runs with honest statistics (Compare, MannWhitneyU,
-// HodgesLehmann), serves the web UI (Handler) and ties them to MQTT
-// (Collector: an embedded broker with authentication and ACLs, or an
-// external one).
+// Package collector is edgebench's central side, wired together: Start
+// opens the store, starts the embedded broker (or dials an external
+// one), takes what the fleet publishes (the ingest: results batched into
+// one transaction and acked after their commit, statuses, events,
+// heartbeats), sends commands (Trigger, Cancel), serves the web UI and
+// its API, and runs the scheduler, the alerts and the retention until
+// Close.
 //
-// A comparison groups runs by device, run label or system-info field and
-// reports, per figure, each group's median and spread and the difference
-// from the first group in %, with a 95 % interval and a Mann-Whitney U
-// verdict at alpha 0.05 ("~" when the difference is within the noise), as
-// benchstat does.
+// Each part it wires is a package of its own under collector/, with one
+// job: broker (the embedded broker, its accounts, ACL, login gate and
+// quotas), store (both engines: every read and write), compare, series
+// (changes over time), schedules, alerts, metrics and web, over the pure
+// ones stats, cron, group, rebuild and escape. ARCHITECTURE.md draws
+// them and the rule of who imports whom.
 package collector

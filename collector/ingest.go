@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -25,7 +26,7 @@ const heartbeatFlush = time.Second
 // ingestReq is a result waiting for the batcher, and where its handler
 // waits for the commit.
 type ingestReq struct {
-	in   Incoming
+	in   store.Incoming
 	done chan error // buffered 1
 }
 
@@ -40,8 +41,8 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 			zap.String("fleet", from.Fleet), zap.String("device", from.Device))
 		return fmt.Errorf("%s: %w", why, transport.ErrRejected)
 	}
-	req := ingestReq{in: Incoming{Result: r, Raw: raw, Received: time.Now()}, done: make(chan error, 1)}
-	req.in.prepare()
+	req := ingestReq{in: store.Incoming{Result: r, Raw: raw, Received: time.Now()}, done: make(chan error, 1)}
+	req.in.Prepare()
 	select {
 	case c.ingest <- req:
 	case <-ctx.Done():
@@ -59,7 +60,7 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 
 // refuse says why the collector refuses the result r of the device from
 // for good, "" when it takes it: a device time that is absurd, a quota
-// it is over (quota.go), or a command named that was not sent to that
+// it is over (broker.Quotas), or a command named that was not sent to that
 // device. An error is the store's, to try again.
 func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (string, error) {
 	from = wire.Addr{Fleet: from.Fleet, Device: from.Device} // the device, whatever the topic
@@ -67,10 +68,10 @@ func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, 
 	if why := absurdTime(r, now); why != "" {
 		return why, nil
 	}
-	if why := c.quotas.of(from).shape(r); why != "" {
+	if why := c.quotas.Of(from).Shape(r); why != "" {
 		return why, nil
 	}
-	why, err := c.quotas.take(ctx, from, int64(len(raw)), now)
+	why, err := c.quotas.Take(ctx, from, int64(len(raw)), now)
 	if why != "" || err != nil {
 		return why, err
 	}
@@ -137,7 +138,7 @@ var errTaken = fmt.Errorf("result id is another device's result: %w", transport.
 func (c *Collector) batcher() {
 	defer c.wg.Done()
 	batch := make([]ingestReq, 0, c.cfg.BatchMax)
-	in := make([]Incoming, 0, c.cfg.BatchMax)
+	in := make([]store.Incoming, 0, c.cfg.BatchMax)
 	for {
 		batch, in = batch[:0], in[:0]
 		select {
@@ -169,14 +170,14 @@ func (c *Collector) batcher() {
 // again one result at a time, so that only the result it fails or panics
 // on fails: that one is logged, counted and not acked, and the ingest goes
 // on.
-func (c *Collector) commit(batch []ingestReq, in []Incoming) {
-	var fresh []ingestState
+func (c *Collector) commit(batch []ingestReq, in []store.Incoming) {
+	var fresh []store.IngestState
 	err := c.whileUnavailable(c.ctx, func() (err error) {
 		fresh, err = c.ingestRecover(in)
 		return err
 	})
 	var p *panicError
-	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !Unavailable(err) {
+	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !store.Unavailable(err) {
 		c.log.Debug("ingest failed: storing the batch one result at a time", zap.Int("results", len(batch)), zap.Error(err))
 		for i := range batch {
 			c.commit(batch[i:i+1], in[i:i+1])
@@ -194,9 +195,9 @@ func (c *Collector) commit(batch []ingestReq, in []Incoming) {
 		switch {
 		case err != nil:
 			c.failed.Add(1)
-		case fresh[i] == ingestNew:
+		case fresh[i] == store.IngestNew:
 			c.stored.Add(1)
-		case fresh[i] == ingestTaken:
+		case fresh[i] == store.IngestTaken:
 			c.refused.Add(1)
 			c.drops.note("result refused", zap.String("reason", "result id is another device's result"),
 				zap.String("result_id", in[i].Result.ID), zap.String("fleet", in[i].Result.Fleet), zap.String("device", in[i].Result.Device))
@@ -221,15 +222,15 @@ func (c *Collector) whileUnavailable(ctx context.Context, f func() error) error 
 		err := f()
 		c.downMu.Lock()
 		switch {
-		case Unavailable(err) && c.downSince.IsZero():
+		case store.Unavailable(err) && c.downSince.IsZero():
 			c.downSince = time.Now()
 			c.log.Warn("store unavailable: holding what comes in, trying again", zap.Error(err))
-		case !Unavailable(err) && !c.downSince.IsZero():
+		case !store.Unavailable(err) && !c.downSince.IsZero():
 			c.log.Info("store available again", zap.Duration("after", time.Since(c.downSince)))
 			c.downSince = time.Time{}
 		}
 		c.downMu.Unlock()
-		if !Unavailable(err) {
+		if !store.Unavailable(err) {
 			return err
 		}
 		t := time.NewTimer(wait)
@@ -255,15 +256,15 @@ type panicError struct {
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // ingestRecover is Store.Ingest with a panic turned into a *panicError.
-func (c *Collector) ingestRecover(in []Incoming) (fresh []ingestState, err error) {
-	defer c.observeIngest(len(in), time.Now())
+func (c *Collector) ingestRecover(in []store.Incoming) (fresh []store.IngestState, err error) {
+	defer c.metrics.ObserveIngest(len(in), time.Now())
 	defer func() {
 		if v := recover(); v != nil {
 			fresh, err = nil, fmt.Errorf("ingest: %w", &panicError{v: v, stack: debug.Stack()})
 		}
 	}()
 	err = storeCall(c.ctx, c.cfg.storeTimeout, func(ctx context.Context) error {
-		fresh, err = c.store.ingest(ctx, in)
+		fresh, err = c.store.IngestStates(ctx, in)
 		return err
 	})
 	return fresh, err

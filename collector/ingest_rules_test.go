@@ -14,15 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
 // rulesAccounts are testAccounts with a device of another fleet.
-func rulesAccounts() *Accounts {
+func rulesAccounts() *broker.Accounts {
 	a := testAccounts()
-	a.Devices = append(a.Devices, Account{Fleet: "far", ID: "pi-9", Password: "nine"})
+	a.Devices = append(a.Devices, broker.Account{Fleet: "far", ID: "pi-9", Password: "nine"})
 	return a
 }
 
@@ -47,29 +50,29 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(),
-		Web: "127.0.0.1:0", limits: brokerLimits{logEvery: time.Hour}})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+		Web: "127.0.0.1:0", limits: broker.Limits{LogEvery: time.Hour}})
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
-	d2 := device(t, broker, "lab", "pi-2", "two")
+	d2 := device(t, brokerURL, "lab", "pi-2", "two")
 	defer d2.Close()
-	d9 := device(t, broker, "far", "pi-9", "nine")
+	d9 := device(t, brokerURL, "far", "pi-9", "nine")
 	defer d9.Close()
 	testenv.Until(t, "three devices online", func() bool {
 		devs, _ := col.Store().Devices(ctx)
 		return len(devs) == 3
 	})
 	spec := wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000}
-	toPi1, err := col.Trigger(ctx, TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
+	toPi1, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toLab, err := col.Trigger(ctx, TriggerRequest{Fleet: "lab", Spec: spec})
+	toLab, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toBoth, err := col.Trigger(ctx, TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec})
+	toBoth, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(19, 2))
 	publish := func(d *transport.Client, fleet, dev, cmd string) *wire.Result {
-		r := fakeResult(rng, fleet, dev, nil, time.Now(), 1000, 800)
+		r := storetest.FakeResult(rng, fleet, dev, nil, time.Now(), 1000, 800)
 		r.CommandID = cmd
 		if err := d.PublishResult(ctx, r); err != nil {
 			t.Fatal(err)
@@ -159,21 +162,21 @@ func TestResultIDOfAnotherDevice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, _ := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
-	d2 := device(t, broker, "lab", "pi-2", "two")
+	d2 := device(t, brokerURL, "lab", "pi-2", "two")
 	defer d2.Close()
 	rng := rand.New(rand.NewPCG(19, 3))
-	mine := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+	mine := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
 	if err := d1.PublishResult(ctx, mine); err != nil {
 		t.Fatal(err)
 	}
 	if err := d1.WaitAck(ctx, mine.ID); err != nil {
 		t.Fatal(err)
 	}
-	theirs := fakeResult(rng, "lab", "pi-2", nil, time.Now(), 5, 5)
+	theirs := storetest.FakeResult(rng, "lab", "pi-2", nil, time.Now(), 5, 5)
 	theirs.ID = mine.ID
 	if err := d2.PublishResult(ctx, theirs); err != nil {
 		t.Fatal(err)
@@ -193,15 +196,15 @@ func TestResultIDOfAnotherDevice(t *testing.T) {
 	}
 
 	// In one batch.
-	st := openTestStore(t)
-	a := fakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
-	b := fakeResult(rng, "lab", "pi-2", nil, time.Now(), 1, 1)
+	st := storetest.OpenSQLite(t)
+	a := storetest.FakeResult(rng, "lab", "pi-1", nil, time.Now(), 1000, 800)
+	b := storetest.FakeResult(rng, "lab", "pi-2", nil, time.Now(), 1, 1)
 	b.ID = a.ID
-	got, err := st.ingest(ctx, []Incoming{incoming(t, a), incoming(t, b), incoming(t, a)})
+	got, err := st.IngestStates(ctx, []store.Incoming{storetest.Incoming(t, a), storetest.Incoming(t, b), storetest.Incoming(t, a)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []ingestState{ingestNew, ingestTaken, ingestDuplicate}; !slices.Equal(got, want) {
+	if want := []store.IngestState{store.IngestNew, store.IngestTaken, store.IngestDuplicate}; !slices.Equal(got, want) {
 		t.Errorf("one batch: %v, want %v", got, want)
 	}
 }
@@ -213,11 +216,11 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-",
-		limits: brokerLimits{logEvery: 500 * time.Millisecond}})
+		limits: broker.Limits{LogEvery: 500 * time.Millisecond}})
 	_ = col
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
 	const n = 2000
 	for i := range n {
@@ -254,13 +257,13 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 // A result id that is not a ULID and an outcome that is not a known
 // state are rejected too, not left unanswered or stored.
 func TestAbsurdDeviceTimesRefused(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		listen := testenv.FreeAddr(t)
-		broker := "tcp://" + listen
-		col, _ := startObserved(t, Config{DB: e.db(t), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-		d1 := device(t, broker, "lab", "pi-1", "one")
+		brokerURL := "tcp://" + listen
+		col, _ := startObserved(t, Config{DB: e.DB(t), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
+		d1 := device(t, brokerURL, "lab", "pi-1", "one")
 		defer d1.Close()
 		rng := rand.New(rand.NewPCG(19, 5))
 		now := time.Now()
@@ -277,7 +280,7 @@ func TestAbsurdDeviceTimesRefused(t *testing.T) {
 			{"outcome pwned", func(r *wire.Result) { r.Outcome = "pwned" }, `outcome "pwned"`},
 			{"id not a ULID", func(r *wire.Result) { r.ID = "not-a-ulid" }, "not a ULID"},
 		} {
-			r := fakeResult(rng, "lab", "pi-1", nil, now, 1000, 800)
+			r := storetest.FakeResult(rng, "lab", "pi-1", nil, now, 1000, 800)
 			c.edit(r)
 			if err := d1.PublishResult(ctx, r); err != nil {
 				t.Fatal(err)
@@ -287,7 +290,7 @@ func TestAbsurdDeviceTimesRefused(t *testing.T) {
 				t.Errorf("%s: stored", c.name)
 			}
 		}
-		ahead := fakeResult(rng, "lab", "pi-1", nil, now.Add(time.Hour), 1000, 800)
+		ahead := storetest.FakeResult(rng, "lab", "pi-1", nil, now.Add(time.Hour), 1000, 800)
 		if err := d1.PublishResult(ctx, ahead); err != nil {
 			t.Fatal(err)
 		}
@@ -303,42 +306,6 @@ func TestAbsurdDeviceTimesRefused(t *testing.T) {
 	})
 }
 
-// TestCommandSentTo: the store knows every target of a command, in both
-// engines: a device by name, each device of a selection (one id sent
-// several times), a whole fleet; not another fleet, not another device.
-func TestCommandSentTo(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
-		ctx := context.Background()
-		s := e.open(t)
-		now := time.Now()
-		add := func(id, fleet, target string) {
-			cmd := &wire.Command{V: 1, ID: id, IssuedAt: now, ExpiresAt: now.Add(time.Minute), Kind: wire.KindLoadTest}
-			if err := s.AddCommand(ctx, fleet, target, cmd, []byte{0x80}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		one, sel, all := wire.NewID(), wire.NewID(), wire.NewID()
-		add(one, "lab", "pi-1")
-		add(sel, "lab", "pi-1")
-		add(sel, "lab", "pi-2")
-		add(sel, "far", "pi-9")
-		add(all, "lab", wire.AllDevices)
-		for _, c := range []struct {
-			id, fleet, device string
-			want              bool
-		}{
-			{one, "lab", "pi-1", true}, {one, "lab", "pi-2", false}, {one, "far", "pi-1", false},
-			{sel, "lab", "pi-2", true}, {sel, "far", "pi-9", true}, {sel, "far", "pi-2", false},
-			{all, "lab", "pi-7", true}, {all, "far", "pi-9", false}, {wire.NewID(), "lab", "pi-1", false},
-		} {
-			got, err := s.CommandSentTo(ctx, c.id, c.fleet, c.device)
-			if err != nil || got != c.want {
-				t.Errorf("%s to %s/%s: %v %v, want %v", c.id, c.fleet, c.device, got, err, c.want)
-			}
-		}
-	})
-}
-
 // TestHeartbeatFromTheFarFuture: a heartbeat stamped in year 5138 (which
 // the store's ns overflowed to 2216) is dropped, so it does not hold back
 // every later heartbeat of the device.
@@ -346,9 +313,9 @@ func TestHeartbeatFromTheFarFuture(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listen := testenv.FreeAddr(t)
-	broker := "tcp://" + listen
+	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "hb.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-"})
-	d1 := device(t, broker, "lab", "pi-1", "one")
+	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
 	beat := func(up int64, at time.Time) {
 		if err := d1.PublishHeartbeat(ctx, &wire.Heartbeat{V: wire.SchemaVersion, At: at.UTC(), UptimeS: up}); err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -47,7 +48,7 @@ func TestMetrics(t *testing.T) {
 	defer d.Close()
 	rng := rand.New(rand.NewPCG(3, 3))
 	for i := range 3 {
-		r := fakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx", "build": fmt.Sprint(i)}, time.Now(), 1000+float64(i), 800)
+		r := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx", "build": fmt.Sprint(i)}, time.Now(), 1000+float64(i), 800)
 		if err := d.PublishResult(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -55,12 +56,12 @@ func TestMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := col.Store().AddSchedule(ctx, testSchedule("nightly"), time.Now().Add(time.Hour)); err != nil {
+	if err := col.Store().AddSchedule(ctx, storetest.Schedule("nightly"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	// pi-2 reports 3 results in its spool (a raw client: the transport
 	// reports its own spool's count).
-	raw, err := rawClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
+	raw, err := testenv.MQTTClient("tcp://"+listen, "edgebench-lab-pi-2", "pi-2", "two")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -82,7 +84,7 @@ type listener struct {
 
 func listen(t *testing.T, broker, clientID, user, pass string, filters ...string) *listener {
 	t.Helper()
-	c, err := rawClient(broker, clientID, user, pass)
+	c, err := testenv.MQTTClient(broker, clientID, user, pass)
 	if err != nil {
 		t.Fatalf("%s: %v", user, err)
 	}
@@ -112,10 +114,10 @@ func (l *listener) seen(topic string) int {
 // device get a result stored and acked through it.
 func TestMosquittoACL(t *testing.T) {
 	broker := scaledMosquitto(t)
-	if _, err := rawClient(broker, "anon", "", ""); err == nil {
+	if _, err := testenv.MQTTClient(broker, "anon", "", ""); err == nil {
 		t.Error("an anonymous client was admitted")
 	}
-	if _, err := rawClient(broker, "edgebench-lab-pi-1", "lab/pi-1", "two"); err == nil {
+	if _, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "lab/pi-1", "two"); err == nil {
 		t.Error("a wrong password was admitted")
 	}
 	const p = "edgebench/v1/"
@@ -185,7 +187,7 @@ func TestMosquittoACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	res := fakeResult(rand.New(rand.NewPCG(1, 2)), "lab", "pi-2", nil, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rand.New(rand.NewPCG(1, 2)), "lab", "pi-2", nil, time.Now(), 1000, 800)
 	if err := d.PublishResult(ctx, res); err != nil {
 		t.Fatal(err)
 	}
@@ -246,6 +248,66 @@ func TestMosquittoConfigInREADME(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), "```\n"+string(b)+"```\n") {
 			t.Errorf("README.md does not show packaging/mosquitto/%s as it is", f)
+		}
+	}
+}
+
+// TestMosquittoACLLookAlikes: with packaging/mosquitto's ACL, a device
+// that subscribes with wildcards, shared subscriptions and $SYS filters
+// reads nothing beyond what the template gives it, and publishes nowhere
+// but its own four topics: not on another's look-alike, a command, an
+// ack, a fleet's _all, a level below its own, or a $ topic. Reading every
+// fleet's _all commands is the template's documented allowance (mosquitto
+// patterns cannot name the fleet of a user lab/pi-1; signatures cover it).
+func TestMosquittoACLLookAlikes(t *testing.T) {
+	broker := scaledMosquitto(t)
+	const p = "edgebench/v1/"
+	col := listen(t, broker, "watcher", "collector", "c0llect", "#", "$SYS/#")
+	pi1 := listen(t, broker, "edgebench-lab-pi-1", "lab/pi-1", "one", "#", "$SYS/#", "$share/g/"+p+"lab/pi-2/cmd",
+		"$share/g/#", p+"+/+/ack", p+"lab/+/result", p+"+/_all/#")
+	pub := func(l *listener, topic string) {
+		l.c.Publish(topic, 1, false, []byte{0x80}).WaitTimeout(5 * time.Second)
+	}
+	// The collector sends what pi-1 must not read, then a marker pi-1 may.
+	notForPi1 := []string{p + "lab/pi-2/cmd", p + "lab/pi-2/ack", p + "lab/pi-2/result", p + "other/pi-1/cmd", p + "other/pi-1/ack",
+		p + "lab/pi-1x/cmd", p + "lab/pi-1/cmd/x", p + "lab/_all/ack", p + "lab/pi-1/result"}
+	for _, topic := range notForPi1 {
+		pub(col, topic)
+	}
+	pub(col, p+"other/_all/cmd") // the documented allowance
+	pub(col, p+"lab/pi-1/ack")   // the marker
+	testenv.Until(t, "pi-1's marker", func() bool { return pi1.seen(p+"lab/pi-1/ack") > 0 })
+	for _, topic := range notForPi1 {
+		if n := pi1.seen(topic); n != 0 {
+			t.Errorf("pi-1 read %s (%d)", topic, n)
+		}
+	}
+	if n := pi1.seen(p + "other/_all/cmd"); n == 0 {
+		t.Errorf("pi-1 did not read another fleet's _all commands: the template changed, update README and this test")
+	}
+	pi1.mu.Lock()
+	for topic := range pi1.got {
+		if strings.HasPrefix(topic, "$") {
+			t.Errorf("pi-1 read %s", topic)
+		}
+	}
+	pi1.mu.Unlock()
+
+	// pi-1 publishes where it may not, then a marker on its own heartbeat.
+	denied := []string{p + "lab/pi-1/cmd", p + "lab/pi-1/ack", p + "lab/_all/cmd", p + "other/_all/cmd", p + "lab/pi-1/status/x",
+		p + "lab/pi-1x/status", p + "lab/pi-2/status", p + "collector/status", "$SYS/edgebench", "$share/g/" + p + "lab/pi-1/status", "x/" + p + "lab/pi-1/status"}
+	for _, topic := range denied {
+		pub(pi1, topic)
+	}
+	pub(pi1, p+"lab/pi-1/heartbeat")
+	testenv.Until(t, "the collector's marker", func() bool { return col.seen(p+"lab/pi-1/heartbeat") > 0 })
+	for _, topic := range denied {
+		want := 0
+		if slices.Contains(notForPi1, topic) || topic == p+"other/_all/cmd" || topic == p+"lab/pi-1/ack" {
+			want = 1 // the collector's own
+		}
+		if n := col.seen(topic); n != want {
+			t.Errorf("%s: %d messages, want %d: pi-1 published on it", topic, n, want)
 		}
 	}
 }

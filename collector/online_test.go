@@ -22,7 +22,7 @@ func TestCollectorStatusForDevices(t *testing.T) {
 	topic := wire.Topics{Prefix: prefix}.CollectorStatus()
 	read := func() *wire.Status {
 		t.Helper()
-		c, err := rawClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
+		c, err := testenv.MQTTClient(broker, "edgebench-lab-pi-2", "pi-2", "two")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestCollectorStatusForDevices(t *testing.T) {
 	if first.State != wire.StatusOnline || first.BootID == "" {
 		t.Fatalf("collector status %+v", first)
 	}
-	c, err := rawClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
+	c, err := testenv.MQTTClient(broker, "edgebench-lab-pi-1", "pi-1", "one")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func TestCollectorStatusForDevices(t *testing.T) {
 	}
 	// `edgebench run --publish` logs in with the device's account under
 	// its own client id, and only as that device.
-	if c, err := rawClient(broker, transport.RunClientID("lab", "pi-1"), "pi-1", "one"); err != nil {
+	if c, err := testenv.MQTTClient(broker, transport.RunClientID("lab", "pi-1"), "pi-1", "one"); err != nil {
 		t.Errorf("run --publish's client id refused: %v", err)
 	} else {
 		c.Disconnect(0)
 	}
-	if c, err := rawClient(broker, transport.RunClientID("lab", "pi-2"), "pi-1", "one"); err == nil {
+	if c, err := testenv.MQTTClient(broker, transport.RunClientID("lab", "pi-2"), "pi-1", "one"); err == nil {
 		c.Disconnect(0)
 		t.Error("pi-1 connected as pi-2's run --publish")
 	}

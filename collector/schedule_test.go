@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,145 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
-
-func TestCronNext(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse("2006-01-02 15:04", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	for _, tc := range []struct{ expr, from, want string }{
-		{"30 2 * * *", "2026-12-04 09:00", "2026-12-05 02:30"},
-		{"30 2 * * *", "2026-12-04 02:29", "2026-12-04 02:30"},
-		{"30 2 * * *", "2026-12-04 02:30", "2026-12-05 02:30"}, // strictly after
-		{"*/15 * * * *", "2026-12-04 09:07", "2026-12-04 09:15"},
-		{"0 */6 * * *", "2026-12-04 19:00", "2026-12-05 00:00"},
-		{"0 0 1 * *", "2026-12-04 09:00", "2027-01-01 00:00"},
-		{"0 8 * * 1-5", "2026-12-04 09:00", "2026-12-07 08:00"}, // Friday -> Monday
-		{"0 8 * * 7", "2026-12-04 09:00", "2026-12-06 08:00"},   // 7 is Sunday
-		{"0 0 13 * 5", "2026-12-04 09:00", "2026-12-11 00:00"},  // either the 13th or a Friday
-		{"5,10 1 * * *", "2026-12-04 01:05", "2026-12-04 01:10"},
-		{"0 0 29 2 *", "2026-12-04 09:00", "2028-02-29 00:00"},
-	} {
-		c, err := ParseCron(tc.expr)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.expr, err)
-		}
-		if got := c.Next(at(tc.from)); !got.Equal(at(tc.want)) {
-			t.Errorf("%q after %s: %s, want %s", tc.expr, tc.from, got.Format("2006-01-02 15:04 Mon"), tc.want)
-		}
-	}
-	if c, _ := ParseCron("0 0 31 2 *"); !c.Next(at("2026-01-01 00:00")).IsZero() {
-		t.Error("31 February is never due")
-	}
-	for _, bad := range []string{"", "* * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *", "a * * * *"} {
-		if _, err := ParseCron(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
-func testSchedule(name string) *Schedule {
-	return &Schedule{Name: name, Every: time.Second, Trigger: TriggerRequest{Fleet: "lab",
-		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}}}
-}
-
-// TestScheduleStore: a schedule's life in each engine, and that it
-// survives the store's closing.
-func TestScheduleStore(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e storeEngine) {
-		ctx := context.Background()
-		db := e.db(t)
-		s, err := OpenStore(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
-		sch := testSchedule("nightly")
-		sch.Every, sch.Cron = 0, "30 2 * * *"
-		if err := s.AddSchedule(ctx, sch, now); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.AddSchedule(ctx, testSchedule("nightly"), now); !errors.Is(err, ErrExists) {
-			t.Errorf("a second nightly: %v, want ErrExists", err)
-		}
-		for _, bad := range []*Schedule{
-			{Name: "x", Trigger: sch.Trigger},                                      // neither
-			{Name: "x", Every: time.Hour, Cron: "* * * * *", Trigger: sch.Trigger}, // both
-			{Name: "x", Every: time.Hour, Jitter: time.Hour, Trigger: sch.Trigger},
-			{Name: "x/y", Every: time.Hour, Trigger: sch.Trigger},
-			{Name: "x", Every: time.Hour, Trigger: TriggerRequest{Spec: sch.Trigger.Spec}}, // no devices
-		} {
-			if err := s.AddSchedule(ctx, bad, now); err == nil {
-				t.Errorf("%+v stored", bad)
-			}
-		}
-		if err := s.AddSchedule(ctx, testSchedule("often"), now); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PauseSchedule(ctx, "often", true, now); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-
-		s, err = OpenStore(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		ss, err := s.Schedules(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ss) != 2 || ss[0].Name != "nightly" || ss[1].Name != "often" || !ss[1].Paused || ss[0].Paused {
-			t.Fatalf("after reopening: %+v", ss)
-		}
-		if want := time.Date(2026, 12, 5, 2, 30, 0, 0, time.UTC); !ss[0].NextAt.Equal(want) || ss[0].Trigger.Fleet != "lab" || ss[0].Trigger.Spec.URL != "http://127.0.0.1/" {
-			t.Errorf("nightly: %+v, want next %s", ss[0], want)
-		}
-		due, err := s.dueSchedules(ctx, now.Add(time.Hour))
-		if err != nil || len(due) != 0 {
-			t.Errorf("due while paused: %v %v", due, err)
-		}
-		later := now.Add(time.Hour)
-		if err := s.PauseSchedule(ctx, "often", false, later); err != nil {
-			t.Fatal(err)
-		}
-		if o, _ := s.Schedule(ctx, "often"); o.Paused || !o.NextAt.Equal(later.Add(time.Second)) {
-			t.Errorf("resumed: %+v, want next %s (what fell due while paused is not fired)", o, later.Add(time.Second))
-		}
-		// Two collectors claim the same firing from the same reading of
-		// the schedule: one gets it.
-		o, err := s.Schedule(ctx, "often")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var won int
-		for _, who := range []string{"one", "two"} {
-			ok, err := s.claimRun(ctx, o, o.NextAt, o.NextAt.Add(time.Second), nil, who, later)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				won++
-			}
-		}
-		if runs, _ := s.ScheduleRuns(ctx, "often", 0); won != 1 || len(runs) != 1 {
-			t.Errorf("claimed by %d collectors, %d runs recorded; want 1 and 1", won, len(runs))
-		}
-		if err := s.RemoveSchedule(ctx, "often"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RemoveSchedule(ctx, "often"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("removed twice: %v", err)
-		}
-	})
-}
 
 // TestScheduleFiresOnceWithTwoCollectors: two collectors on one
 // PostgreSQL and one broker both run the scheduler; each firing of a
@@ -207,7 +72,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	})
 
 	// Added through the first collector's API; both collectors see it due.
-	body, _ := json.Marshal(testSchedule("often"))
+	body, _ := json.Marshal(storetest.Schedule("often"))
 	resp, err := http.Post("http://"+cols[0].WebAddr()+"/api/schedules", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +82,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("add: %s %s", resp.Status, b)
 	}
-	var runs []ScheduleRun
+	var runs []store.ScheduleRun
 	testenv.Until(t, "five firings", func() bool {
 		runs, err = cols[1].Store().ScheduleRuns(ctx, "often", 0)
 		n := 0
@@ -244,7 +109,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 		}
 		fired[r.Commands[0]] = true
 		by[strings.Split(r.Collector, "@")[0]]++
-		if !slices.Contains(r.Missed, Missed{Device: "lab/pi-3", Reason: "offline"}) {
+		if !slices.Contains(r.Missed, store.Missed{Device: "lab/pi-3", Reason: "offline"}) {
 			t.Errorf("run at %s: missed %v, want lab/pi-3 offline", r.DueAt, r.Missed)
 		}
 	}
@@ -252,7 +117,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 
 	// Both collectors find "race" due at the same moment, five times over:
 	// each firing is claimed by one.
-	race := testSchedule("race")
+	race := storetest.Schedule("race")
 	race.Every = time.Hour
 	start := time.Now()
 	if err := cols[0].Store().AddSchedule(ctx, race, start); err != nil {
@@ -261,9 +126,9 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	for round := range 5 {
 		at := start.Add(time.Duration(round+1)*time.Hour + time.Second)
 		var wg sync.WaitGroup
-		for i, c := range cols {
+		for _, c := range cols {
 			wg.Add(1)
-			go func() { defer wg.Done(); c.fireDue(ctx, fmt.Sprintf("racer-%d", i), at) }()
+			go func() { defer wg.Done(); c.sched.FireDue(ctx, at) }()
 		}
 		wg.Wait()
 	}
@@ -296,8 +161,8 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 				t.Errorf("%s got command %s: not one of the recorded firings, or twice", id, c.ID)
 			}
 			seen[c.ID] = true
-			if !slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: ScheduleLabel, V: "often"}) &&
-				!slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: ScheduleLabel, V: "race"}) {
+			if !slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: store.ScheduleLabel, V: "often"}) &&
+				!slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: store.ScheduleLabel, V: "race"}) {
 				t.Errorf("%s: command labels %v lack the schedule's", id, c.Spec.LoadTest.Labels)
 			}
 		}
@@ -319,7 +184,7 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 	if _, err := c.Store().SetStatus(ctx, "lab", "pi-1", &wire.Status{V: wire.SchemaVersion, State: wire.StatusOffline, BootID: "b1", ConnSeq: 1, At: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	sch := testSchedule("often")
+	sch := storetest.Schedule("often")
 	sch.Every = 2 * time.Second
 	if err := c.Store().AddSchedule(ctx, sch, time.Now()); err != nil {
 		t.Fatal(err)
@@ -332,7 +197,7 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 	time.Sleep(7 * time.Second)
 	c = startCollector(t, cfg())
 	defer c.Close()
-	var runs []ScheduleRun
+	var runs []store.ScheduleRun
 	testenv.Until(t, "a firing after the restart", func() bool {
 		runs, _ = c.Store().ScheduleRuns(ctx, "often", 0)
 		return len(runs) > 0 && len(runs[0].Commands) == 1 && runs[0].DueAt.After(time.Now().Add(-3*time.Second))
@@ -377,12 +242,12 @@ func TestScheduleJitter(t *testing.T) {
 		ds, _ := col.Store().Devices(ctx)
 		return len(ds) == 2 && ds[0].Online && ds[1].Online
 	})
-	sch := testSchedule("spread")
+	sch := storetest.Schedule("spread")
 	sch.Every, sch.Jitter = time.Hour, 3*time.Second
 	if err := col.Store().AddSchedule(ctx, sch, time.Now().Add(-time.Hour)); err != nil { // due now
 		t.Fatal(err)
 	}
-	var run ScheduleRun
+	var run store.ScheduleRun
 	testenv.Until(t, "the firing recorded", func() bool {
 		runs, _ := col.Store().ScheduleRuns(ctx, "spread", 0)
 		if len(runs) == 1 && len(runs[0].Commands) == 2 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -45,7 +46,7 @@ func TestEmbeddedBrokerTLS(t *testing.T) {
 	if err := dev.WaitConnected(ctx); err != nil {
 		t.Fatalf("device over TLS: %v", err)
 	}
-	res := fakeResult(rand.New(rand.NewPCG(7, 8)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
+	res := storetest.FakeResult(rand.New(rand.NewPCG(7, 8)), "lab", "pi-1", map[string]string{"server": "nginx"}, time.Now(), 1000, 800)
 	if err := dev.PublishResult(ctx, res); err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,8 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -15,25 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/capacity"
-	"github.com/edgebench/edgebench/transport"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/wire"
 )
-
-// TriggerRequest asks devices to run a load test. Exactly one way of
-// choosing devices is used: Device (with Fleet when the id is in several
-// fleets), Fleet alone (every device of it, through the fleet's _all
-// topic), or Select (the known devices whose labels or system-info fields
-// match every pair, optionally within Fleet).
-type TriggerRequest struct {
-	Fleet  string            `json:"fleet,omitempty"`
-	Device string            `json:"device,omitempty"`
-	Select map[string]string `json:"select,omitempty"`
-	Spec   wire.LoadTestSpec `json:"spec"`
-	TTL    time.Duration     `json:"ttl,omitempty"` // until the command expires; default 10 min
-	// Capacity, when set, makes the command a capacity search (edgebench
-	// capacity) whose trials are Spec's load test.
-	Capacity *wire.CapacitySpec `json:"capacity,omitempty"`
-}
 
 // Triggered is what Trigger sent.
 type Triggered struct {
@@ -46,7 +28,7 @@ type Triggered struct {
 var ErrNoDevices = errors.New("no device matches")
 
 // Trigger sends a load-test command and records it.
-func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered, error) {
+func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Triggered, error) {
 	if req.Spec.URL == "" {
 		return nil, errors.New("trigger: no URL")
 	}
@@ -76,7 +58,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 	if req.TTL <= 0 {
 		req.TTL = 10 * time.Minute
 	}
-	var devs []Device
+	var devs []store.Device
 	err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) (err error) {
 		devs, err = c.store.Devices(ctx)
 		return err
@@ -95,7 +77,7 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			}
 		}
 		if len(targets) == 0 { // never connected: no session to get it, no one to wait for
-			return nil, fmt.Errorf("trigger: %w: no device %s is known%s", ErrNoDevices, Printable(fleetDevice(req.Fleet, req.Device)), knownDevices(devs))
+			return nil, fmt.Errorf("trigger: %w: no device %s is known%s", ErrNoDevices, escape.Printable(fleetDevice(req.Fleet, req.Device)), knownDevices(devs))
 		}
 		if len(targets) > 1 {
 			return nil, fmt.Errorf("trigger: device %s is in several fleets: add --fleet", req.Device)
@@ -105,13 +87,13 @@ func (c *Collector) Trigger(ctx context.Context, req TriggerRequest) (*Triggered
 			if req.Fleet != "" && d.Fleet != req.Fleet {
 				continue
 			}
-			if matches(&d, req.Select) {
+			if d.Matches(req.Select) {
 				targets = append(targets, target{d.Fleet, d.ID})
 			}
 		}
 	default:
-		if !slices.ContainsFunc(devs, func(d Device) bool { return d.Fleet == req.Fleet }) {
-			return nil, fmt.Errorf("trigger: %w: no device of fleet %s is known%s", ErrNoDevices, Printable(req.Fleet), knownFleets(devs))
+		if !slices.ContainsFunc(devs, func(d store.Device) bool { return d.Fleet == req.Fleet }) {
+			return nil, fmt.Errorf("trigger: %w: no device of fleet %s is known%s", ErrNoDevices, escape.Printable(req.Fleet), knownFleets(devs))
 		}
 		targets = append(targets, target{req.Fleet, wire.AllDevices})
 		for _, d := range devs {
@@ -185,7 +167,7 @@ func fleetDevice(fleet, device string) string {
 
 // knownDevices lists the devices the store knows, for an error: at most
 // 20 of them.
-func knownDevices(devs []Device) string {
+func knownDevices(devs []store.Device) string {
 	if len(devs) == 0 {
 		return " (no device has connected yet)"
 	}
@@ -197,12 +179,12 @@ func knownDevices(devs []Device) string {
 		}
 		ids = append(ids, d.Fleet+"/"+d.ID)
 	}
-	return " (the devices are " + Printable(strings.Join(ids, ", ")) + ")"
+	return " (the devices are " + escape.Printable(strings.Join(ids, ", ")) + ")"
 }
 
 // knownFleets lists the fleets of the devices the store knows, for an
 // error.
-func knownFleets(devs []Device) string {
+func knownFleets(devs []store.Device) string {
 	if len(devs) == 0 {
 		return " (no device has connected yet)"
 	}
@@ -212,97 +194,5 @@ func knownFleets(devs []Device) string {
 			fleets = append(fleets, d.Fleet)
 		}
 	}
-	return " (the fleets are " + Printable(strings.Join(fleets, ", ")) + ")"
-}
-
-// matches reports whether every k=v of sel holds for d.
-func matches(d *Device, sel map[string]string) bool {
-	for k, v := range sel {
-		got, ok := d.Field(k)
-		if !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
-// CommandStatus is a command's events and results, for trigger --wait.
-type CommandStatus struct {
-	Events  []Event     `json:"events"`
-	Results []ExportRow `json:"results"`
-}
-
-// api adds the JSON endpoints the CLI uses to the mux:
-//
-//	POST /api/trigger               TriggerRequest -> Triggered
-//	GET  /api/commands/{id}         CommandStatus
-//	GET  /api/compare?by=&cmd=...   the comparison as text
-//	GET  /api/devices               []Device
-//	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
-func (c *Collector) api(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
-			return
-		}
-		var req TriggerRequest
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		t, err := c.Trigger(r.Context(), req)
-		if err != nil {
-			code := http.StatusBadRequest
-			if errors.Is(err, transport.ErrNotConnected) {
-				code = http.StatusServiceUnavailable
-			}
-			http.Error(w, err.Error(), code)
-			return
-		}
-		writeJSON(w, t)
-	})
-	mux.HandleFunc("GET /api/commands/{id}", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		evs, err := c.store.Events(r.Context(), id)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		runs, err := c.store.Runs(r.Context(), Filter{Command: id})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, CommandStatus{Events: evs, Results: ExportRows(runs)})
-	})
-	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
-		cmp, err := c.store.CompareQuery(r.Context(), r.URL.Query())
-		var qe *QueryError
-		switch {
-		case errors.As(err, &qe):
-			http.Error(w, qe.Msg, http.StatusBadRequest)
-		case err != nil:
-			c.log.Error("compare", zap.Error(err))
-			http.Error(w, "internal error", http.StatusInternalServerError)
-		default:
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			cmp.WriteText(w)
-		}
-	})
-	c.cancelAPI(mux)
-	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
-		devs, err := c.store.Devices(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, devs)
-	})
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	return " (the fleets are " + escape.Printable(strings.Join(fleets, ", ")) + ")"
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe/machine"
@@ -228,8 +228,8 @@ func notBack(name string) (string, bool) {
 
 const (
 	issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
-	issue28 = "collector/rebuild.go maps a row's role and an upstream's server back (issue 28)"
-	issue32 = "collector/rebuild.go maps the run's event loops back (issue 32), for its reports to say them"
+	issue28 = "collector/rebuild/rebuild.go maps a row's role and an upstream's server back (issue 28)"
+	issue32 = "collector/rebuild/rebuild.go maps the run's event loops back (issue 32), for its reports to say them"
 )
 
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
@@ -257,7 +257,7 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 	start := rep.Summary.Start
 	in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
 		wire.Run{StartedAt: start, System: FromSystem(&rep, start)})
-	back := collector.SystemReport(in.Runs[0].System)
+	back := rebuild.SystemReport(in.Runs[0].System)
 	var bad []string
 	skip := maps.Clone(summaryNotBack)
 	maps.Copy(skip, notBackYet)
@@ -275,7 +275,7 @@ func TestSummaryRoundTripByValue(t *testing.T) {
 		reflect.ValueOf(one.Summary.Throttled).Elem().Field(i).SetBool(true)
 		in, _ := throughTheWire(t, wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 1},
 			wire.Run{StartedAt: start, System: FromSystem(&one, start)})
-		got := collector.SystemReport(in.Runs[0].System).Summary.Throttled
+		got := rebuild.SystemReport(in.Runs[0].System).Summary.Throttled
 		if got == nil || *got != *one.Summary.Throttled {
 			t.Errorf("throttle flag %s alone came back as %+v", ft.Field(i).Name, got)
 		}
@@ -306,7 +306,7 @@ func TestRunRoundTripByValue(t *testing.T) {
 	res.Timeout, res.Warmup, res.LengthCheck, res.RequestBody = cfg.Timeout, cfg.Warmup, cfg.LengthCheck, int64(len(cfg.Body))
 	res.Duration = res.Duration.Truncate(time.Microsecond) // the wire's unit
 	in, _ := throughTheWire(t, SpecOf(cfg, 1, time.Second, nil), FromRun(&res, nil))
-	back, err := collector.LoadResult(&in.Runs[0], in.Spec)
+	back, err := rebuild.LoadResult(&in.Runs[0], in.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // This file maps the load generator's and the probe's results onto the
 // wire schema (FromRun, FromSystem, SpecOf, RepeatOf, FingerprintOf), so
 // that a device sends what `edgebench run` printed. The collector maps
-// them back for its reports (collector.LoadResult, SystemReport).
+// them back for its reports (collector/rebuild: LoadResult, SystemReport).
 
 // The significant digits of the histograms on the wire: latency and
 // connect times, then waiting and processing times.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/loadgen"
 	"github.com/edgebench/edgebench/probe/machine"
 	"github.com/edgebench/edgebench/wire"
@@ -46,7 +46,7 @@ func TestEverySummaryFieldReachesTheWire(t *testing.T) {
 
 // TestEverySummaryFieldComesBack is the way back: each figure of the
 // probe's summary, set alone, changes the summary the collector rebuilds
-// from the wire (collector.SystemReport) for its reports. A figure added
+// from the wire (rebuild.SystemReport) for its reports. A figure added
 // to the wire and forgotten in SystemReport fails here.
 func TestEverySummaryFieldComesBack(t *testing.T) {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -61,9 +61,9 @@ func TestEverySummaryFieldComesBack(t *testing.T) {
 			t.Logf("%s: not rebuilt by the collector yet (%s)", name, reason)
 			return
 		}
-		got, without := collector.SystemReport(FromSystem(&set, start)), collector.SystemReport(FromSystem(&base, start))
+		got, without := rebuild.SystemReport(FromSystem(&set, start)), rebuild.SystemReport(FromSystem(&base, start))
 		if reflect.DeepEqual(got.Summary, without.Summary) {
-			t.Errorf("%s does not come back from the wire: collector.SystemReport leaves it out", name)
+			t.Errorf("%s does not come back from the wire: rebuild.SystemReport leaves it out", name)
 		}
 	})
 }

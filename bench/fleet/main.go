@@ -20,7 +20,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -169,7 +169,7 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.db == "" {
 		return nil
 	}
-	s, err := collector.OpenStore(ctx, cfg.db)
+	s, err := store.Open(ctx, cfg.db)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -47,12 +48,12 @@ func cancelCommand(ctx context.Context, w io.Writer, server, token, id string) e
 	}
 	var t collector.Triggered
 	if err := doJSON(hc, req, &t); err != nil {
-		return fmt.Errorf("cancel %s: %w", collector.Printable(id), err)
+		return fmt.Errorf("cancel %s: %w", escape.Printable(id), err)
 	}
 	to := strings.Join(t.Devices, ", ")
 	if to == "" {
 		to = strings.Join(t.Topics, ", ")
 	}
-	fmt.Fprintf(w, "cancel of %s sent to %s (command %s)\n", collector.Printable(id), to, t.CommandID)
+	fmt.Fprintf(w, "cancel of %s sent to %s (command %s)\n", escape.Printable(id), to, t.CommandID)
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -142,7 +143,7 @@ func capacitySearch(t *testing.T, f *testFleet, url string) (disturbed string) {
 	}
 
 	// The trials: as the agent announced them, one event each, in order.
-	var evs []collector.Event
+	var evs []store.Event
 	for _, e := range st.Events {
 		if e.State == wire.StateRunning && strings.HasPrefix(e.Reason, "trial ") {
 			evs = append(evs, e)
@@ -225,7 +226,7 @@ func capacitySearch(t *testing.T, f *testFleet, url string) (disturbed string) {
 		if err != nil {
 			t.Fatalf("compare: %v\n%s", err, raw)
 		}
-		var cmp collector.Comparison
+		var cmp compare.Comparison
 		if err := json.Unmarshal(raw, &cmp); err != nil {
 			t.Fatalf("compare: %v\n%s", err, raw)
 		}

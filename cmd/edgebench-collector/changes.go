@@ -7,7 +7,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -15,7 +16,7 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("changes", "edgebench-collector changes [--since 7d] [flags]", env.Stdout)
 	var db dbFlag
 	dbVar(fs, env, &db)
-	var o collector.ChangeOptions
+	var o series.Options
 	fs.StringVar(&o.Fleet, "fleet", "", "only this fleet")
 	fs.StringVar(&o.Device, "device", "", "only this device")
 	since := fs.String("since", "7d", "changes within this long ago, e.g. 7d, 36h; 0: all")
@@ -39,13 +40,13 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	cs, err := s.Changes(ctx, o)
+	cs, err := series.Changes(ctx, s, o)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if cs == nil {
-			cs = []collector.Change{}
+			cs = []series.Change{}
 		}
 		return writeIndented(env.Stdout, cs)
 	}
@@ -69,7 +70,7 @@ func parseSince(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func writeChanges(w io.Writer, cs []collector.Change) {
+func writeChanges(w io.Writer, cs []series.Change) {
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "no change")
 		return
@@ -77,7 +78,7 @@ func writeChanges(w io.Writer, cs []collector.Change) {
 	last := ""
 	for _, c := range cs {
 		if c.Series != last {
-			fmt.Fprintf(w, "%s\n", collector.Printable(c.Series))
+			fmt.Fprintf(w, "%s\n", escape.Printable(c.Series))
 			last = c.Series
 		}
 		ci := ""

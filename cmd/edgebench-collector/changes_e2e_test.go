@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/series"
 )
 
 // slowableServer is an HTTP server on loopback whose every response waits
@@ -63,7 +64,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	}
 	count := func(id string) (n int, last time.Time) {
 		out := cli("export", "--db", f.db, "--device", id, "--format", "json")
-		var rows []collector.ExportRow
+		var rows []compare.ExportRow
 		json.Unmarshal([]byte(out), &rows)
 		for _, r := range rows {
 			if r.Started.After(last) {
@@ -89,7 +90,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	until("8 slower results of pi-2", 90*time.Second, func() bool {
 		rows := 0
 		out := cli("export", "--db", f.db, "--device", "pi-2", "--format", "json")
-		var rs []collector.ExportRow
+		var rs []compare.ExportRow
 		json.Unmarshal([]byte(out), &rs)
 		for _, r := range rs {
 			if r.Started.After(flipped) {
@@ -102,7 +103,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	cli("schedule", "pause", "bench-pi-2", "--server", "http://"+f.web)
 	out := cli("changes", "--db", f.db, "--since", "0")
 	t.Log("\n" + out)
-	var cs []collector.Change
+	var cs []series.Change
 	if err := json.Unmarshal([]byte(cli("changes", "--db", f.db, "--since", "0", "--json")), &cs); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,11 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/capacity"
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/rebuild"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/verdict"
@@ -53,7 +57,7 @@ func (d *dbFlag) Type() string       { return "string" }
 // A password typed in --db is taken, with a warning: any user can read it
 // in ps.
 func (d *dbFlag) dsn() (string, error) {
-	if !collector.IsPostgres(d.raw) {
+	if !store.IsPostgres(d.raw) {
 		if d.passwordFile != "" {
 			return "", cli.Usagef("--db-password-file is for a postgres:// --db, not %q", d.raw)
 		}
@@ -61,7 +65,7 @@ func (d *dbFlag) dsn() (string, error) {
 	}
 	u, err := url.Parse(d.raw)
 	if err != nil {
-		return "", cli.Usagef("--db: %q is not a URL", collector.RedactDB(d.raw))
+		return "", cli.Usagef("--db: %q is not a URL", store.RedactDB(d.raw))
 	}
 	_, inURL := u.User.Password()
 	q := u.Query()
@@ -90,23 +94,23 @@ func (d *dbFlag) dsn() (string, error) {
 
 // openDB opens an existing store for the reading commands: a SQLite file
 // must be there already; a PostgreSQL database is migrated if need be.
-func openDB(ctx context.Context, db dbFlag) (*collector.Store, error) {
+func openDB(ctx context.Context, db dbFlag) (*store.Store, error) {
 	dsn, err := db.dsn()
 	if err != nil {
 		return nil, err
 	}
-	if !collector.IsPostgres(dsn) {
+	if !store.IsPostgres(dsn) {
 		if _, err := os.Stat(dsn); err != nil {
 			return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", dsn, err)
 		}
 	}
-	return collector.OpenStore(ctx, dsn)
+	return store.Open(ctx, dsn)
 }
 
 // filterFlags are the run filters the reading commands share.
 type filterFlags struct {
 	db     dbFlag
-	f      collector.Filter
+	f      store.Filter
 	labels cli.Pairs
 	since  time.Duration
 }
@@ -123,7 +127,7 @@ func addFilterFlags(fs *cli.FlagSet, env *cli.Env, ff *filterFlags) {
 	fs.BoolVar(&ff.f.ExcludeInvalid, "exclude-invalid", false, "compare: leave out runs whose verdict says their figure does not stand")
 }
 
-func (ff *filterFlags) filter() collector.Filter {
+func (ff *filterFlags) filter() store.Filter {
 	f := ff.f
 	f.Labels = ff.labels
 	if ff.since > 0 {
@@ -156,7 +160,7 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	if *asJSON || *format == "json" {
 		return writeJSON(env.Stdout, devs)
 	}
-	collector.MakePrintable(devs)
+	escape.MakePrintable(devs)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLEET\tDEVICE\tSTATE\tBOARD\tOS\tLABELS\tLAST SEEN\tLAST RUN")
 	for _, d := range devs {
@@ -164,7 +168,7 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 		if d.Info != nil {
 			board, osName = orDash(d.Info.Board), orDash(d.Info.OS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Fleet, d.ID, orDash(d.State), board, osName, orDash(collector.LabelString(d.Labels)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Fleet, d.ID, orDash(d.State), board, osName, orDash(group.LabelString(d.Labels)),
 			when(d.LastSeen), orDash(d.LastResult))
 	}
 	return tw.Flush()
@@ -203,7 +207,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		return writeJSON(env.Stdout, list)
 	}
-	collector.MakePrintable(rows)
+	escape.MakePrintable(rows)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tDEVICE\tSTARTED\tOUTCOME\tSPEC\tLABELS\tN\tMEAN REQ/S\tMEAN P50\tMEAN P99\tTOTAL ERRORS\tMEAN CPU %\tVERDICT\tFLAGS")
 	for _, r := range rows {
@@ -223,7 +227,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Fleet, r.Device, r.Started.Format("2006-01-02 15:04:05"),
-			outcome, r.Spec, orDash(collector.LabelString(r.Labels)), r.Runs, figures, flags)
+			outcome, r.Spec, orDash(group.LabelString(r.Labels)), r.Runs, figures, flags)
 	}
 	return tw.Flush()
 }
@@ -333,13 +337,13 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	collector.MakePrintable(res)
+	escape.MakePrintable(res)
 	fmt.Fprintf(w, "result %s  %s/%s  %s  %s  %s\n", res.ID, res.Fleet, res.Device, res.CreatedAt.Local().Format(time.RFC3339),
-		res.Outcome, collector.LabelString(res.Labels))
+		res.Outcome, group.LabelString(res.Labels))
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", res.Reason)
 	}
-	fmt.Fprintf(w, "spec: %s\n", collector.SpecOf(res.Spec))
+	fmt.Fprintf(w, "spec: %s\n", group.SpecOf(res.Spec))
 	fp := res.Fingerprint
 	fmt.Fprintf(w, "device: %s, %s, kernel %s, %s", orDash(fp.Board), orDash(fp.OS), orDash(fp.Kernel), orDash(fp.Arch))
 	if fp.Throttled || fp.FreqDropped {
@@ -366,7 +370,7 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
 		}
 		fmt.Fprintln(w)
-		lr, err := collector.LoadResult(run, collector.RunSpec(res))
+		lr, err := rebuild.LoadResult(run, rebuild.RunSpec(res))
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
@@ -380,7 +384,7 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 			// throughput (results recorded before verdicts have none).
 			var b strings.Builder
 			if err = report.WriteText(&b, lr); err == nil {
-				_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(collector.VerdictOf(run), lr)))
+				_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(rebuild.VerdictOf(run), lr)))
 			}
 		}
 		if err != nil {
@@ -388,14 +392,14 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		}
 		if run.System != nil {
 			fmt.Fprintln(w)
-			if err := collector.SystemReport(run.System).WriteText(w); err != nil {
+			if err := rebuild.SystemReport(run.System).WriteText(w); err != nil {
 				return err
 			}
 		}
 	}
 	if rp := res.Repeat; rp != nil {
 		fmt.Fprintf(w, "\n%d runs: req/s %.2f ± %.2f (95 %% CI %.2f .. %.2f), rsd %.2f %%\n", rp.Runs, rp.RPS.Mean, rp.RPS.StdDev, rp.RPS.CILow, rp.RPS.CIHigh, rp.RSDPct)
-		if st := collector.StableText(rp); st != "" {
+		if st := rebuild.StableText(rp); st != "" {
 			fmt.Fprintf(w, "--repeat auto: %s\n", st)
 		}
 	}
@@ -407,7 +411,7 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 	var ff filterFlags
 	addFilterFlags(fs, env, &ff)
 	by := fs.String("by", "device", "group by device, a run label (server, build ...) or a system-info field (board, os, kernel, arch, cpu_governor ...)")
-	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(collector.MetricNames(), ", "))
+	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(compare.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
 	format := fs.String("format", "text", "text or json")
 	if err := fs.ParseNoArgs(args); err != nil {
@@ -418,8 +422,8 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	metrics := strings.Split(*metric, ",")
 	for _, m := range metrics {
-		if _, ok := collector.MetricByName(m); !ok {
-			return cli.Usagef("--metric %q: want %s", m, strings.Join(collector.MetricNames(), ", "))
+		if _, ok := compare.MetricByName(m); !ok {
+			return cli.Usagef("--metric %q: want %s", m, strings.Join(compare.MetricNames(), ", "))
 		}
 	}
 	s, err := openDB(ctx, ff.db)
@@ -427,8 +431,8 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	c, err := s.Compare(ctx, collector.CompareOptions{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
-	var qe *collector.QueryError
+	c, err := compare.Runs(ctx, s, compare.Options{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
+	var qe *compare.QueryError
 	if errors.As(err, &qe) {
 		return cli.Usagef("%s", qe.Msg)
 	}
@@ -459,7 +463,7 @@ func cmdExport(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return s.Export(ctx, env.Stdout, *format, ff.filter())
+	return compare.Export(ctx, env.Stdout, s, *format, ff.filter())
 }
 
 func orDash(s string) string {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -27,7 +27,7 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			db := testenv.StoreDB(t, engine)
-			s, err := collector.OpenStore(ctx, db)
+			s, err := store.Open(ctx, db)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 			if _, err := s.SetStatus(ctx, "lab", "pi-1", &wire.Status{V: 1, State: wire.StatusOnline, BootID: "b", Info: info}); err != nil {
 				t.Fatal(err)
 			}
-			var batch []collector.Incoming
+			var batch []store.Incoming
 			for i, outcome := range []wire.EventState{wire.StateSucceeded, wire.StateSucceeded, wire.StateFailed} {
 				r := fakeWire("lab", "pi-1", hostile, 1000+float64(i), 800, "")
 				r.Labels[hostile] = hostile
@@ -49,7 +49,7 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch = append(batch, collector.Incoming{Result: r, Raw: raw})
+				batch = append(batch, store.Incoming{Result: r, Raw: raw})
 			}
 			if _, err := s.Ingest(ctx, batch); err != nil {
 				t.Fatal(err)
@@ -96,18 +96,18 @@ func TestCompareUsageMistakes(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			db := testenv.StoreDB(t, engine)
-			s, err := collector.OpenStore(ctx, db)
+			s, err := store.Open(ctx, db)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var batch []collector.Incoming
+			var batch []store.Incoming
 			for _, server := range []string{"nginx", "kangle"} {
 				r := fakeWire("lab", "pi-1", server, 1000, 800, "")
 				raw, err := r.MarshalMsg(nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch = append(batch, collector.Incoming{Result: r, Raw: raw})
+				batch = append(batch, store.Incoming{Result: r, Raw: raw})
 			}
 			if _, err := s.Ingest(ctx, batch); err != nil {
 				t.Fatal(err)
@@ -140,13 +140,13 @@ func TestDBFromEnvironment(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			db := testenv.StoreDB(t, engine)
-			s, err := collector.OpenStore(ctx, db)
+			s, err := store.Open(ctx, db)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 			raw, _ := r.MarshalMsg(nil)
-			if _, err := s.Ingest(ctx, []collector.Incoming{{Result: r, Raw: raw}}); err != nil {
+			if _, err := s.Ingest(ctx, []store.Incoming{{Result: r, Raw: raw}}); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
@@ -173,13 +173,13 @@ func TestDBFromEnvironment(t *testing.T) {
 func TestRunsNamesItsStatistic(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.StoreDB(t, "sqlite")
-	s, err := collector.OpenStore(ctx, db)
+	s, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := fakeWire("lab", "pi-1", "nginx", 1000, 800, "")
 	raw, _ := r.MarshalMsg(nil)
-	if _, err := s.Ingest(ctx, []collector.Incoming{{Result: r, Raw: raw}}); err != nil {
+	if _, err := s.Ingest(ctx, []store.Incoming{{Result: r, Raw: raw}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/target"
@@ -169,14 +170,14 @@ func (f *testFleet) startAgent(id, password string, env ...string) *proc {
 }
 
 // devices lists the devices the collector knows.
-func (f *testFleet) devices() []collector.Device {
+func (f *testFleet) devices() []store.Device {
 	f.t.Helper()
 	resp, err := http.Get("http://" + f.web + "/api/devices")
 	if err != nil {
 		return nil
 	}
 	defer resp.Body.Close()
-	var devs []collector.Device
+	var devs []store.Device
 	json.NewDecoder(resp.Body).Decode(&devs)
 	return devs
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -19,7 +19,7 @@ import (
 func TestListingsAsJSON(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.StoreDB(t, "sqlite")
-	s, err := collector.OpenStore(ctx, db)
+	s, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +27,14 @@ func TestListingsAsJSON(t *testing.T) {
 	if _, err := s.SetStatus(ctx, "lab", "pi-1", &wire.Status{V: 1, State: wire.StatusOnline, BootID: "b", Info: info}); err != nil {
 		t.Fatal(err)
 	}
-	var batch []collector.Incoming
+	var batch []store.Incoming
 	for i := range 2 {
 		r := fakeWire("lab", "pi-1", "nginx", 1000+float64(i), 800, "")
 		raw, err := r.MarshalMsg(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, collector.Incoming{Result: r, Raw: raw})
+		batch = append(batch, store.Incoming{Result: r, Raw: raw})
 	}
 	if _, err := s.Ingest(ctx, batch); err != nil {
 		t.Fatal(err)
@@ -47,12 +47,12 @@ func TestListingsAsJSON(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	code, out, errs := run("devices", "--format", "json")
-	var devs []collector.Device
+	var devs []store.Device
 	if err := json.Unmarshal([]byte(out), &devs); code != 0 || err != nil || len(devs) != 1 || devs[0].ID != "pi-1" || devs[0].Info == nil || devs[0].Info.Board != "pi4" {
 		t.Errorf("devices --format json: exit %d, %v, %+v\n%s%s", code, err, devs, out, errs)
 	}
 	code, out, errs = run("runs", "--format", "json")
-	var rows []collector.RunRow
+	var rows []store.RunRow
 	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 2 || rows[0].Device != "pi-1" || rows[0].RPS == 0 {
 		t.Errorf("runs --format json: exit %d, %v, %+v\n%s%s", code, err, rows, out, errs)
 	}

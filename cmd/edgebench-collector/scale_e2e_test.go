@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -198,7 +198,7 @@ func (b *burst) waitAcked(t *testing.T, n int64) {
 func (f *scaleFleet) checkStore(b *burst, want map[string]bool) {
 	f.t.Helper()
 	ctx := context.Background()
-	s, err := collector.OpenStore(ctx, f.db)
+	s, err := store.Open(ctx, f.db)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -12,7 +12,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/cron"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -56,7 +59,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		var ss []collector.Schedule
+		var ss []store.Schedule
 		if err := apiCall(ctx, hc, http.MethodGet, base+"/api/schedules", nil, &ss); err != nil {
 			return err
 		}
@@ -81,7 +84,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		var runs []collector.ScheduleRun
+		var runs []store.ScheduleRun
 		if err := apiCall(ctx, hc, http.MethodGet, fmt.Sprintf("%s/api/schedules/%s/runs?limit=%d", base, url.PathEscape(rest[0]), *limit), nil, &runs); err != nil {
 			return err
 		}
@@ -123,7 +126,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 // scheduleAdd takes --every, --cron and --jitter out of args and reads
 // the rest as trigger's flags.
 func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
-	var sch collector.Schedule
+	var sch store.Schedule
 	var rest []string
 	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && strings.HasPrefix(args[0], "-") {
 		return cli.Usagef("the schedule's name comes first: edgebench-collector schedule add NAME --every 24h [select] URL")
@@ -152,7 +155,7 @@ func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		switch name {
 		case "cron":
-			if _, err := collector.ParseCron(val); err != nil {
+			if _, err := cron.Parse(val); err != nil {
 				return cli.Usagef("--cron: %v", err)
 			}
 			sch.Cron = val
@@ -196,7 +199,7 @@ func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var got collector.Schedule
+	var got store.Schedule
 	if err := apiCall(ctx, hc, http.MethodPost, base+"/api/schedules", body, &got); err != nil {
 		return err
 	}
@@ -255,7 +258,7 @@ func writeIndented(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeSchedules(w io.Writer, ss []collector.Schedule) {
+func writeSchedules(w io.Writer, ss []store.Schedule) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWHEN\tDEVICES\tURL\tNEXT\tLAST RUN")
 	for _, s := range ss {
@@ -272,7 +275,7 @@ func writeSchedules(w io.Writer, ss []collector.Schedule) {
 		case r.Device != "":
 			devs = strings.TrimPrefix(r.Fleet+"/", "/") + r.Device
 		case len(r.Select) > 0:
-			devs = collector.LabelString(r.Select)
+			devs = group.LabelString(r.Select)
 			if r.Fleet != "" {
 				devs += " in " + r.Fleet
 			}
@@ -285,15 +288,15 @@ func writeSchedules(w io.Writer, ss []collector.Schedule) {
 		if lr := s.LastRun; lr != nil {
 			last = fmt.Sprintf("%s: %d sent, %d missed", lr.DueAt.Format(time.RFC3339), len(lr.Devices), len(lr.Missed))
 			if lr.Error != "" {
-				last += " (" + collector.Printable(lr.Error) + ")"
+				last += " (" + escape.Printable(lr.Error) + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, when, collector.Printable(devs), collector.Printable(r.Spec.URL), next, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, when, escape.Printable(devs), escape.Printable(r.Spec.URL), next, last)
 	}
 	tw.Flush()
 }
 
-func writeScheduleRuns(w io.Writer, runs []collector.ScheduleRun) {
+func writeScheduleRuns(w io.Writer, runs []store.ScheduleRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DUE\tFIRED BY\tCOMMANDS\tSENT\tMISSED")
 	for _, r := range runs {
@@ -304,8 +307,8 @@ func writeScheduleRuns(w io.Writer, runs []collector.ScheduleRun) {
 		if r.Error != "" {
 			missed = append(missed, "error: "+r.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.DueAt.Format(time.RFC3339), collector.Printable(r.Collector),
-			strings.Join(r.Commands, ","), len(r.Devices), collector.Printable(strings.Join(missed, "; ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.DueAt.Format(time.RFC3339), escape.Printable(r.Collector),
+			strings.Join(r.Commands, ","), len(r.Devices), escape.Printable(strings.Join(missed, "; ")))
 	}
 	tw.Flush()
 }

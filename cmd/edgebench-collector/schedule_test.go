@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -26,7 +28,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // running collector, and the mistakes refused with one line and exit 2.
 func TestScheduleCommands(t *testing.T) {
 	c, err := collector.Start(context.Background(), collector.Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: testenv.FreeAddr(t), Web: "127.0.0.1:0",
-		Accounts: &collector.Accounts{Collector: collector.Account{Username: "collector", Password: "pw"}}})
+		Accounts: &broker.Accounts{Collector: broker.Account{Username: "collector", Password: "pw"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestChangesCommand(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
 		}
 	}
-	s, err := collector.OpenStore(context.Background(), db)
+	s, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

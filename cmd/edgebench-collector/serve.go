@@ -13,6 +13,10 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/alerts"
+	"github.com/edgebench/edgebench/collector/broker"
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/config"
 	"github.com/edgebench/edgebench/sign"
@@ -30,7 +34,7 @@ type serveConfig struct {
 	webHosts                   []string
 	signHMAC, signEd25519      string
 	keep                       time.Duration
-	alerts                     collector.AlertConfig
+	alerts                     alerts.Config
 }
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
@@ -49,7 +53,7 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
 	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
 	fs.Func("web-host", "a host name the web UI answers to besides IP addresses, localhost and --web's (repeatable): its name in the browser or behind a proxy", func(s string) error {
-		if err := collector.ValidWebHost(s); err != nil {
+		if err := web.ValidWebHost(s); err != nil {
 			return err
 		}
 		c.webHosts = append(c.webHosts, s)
@@ -66,7 +70,7 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.Func("alert-webhook", "POST every alert (change, quiet device, missed firing, growing spool) as JSON to this URL, retried with backoff", func(s string) error {
 		c.alerts.Webhook = s
-		return collector.CheckWebhook(s)
+		return alerts.CheckWebhook(s)
 	})
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.ParseNoArgs(args); err != nil {
@@ -131,7 +135,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 		return err
 	}
 	if sc.accounts != "" {
-		a, err := collector.LoadAccounts(sc.accounts)
+		a, err := broker.LoadAccounts(sc.accounts)
 		if err != nil {
 			return err
 		}
@@ -145,7 +149,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	if broker == "" {
 		broker = "tcp://" + sc.listen + " (embedded)"
 	}
-	log.Info("collector started", zap.String("db", collector.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
+	log.Info("collector started", zap.String("db", store.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
 	<-ctx.Done()
 	log.Info("collector stopping")
 	stats := c.Stats()

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -20,7 +20,7 @@ func TestStableTextNamesTheJudgedFigure(t *testing.T) {
 		{&wire.Repeat{Runs: 10, RSDPct: 0.01, Auto: true, Stable: &no, Judged: "p99", JudgedRSDPct: 103.5}, "not stable on p99 (103.5 %) after 10 runs"},
 		{&wire.Repeat{Runs: 4, RSDPct: 0, Auto: true, Stable: &yes, Judged: "p99", JudgedRSDPct: 2.1}, "stable on p99 (2.1 %) after 4 runs"},
 	} {
-		if got := collector.StableText(tc.rp); got != tc.want {
+		if got := rebuild.StableText(tc.rp); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
@@ -40,7 +40,7 @@ func TestShowCapacityFinalTrialIsOpenLoop(t *testing.T) {
 	if !strings.Contains(out, "open loop at 500 req/s") || strings.Contains(out, "closed loop") {
 		t.Errorf("the final trial's report:\n%s", out)
 	}
-	if got := collector.RunSpec(res).Rate; got != 500 || res.Spec.Rate != 0 {
+	if got := rebuild.RunSpec(res).Rate; got != 500 || res.Spec.Rate != 0 {
 		t.Errorf("RunSpec rate %v (spec left %v)", got, res.Spec.Rate)
 	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -31,7 +33,7 @@ const defaultServer = "http://127.0.0.1:8080"
 type triggerConfig struct {
 	server  string
 	token   string
-	req     collector.TriggerRequest
+	req     store.TriggerRequest
 	wait    bool
 	maxWait time.Duration
 }
@@ -285,10 +287,10 @@ wait:
 				line += fmt.Sprintf(" %.1fs %d requests %.1f req/s", float64(p.ElapsedMS)/1000, p.Completed, p.RPS)
 			}
 			if e.Reason != "" {
-				line += " (" + collector.Printable(e.Reason) + ")"
+				line += " (" + escape.Printable(e.Reason) + ")"
 			}
 			if e.ResultID != "" {
-				line += " result " + collector.Printable(e.ResultID)
+				line += " result " + escape.Printable(e.ResultID)
 			}
 			fmt.Fprintln(w, line)
 			if e.State.Terminal() {
@@ -376,7 +378,7 @@ func outcomes(devices []string, final map[string]wire.Event, st collector.Comman
 		default:
 			why = string(e.State)
 			if e.Reason != "" {
-				why += ": " + collector.Printable(e.Reason)
+				why += ": " + escape.Printable(e.Reason)
 			}
 		}
 		lines = append(lines, d+": "+why)

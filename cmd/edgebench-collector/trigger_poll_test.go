@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/compare"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -23,20 +25,20 @@ import (
 // fields on pi-a's "succeeded" line.
 func TestTriggerWaitLinesAreEachDevicesOwn(t *testing.T) {
 	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	ev := func(dev string, seq uint32, st wire.EventState, reason, rid string, p *wire.Progress) collector.Event {
-		return collector.Event{CommandID: "C1", Fleet: "demo", Device: dev, Seq: seq, State: st, Reason: reason, ResultID: rid, Progress: p, At: at}
+	ev := func(dev string, seq uint32, st wire.EventState, reason, rid string, p *wire.Progress) store.Event {
+		return store.Event{CommandID: "C1", Fleet: "demo", Device: dev, Seq: seq, State: st, Reason: reason, ResultID: rid, Progress: p, At: at}
 	}
 	polls := []collector.CommandStatus{
-		{Events: []collector.Event{
+		{Events: []store.Event{
 			ev("pi-b", 3, wire.StateRunning, "run 3 of 6", "", &wire.Progress{ElapsedMS: 1000, Completed: 5997, RPS: 5993.2}),
 			ev("pi-a", 5, wire.StateRunning, "run 6 of 6", "", &wire.Progress{ElapsedMS: 1000, Completed: 6053, RPS: 6051}),
 		}},
-		{Events: []collector.Event{
+		{Events: []store.Event{
 			ev("pi-a", 7, wire.StateSucceeded, "", "RA", nil),
 			ev("pi-b", 8, wire.StateSucceeded, "", "RB", nil),
-		}, Results: []collector.ExportRow{
-			{RunRow: collector.RunRow{ID: "RA", Fleet: "demo", Device: "pi-a"}},
-			{RunRow: collector.RunRow{ID: "RB", Fleet: "demo", Device: "pi-b"}},
+		}, Results: []compare.ExportRow{
+			{RunRow: store.RunRow{ID: "RA", Fleet: "demo", Device: "pi-a"}},
+			{RunRow: store.RunRow{ID: "RB", Fleet: "demo", Device: "pi-b"}},
 		}},
 	}
 	var n atomic.Int32

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/spool"
@@ -56,7 +56,7 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 		res.Runs[0].Completed != 300 || res.Runs[0].System == nil || res.Fingerprint.Server != "edgebench/test" {
 		t.Errorf("result %+v", res)
 	}
-	lg, err := collector.LoadResult(&res.Runs[0], res.Spec)
+	lg, err := rebuild.LoadResult(&res.Runs[0], res.Spec)
 	if err != nil || lg.Completed != 300 || lg.Latency.Count() != 300 {
 		t.Errorf("rebuilt result: %v %+v", err, lg)
 	}

@@ -1,0 +1,91 @@
+package broker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// TestQuotaAccountsFile: quotas in the accounts file, every device's and
+// a device's own over them field by field, the defaults for the rest, -1
+// for none; a bad one is refused.
+func TestQuotaAccountsFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "accounts.yaml")
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, err := LoadAccounts(write(`collector: {username: collector, password: x}
+quota: {results_per_minute: 10, bytes_per_day: 1000000}
+devices:
+  - {fleet: lab, id: pi-1, password: one}
+  - {fleet: lab, id: pi-2, password: two, quota: {results_per_minute: 2, max_labels: -1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	of := QuotaOf(a)
+	q1, q2 := of(wire.Addr{Fleet: "lab", Device: "pi-1"}), of(wire.Addr{Fleet: "lab", Device: "pi-2"})
+	if q1.ResultsPerMinute != 10 || q1.BytesPerDay != 1000000 || q1.MaxLabels != DefaultQuota().MaxLabels || q1.MaxResultBytes != DefaultQuota().MaxResultBytes {
+		t.Errorf("pi-1 %+v", q1)
+	}
+	if q2.ResultsPerMinute != 2 || q2.BytesPerDay != 1000000 || q2.MaxLabels != -1 || q2.MaxLabelBytes != DefaultQuota().MaxLabelBytes {
+		t.Errorf("pi-2 %+v", q2)
+	}
+	if _, err := LoadAccounts(write(`collector: {username: collector, password: x}
+devices:
+  - {fleet: lab, id: pi-1, password: one, quota: {bytes_per_day: -5}}
+`)); err == nil || !strings.Contains(err.Error(), "bytes_per_day") {
+		t.Errorf("a negative quota: %v", err)
+	}
+}
+
+// TestQuotaTake: the rate of results with its burst, the bytes of the last
+// 24 hours (an hour's slot freed when it is a day old), and what the store
+// already holds of the device's day when the collector starts.
+func TestQuotaTake(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: 60, BurstResults: 3, BytesPerDay: 1000}
+	stored := int64(400)
+	qs := NewQuotas(func(wire.Addr) Quota { return q }, func(context.Context, wire.Addr, time.Time) (int64, error) { return stored, nil })
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if why, err := qs.Take(ctx, a, 100, now); why != "" || err != nil {
+			t.Fatalf("result %d of the burst: %q %v", i+1, why, err)
+		}
+	}
+	if why, _ := qs.Take(ctx, a, 100, now); !strings.Contains(why, "results a minute") {
+		t.Errorf("past the burst: %q", why)
+	}
+	now = now.Add(time.Second) // one more token
+	if why, _ := qs.Take(ctx, a, 100, now); why != "" {
+		t.Errorf("a second later: %q", why)
+	}
+	// 400 stored + 4 x 100 = 800: 300 more is over 1000.
+	now = now.Add(time.Minute)
+	if why, _ := qs.Take(ctx, a, 300, now); !strings.Contains(why, "24 hours") {
+		t.Errorf("over the day: %q", why)
+	}
+	if why, _ := qs.Take(ctx, a, 200, now); why != "" {
+		t.Errorf("up to the day's bytes: %q", why)
+	}
+	// A day later the slot is free again.
+	now = now.Add(24 * time.Hour)
+	if why, _ := qs.Take(ctx, a, 900, now); why != "" {
+		t.Errorf("a day later: %q", why)
+	}
+	other := wire.Addr{Fleet: "lab", Device: "pi-2"}
+	stored = 950
+	if why, _ := qs.Take(ctx, other, 100, now); !strings.Contains(why, "24 hours") {
+		t.Errorf("a device whose day the store holds: %q", why)
+	}
+}

@@ -1,0 +1,9 @@
+package schedules
+
+import (
+	"testing"
+
+	"github.com/edgebench/edgebench/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

@@ -1,0 +1,21 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// ClaimAlert records that an alert about key was raised and reports whether
+// this collector is the first to raise it (several collectors on one
+// PostgreSQL raise each alert once).
+func (s *Store) ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
+	b, _ := json.Marshal(body)
+	res, err := s.exec(ctx, s.w, `INSERT INTO changes (series, metric, result_id, at, detected_at, body) VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		key, kind, instance, at.UnixNano(), time.Now().UnixNano(), string(b))
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"database/sql"
+	"sort"
+
+	"github.com/edgebench/edgebench/wire"
+)
+
+// What the store's tests (package store_test) reach inside it.
+
+// W is the store's pool of writes, for the tests' own SQL.
+func (s *Store) W() *sql.DB { return s.w }
+
+// R is the store's pool of reads.
+func (s *Store) R() *sql.DB { return s.r }
+
+// Q is query in the placeholders of the store's engine.
+func (s *Store) Q(query string) string { return s.d.q(query) }
+
+// MigrationNames are the names of engine's migrations, in order.
+func MigrationNames(engine string) ([]string, error) {
+	ms, err := migrations(engine)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.name
+	}
+	return names, nil
+}
+
+// PruneChunk is how many results one pruning transaction deletes.
+const PruneChunk = pruneChunk
+
+// Summarize sums up the verdicts of a result's runs as the runs listing
+// does.
+func Summarize(vs []*wire.Verdict) string { return summarize(vs) }
+
+// GroupColumns are the keys the store has a column of results for, in
+// order.
+func GroupColumns() []string {
+	keys := make([]string, 0, len(groupColumns))
+	for k := range groupColumns {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,543 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/wire"
+)
+
+// What the reading commands, the web UI and the API read, and compare
+// groups.
+
+// Device is what the store knows of one device.
+type Device struct {
+	Fleet        string            `json:"fleet"`
+	ID           string            `json:"id"`
+	State        string            `json:"state"`
+	Online       bool              `json:"online"`
+	BootID       string            `json:"boot_id,omitempty"`
+	ConnSeq      uint64            `json:"conn_seq"`
+	Info         *wire.DeviceInfo  `json:"info,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Heartbeat    *wire.Heartbeat   `json:"heartbeat,omitempty"`
+	BusyCommand  string            `json:"busy_cmd,omitempty"`
+	LastSeen     time.Time         `json:"last_seen"`
+	LastResult   string            `json:"last_result,omitempty"`
+	LastResultAt time.Time         `json:"last_result_at,omitzero"`
+}
+
+// Field is the value of a system-info field or label of the device, for
+// --select: labels first, then info fields by their JSON names.
+func (d *Device) Field(k string) (string, bool) {
+	if v, ok := d.Labels[k]; ok {
+		return v, true
+	}
+	switch k {
+	case "device", "id":
+		return d.ID, true
+	case "fleet":
+		return d.Fleet, true
+	case "state":
+		return d.State, true
+	}
+	if d.Info == nil {
+		return "", false
+	}
+	b, err := json.Marshal(d.Info)
+	if err != nil {
+		return "", false
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return "", false
+	}
+	v, ok := m[k]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+// Devices lists the devices, by fleet and id.
+func (s *Store) Devices(ctx context.Context) ([]Device, error) {
+	rows, err := s.query(ctx, s.r, `SELECT fleet, id, state, online, boot_id, conn_seq, info, labels, heartbeat, busy_cmd,
+		last_seen, last_result, last_result_at FROM devices ORDER BY fleet, id`)
+	if err != nil {
+		return nil, fmt.Errorf("devices: %w", err)
+	}
+	defer rows.Close()
+	var out []Device
+	for rows.Next() {
+		var d Device
+		var info, labels, hb string
+		var seen, lastAt, seq int64
+		if err := rows.Scan(&d.Fleet, &d.ID, &d.State, &d.Online, &d.BootID, &seq, &info, &labels, &hb, &d.BusyCommand,
+			&seen, &d.LastResult, &lastAt); err != nil {
+			return nil, fmt.Errorf("devices: %w", err)
+		}
+		d.ConnSeq = uint64(seq)
+		if info != "{}" && info != "" {
+			d.Info = new(wire.DeviceInfo)
+			if err := json.Unmarshal([]byte(info), d.Info); err != nil {
+				return nil, fmt.Errorf("devices: %s/%s info: %w", d.Fleet, d.ID, err)
+			}
+		}
+		if err := json.Unmarshal([]byte(labels), &d.Labels); err != nil {
+			return nil, fmt.Errorf("devices: %s/%s labels: %w", d.Fleet, d.ID, err)
+		}
+		if hb != "" {
+			d.Heartbeat = new(wire.Heartbeat)
+			if err := json.Unmarshal([]byte(hb), d.Heartbeat); err != nil {
+				return nil, fmt.Errorf("devices: %s/%s heartbeat: %w", d.Fleet, d.ID, err)
+			}
+		}
+		d.LastSeen = unixTime(seen)
+		d.LastResultAt = unixTime(lastAt)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("devices: %w", err)
+	}
+	return out, nil
+}
+
+// Filter selects runs. Empty fields select everything.
+type Filter struct {
+	Fleet            string
+	Device           string
+	Command          string
+	IDs              []string          // only these results; nil: any, empty: none
+	Labels           map[string]string // every one must match
+	Since            time.Time         // received by the collector since (not the device's time)
+	ExcludeThrottled bool
+	// ExcludeInvalid leaves out of a comparison the runs whose verdict
+	// says their figure does not stand.
+	ExcludeInvalid bool
+	Limit          int // results, the last received first; 0: no limit
+}
+
+// where builds the SQL condition of f over the results table r.
+func (d dialect) where(f Filter) (string, []any) {
+	conds := []string{"1=1"}
+	var args []any
+	add := func(c string, a ...any) { conds = append(conds, c); args = append(args, a...) }
+	if f.Fleet != "" {
+		add("r.fleet = ?", f.Fleet)
+	}
+	if f.Device != "" {
+		add("r.device = ?", f.Device)
+	}
+	if f.Command != "" {
+		add("r.command_id = ?", f.Command)
+	}
+	if f.IDs != nil {
+		ids, _ := json.Marshal(f.IDs) // strings: cannot fail
+		add(d.inJSON("r.id"), string(ids))
+	}
+	keys := make([]string, 0, len(f.Labels))
+	for k := range f.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		expr, arg := d.label(k)
+		add(expr+" = ?", arg, f.Labels[k])
+	}
+	if !f.Since.IsZero() {
+		add("r.received >= ?", f.Since.UnixNano())
+	}
+	if f.ExcludeThrottled {
+		add("NOT r.throttled")
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// RunRow is one stored result with its figures averaged over its runs.
+type RunRow struct {
+	ID        string            `json:"id"`
+	Fleet     string            `json:"fleet"`
+	Device    string            `json:"device"`
+	CommandID string            `json:"cmd_id,omitempty"`
+	Outcome   string            `json:"outcome"`
+	Reason    string            `json:"reason,omitempty"` // why it did not succeed
+	Started   time.Time         `json:"started"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Spec      group.Spec        `json:"spec"`
+	URL       string            `json:"url"`
+	Conns     int               `json:"connections"`
+	Runs      int               `json:"runs"`
+	Board     string            `json:"board,omitempty"`
+	Server    string            `json:"server,omitempty"`
+	Throttled bool              `json:"throttled"`
+	RPS       float64           `json:"rps"`
+	MeanUS    float64           `json:"mean_us"`
+	P50US     float64           `json:"p50_us"`
+	P99US     float64           `json:"p99_us"`
+	MaxUS     float64           `json:"max_us"`
+	Timeouts  int64             `json:"timeouts"`
+	Errors    int64             `json:"errors"`
+	CPUPct    float64           `json:"cpu_pct"`
+	IOKBs     float64           `json:"io_kbs"`
+	MemKB     float64           `json:"mem_kb"`
+	// Verdict sums up its runs' verdicts ("server", "NOT VALID:
+	// generator"), Stable is --repeat auto's outcome; both set by
+	// AddVerdicts, empty for results recorded before them.
+	Verdict string `json:"verdict,omitempty"`
+	Stable  string `json:"stable,omitempty"`
+}
+
+// Runs lists results matching f, the last received by the collector
+// first: a device's clock does not decide what a page shows.
+func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
+	where, args := s.d.where(f)
+	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.labels, coalesce(sp.spec, ''), r.url,
+		r.connections, r.nruns, r.board, r.server, r.throttled,
+		coalesce(avg(u.rps), 0), avg(u.mean_us), avg(u.p50_us), avg(u.p99_us), max(u.max_us),
+		CAST(coalesce(sum(u.timeouts), 0) AS BIGINT), CAST(coalesce(sum(u.errors), 0) AS BIGINT), avg(u.cpu_pct), avg(u.io_kbs), avg(u.mem_kb)
+		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
+		WHERE ` + where + ` GROUP BY r.id, sp.spec ORDER BY r.received DESC, r.id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.query(ctx, s.r, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunRow
+	for rows.Next() {
+		var r RunRow
+		var started int64
+		var labels, spec string
+		var mean, p50, p99, mx, cpu, io, mem sql.NullFloat64
+		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &r.Reason, &started, &labels, &spec, &r.URL,
+			&r.Conns, &r.Runs, &r.Board, &r.Server, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors,
+			&cpu, &io, &mem); err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		r.Spec = parseSpec(spec, r.URL, r.Conns)
+		r.Started = unixTime(started)
+		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
+			return nil, fmt.Errorf("runs: %s labels: %w", r.ID, err)
+		}
+		r.MeanUS, r.P50US, r.P99US, r.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
+		r.CPUPct, r.IOKBs, r.MemKB = nf(cpu), nf(io), nf(mem)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return out, nil
+}
+
+// Result returns a stored result, decoded from the payload it came in.
+func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
+	var raw []byte
+	err := s.queryRow(ctx, s.r, "SELECT raw FROM results WHERE id = ?", id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("result %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("result %s: %w", id, s.wrap(err))
+	}
+	r, err := wire.DecodeResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("result %s: stored payload: %w", id, err)
+	}
+	return r, nil
+}
+
+// ResultIDPrefix resolves a unique prefix of a result id (or "last", the
+// newest result) to the full id.
+func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, error) {
+	if !utf8.ValidString(prefix) || strings.ContainsRune(prefix, 0) { // no id holds it
+		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+	}
+	// Ids are ASCII: any that starts with prefix sorts below prefix
+	// followed by the highest code point.
+	q, arg := "SELECT id FROM results WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", []any{prefix, prefix + "\U0010FFFF"}
+	if prefix == "last" {
+		q, arg = "SELECT id FROM results ORDER BY received DESC, id DESC LIMIT 1", nil
+	}
+	rows, err := s.query(ctx, s.r, q, arg...)
+	if err != nil {
+		return "", fmt.Errorf("result %s: %w", prefix, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return "", fmt.Errorf("result %s: %w", prefix, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("result %s: %w", prefix, err)
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+	case 1:
+		return ids[0], nil
+	}
+	return "", fmt.Errorf("result %s: %w", prefix, ErrAmbiguous)
+}
+
+// CountResults is the number of stored results and runs.
+func (s *Store) CountResults(ctx context.Context) (results, runs int64, err error) {
+	err = s.queryRow(ctx, s.r, "SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM runs)").Scan(&results, &runs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count results: %w", s.wrap(err))
+	}
+	return results, runs, nil
+}
+
+// Event is a stored command event.
+type Event struct {
+	CommandID string          `json:"cmd_id"`
+	Fleet     string          `json:"fleet"`
+	Device    string          `json:"device"`
+	Seq       uint32          `json:"seq"`
+	State     wire.EventState `json:"state"`
+	Reason    string          `json:"reason,omitempty"`
+	ResultID  string          `json:"result_id,omitempty"`
+	Progress  *wire.Progress  `json:"progress,omitempty"`
+	At        time.Time       `json:"at"`
+}
+
+// Events lists a command's events by device and sequence.
+func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
+	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at
+		FROM events WHERE command_id = ? ORDER BY fleet, device, seq`, commandID)
+	if err != nil {
+		return nil, fmt.Errorf("events %s: %w", commandID, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var progress string
+		var at int64
+		if err := rows.Scan(&e.CommandID, &e.Fleet, &e.Device, &e.Seq, &e.State, &e.Reason, &e.ResultID, &progress, &at); err != nil {
+			return nil, fmt.Errorf("events %s: %w", commandID, err)
+		}
+		if progress != "" {
+			e.Progress = new(wire.Progress)
+			if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
+				return nil, fmt.Errorf("events %s: progress: %w", commandID, err)
+			}
+		}
+		e.At = unixTime(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events %s: %w", commandID, err)
+	}
+	return out, nil
+}
+
+// groupColumns are the result columns compare can group by, besides
+// labels and the parts of the spec: the device and the fingerprint's
+// system-info fields.
+var groupColumns = map[string]string{
+	"device": "r.fleet || '/' || r.device", "fleet": "r.fleet", "board": "r.board", "cpu_model": "r.cpu_model",
+	"cores": "r.cores", "os": "r.os", "kernel": "r.kernel", "arch": "r.arch", "cpu_governor": "r.governor",
+	"governor": "r.governor", "agent_version": "r.agent_version", "server": "r.server",
+}
+
+// GroupedRun is one measured window with the group it falls in.
+type GroupedRun struct {
+	Group    string
+	ResultID string
+	Spec     group.Spec
+	figures.Run
+}
+
+// GroupRuns returns the runs matching f with their spec and their group
+// under by: a device, a system-info field (board, kernel, os, arch,
+// cpu_model, cores, cpu_governor, agent_version, server), a part of the
+// spec (url, method, connections, keepalive, rate, body_bytes, mode,
+// protocol, tls_resume, tls_version) or else a run label. A run label
+// named like a system-info field wins over it where a run has one (board
+// set with --label board=pi4 groups by pi4); label.KEY groups by the
+// label alone and sys.KEY by the system field or part of the spec alone.
+// Runs whose label or field is missing or empty fall in the group "-".
+// Only succeeded results count.
+func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRun, error) {
+	where, args := s.d.where(f)
+	key, kind := group.Resolve(by)
+	col := groupColumns[key]
+	specPart := ""
+	switch kind {
+	case group.Label:
+		label, arg := s.d.label(key)
+		col = "coalesce(" + label + ", '-')"
+		args = append([]any{arg}, args...)
+	case group.SpecPart:
+		col = "''" // from the spec, below
+		specPart = key
+	case group.System:
+		col = "coalesce(nullif(CAST(" + col + " AS TEXT), ''), '-')"
+	case group.LabelOrSystem: // a run label board=pi4 wins over the board
+		label, arg := s.d.label(key)
+		col = "coalesce(" + label + ", nullif(CAST(" + col + " AS TEXT), ''), '-')"
+		args = append([]any{arg}, args...)
+	}
+	q := `SELECT CAST(` + col + ` AS TEXT), r.id, coalesce(sp.spec, ''), r.url, r.connections, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
+		u.timeouts, u.errors, u.err_connect, u.err_read, u.err_write, u.err_status, u.err_length,
+		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled, u.capacity_rps, u.limited_by, u.valid
+		FROM results r JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
+		WHERE r.outcome = 'succeeded' AND ` + where
+	if f.ExcludeThrottled {
+		q += " AND NOT u.throttled"
+	}
+	if f.ExcludeInvalid { // a run without a verdict stays
+		q += " AND (u.valid IS NULL OR u.valid)"
+	}
+	q += " ORDER BY r.started, r.id, u.idx"
+	rows, err := s.query(ctx, s.r, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("group runs by %s: %w", by, err)
+	}
+	defer rows.Close()
+	var out []GroupedRun
+	specs := map[string]group.Spec{} // a result's runs share its spec
+	for rows.Next() {
+		var g GroupedRun
+		var started int64
+		var spec, url string
+		var conns int
+		var mean, p50, p99, mx, cpu, user, io, mem, cached, temp, capRPS sql.NullFloat64
+		var limitedBy sql.NullString
+		var valid sql.NullBool
+		e := &g.ErrBy
+		if err := rows.Scan(&g.Group, &g.ResultID, &spec, &url, &conns, &started, &g.DurationS, &g.Completed, &g.RPS, &mean, &p50, &p99, &mx,
+			&g.Timeouts, &g.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
+			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled, &capRPS, &limitedBy, &valid); err != nil {
+			return nil, fmt.Errorf("group runs by %s: %w", by, err)
+		}
+		sp, ok := specs[g.ResultID]
+		if !ok {
+			sp = parseSpec(spec, url, conns)
+			specs[g.ResultID] = sp
+		}
+		g.Spec = sp
+		if v, ok := sp.Field(specPart); ok {
+			g.Group = v
+		}
+		e.Timeout = g.Timeouts
+		g.Started = unixTime(started)
+		g.MeanUS, g.P50US, g.P99US, g.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
+		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = nf(cpu), nf(user), nf(io), nf(mem), nf(cached), nf(temp)
+		g.CapacityRPS = nf(capRPS)
+		g.Invalid, g.GeneratorBound = runVerdict(limitedBy, valid)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("group runs by %s: %w", by, err)
+	}
+	return out, nil
+}
+
+// StoredBytesSince is the payload bytes of device a's results the
+// collector received since t.
+func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
+	var n int64
+	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(length(raw)), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
+		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
+	}
+	return n, nil
+}
+
+// LabelKeys lists the label keys of the succeeded results f selects.
+func (s *Store) LabelKeys(ctx context.Context, f Filter) ([]string, error) {
+	where, args := s.d.where(f)
+	rows, err := s.query(ctx, s.r, `SELECT DISTINCT j.key FROM results r, `+s.d.LabelKeys()+`
+		WHERE r.outcome = 'succeeded' AND `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("label keys: %w", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("label keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("label keys: %w", err)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// CancelTargets are the devices to send a cancel of command id to: those
+// whose last event of it is not final (accepted, queued, running) or,
+// when no device has answered yet, where the command was sent (a device
+// or a fleet's _all).
+func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, error) {
+	evs, err := s.Events(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	last := map[wire.Addr]wire.EventState{}
+	for _, e := range evs { // by device and sequence: the last one wins
+		last[wire.Addr{Fleet: e.Fleet, Device: e.Device}] = e.State
+	}
+	var out []wire.Addr
+	for a, st := range last {
+		if !st.Terminal() {
+			out = append(out, a)
+		}
+	}
+	if len(out) > 0 || len(last) > 0 {
+		sort.Slice(out, func(i, j int) bool { return out[i].Fleet+"/"+out[i].Device < out[j].Fleet+"/"+out[j].Device })
+		return out, nil
+	}
+	rows, err := s.query(ctx, s.r, "SELECT fleet, target FROM commands WHERE id = ? AND kind = ?", id, string(wire.KindLoadTest))
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a wire.Addr
+		if err := rows.Scan(&a.Fleet, &a.Device); err != nil {
+			return nil, fmt.Errorf("command %s: %w", id, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("command %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("command %s: %w", escape.Printable(id), ErrNotFound)
+	}
+	return out, nil
+}
+
+// Matches reports whether every k=v of sel holds for d (Field).
+func (d *Device) Matches(sel map[string]string) bool {
+	for k, v := range sel {
+		got, ok := d.Field(k)
+		if !ok || got != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,368 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/edgebench/edgebench/collector/cron"
+	"github.com/edgebench/edgebench/wire"
+)
+
+// Schedule is a trigger fired by itself: every Every, or at the times of
+// a cron expression (UTC). Each firing is an ordinary trigger (the same
+// policy, signatures, events and results) whose results carry the label
+// schedule=Name. Jitter spreads the devices' start over [0, Jitter): the
+// firing then sends each matching online device its own command at a
+// random moment of that window.
+type Schedule struct {
+	Name      string         `json:"name"`
+	Every     time.Duration  `json:"every,omitempty"`
+	Cron      string         `json:"cron,omitempty"`
+	Jitter    time.Duration  `json:"jitter,omitempty"`
+	Trigger   TriggerRequest `json:"trigger"`
+	Paused    bool           `json:"paused"`
+	NextAt    time.Time      `json:"next_at"`
+	CreatedAt time.Time      `json:"created_at"`
+	LastRun   *ScheduleRun   `json:"last_run,omitempty"`
+}
+
+// ScheduleRun is one firing of a schedule, or one it could not fire.
+type ScheduleRun struct {
+	Schedule  string    `json:"schedule"`
+	DueAt     time.Time `json:"due_at"`
+	FiredAt   time.Time `json:"fired_at"`
+	Collector string    `json:"collector"` // which collector fired it
+	Commands  []string  `json:"commands"`
+	Devices   []string  `json:"devices"` // fleet/id sent the command
+	Missed    []Missed  `json:"missed"`  // devices that did not run it, and why
+	Error     string    `json:"error,omitempty"`
+}
+
+// Missed is a device a firing did not reach, or that refused it.
+type Missed struct {
+	Device string `json:"device"` // fleet/id
+	Reason string `json:"reason"`
+}
+
+// ScheduleLabel is the label every result of a schedule's firing carries.
+const ScheduleLabel = "schedule"
+
+var scheduleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Check reports what is wrong with a schedule before it is stored.
+func (s *Schedule) Check() error {
+	if !scheduleName.MatchString(s.Name) {
+		return fmt.Errorf("schedule name %q: want 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", s.Name)
+	}
+	if (s.Every > 0) == (s.Cron != "") {
+		return errors.New("schedule: give one of --every and --cron")
+	}
+	if s.Every < 0 || (s.Cron == "" && s.Every < time.Second) {
+		return errors.New("schedule: --every must be at least 1s")
+	}
+	if s.Cron != "" {
+		if _, err := cron.Parse(s.Cron); err != nil {
+			return err
+		}
+	}
+	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
+		return errors.New("schedule: --jitter must be at least 0 and shorter than --every")
+	}
+	r := s.Trigger
+	if r.Spec.URL == "" {
+		return errors.New("schedule: no URL")
+	}
+	if err := r.Spec.Check(); err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	if r.Device == "" && r.Fleet == "" && len(r.Select) == 0 {
+		return errors.New("schedule: say which devices: --device, --fleet or --select")
+	}
+	if r.Device != "" && len(r.Select) > 0 {
+		return errors.New("schedule: --device and --select exclude each other")
+	}
+	return nil
+}
+
+// Next is the first due time strictly after t.
+func (s *Schedule) Next(t time.Time) time.Time {
+	if s.Every > 0 {
+		return t.Add(s.Every)
+	}
+	c, err := cron.Parse(s.Cron)
+	if err != nil {
+		return time.Time{}
+	}
+	return c.Next(t)
+}
+
+// ErrExists is returned when a schedule of that name is already stored.
+var ErrExists = errors.New("already exists")
+
+// AddSchedule stores a new schedule; its first firing is its next due time
+// after now.
+func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
+	if err := sch.Check(); err != nil {
+		return err
+	}
+	sch.CreatedAt = now.UTC()
+	sch.NextAt = sch.Next(now).UTC()
+	if sch.NextAt.IsZero() {
+		return fmt.Errorf("schedule: cron %q is never due", sch.Cron)
+	}
+	req, err := json.Marshal(sch.Trigger)
+	if err != nil {
+		return err
+	}
+	res, err := s.exec(ctx, s.w, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`,
+		sch.Name, int64(sch.Every), sch.Cron, int64(sch.Jitter), string(req), sch.Paused, sch.NextAt.UnixNano(), sch.CreatedAt.UnixNano())
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("schedule %s: %w", sch.Name, ErrExists)
+	}
+	return nil
+}
+
+const scheduleCols = `name, every_ns, cron, jitter_ns, request, paused, next_at, created_at`
+
+func scanSchedule(sc interface{ Scan(...any) error }) (*Schedule, error) {
+	var sch Schedule
+	var every, jitter, next, created int64
+	var req string
+	if err := sc.Scan(&sch.Name, &every, &sch.Cron, &jitter, &req, &sch.Paused, &next, &created); err != nil {
+		return nil, err
+	}
+	sch.Every, sch.Jitter = time.Duration(every), time.Duration(jitter)
+	sch.NextAt, sch.CreatedAt = unixTime(next), unixTime(created)
+	if err := json.Unmarshal([]byte(req), &sch.Trigger); err != nil {
+		return nil, fmt.Errorf("schedule %s: %w", sch.Name, err)
+	}
+	return &sch, nil
+}
+
+// Schedules lists the schedules by name, each with its latest run.
+func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("schedules: %w", err)
+	}
+	var out []Schedule
+	for rows.Next() {
+		sch, err := scanSchedule(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("schedules: %w", err)
+		}
+		out = append(out, *sch)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schedules: %w", err)
+	}
+	for i := range out {
+		runs, err := s.ScheduleRuns(ctx, out[i].Name, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) > 0 {
+			out[i].LastRun = &runs[0]
+		}
+	}
+	return out, nil
+}
+
+// RemoveSchedule deletes a schedule; the record of its runs stays.
+func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
+	res, err := s.exec(ctx, s.w, `DELETE FROM schedules WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("schedule %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+// PauseSchedule pauses or resumes a schedule. A resumed schedule's next
+// firing is its first due time after now: what fell due while it was
+// paused is not fired.
+func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now time.Time) error {
+	sch, err := s.Schedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	next := sch.NextAt
+	if !paused && !next.After(now) {
+		next = sch.Next(now)
+	}
+	if _, err := s.exec(ctx, s.w, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, next.UnixNano(), name); err != nil {
+		return fmt.Errorf("schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+// DueSchedules are the schedules not paused whose next firing is due.
+func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
+	rows, err := s.query(ctx, s.w, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Schedule
+	for rows.Next() {
+		sch, err := scanSchedule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *sch)
+	}
+	return out, rows.Err()
+}
+
+// ClaimRun claims the firing of sch due at due for collector: it inserts
+// the run's row and moves the schedule's next_at on, in one transaction.
+// Only the collector whose insert took the row fires it (with several
+// collectors on one PostgreSQL, the others' inserts find it there). The
+// firings due before due, missed while no collector ran, are recorded as
+// missed too.
+func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	defer tx.Rollback()
+	res, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+		sch.Name, due.UnixNano(), now.UnixNano(), collector)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	for _, m := range missed {
+		if _, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector, error) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
+			sch.Name, m.UnixNano(), now.UnixNano(), collector, "not fired: no collector was running"); err != nil {
+			return false, err
+		}
+	}
+	if _, err := s.exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, next.UnixNano(), sch.Name, sch.NextAt.UnixNano()); err != nil {
+		return false, err
+	}
+	return true, s.wrap(tx.Commit())
+}
+
+// FinishRun records what a claimed firing sent and missed.
+func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
+	missed := r.Missed
+	if missed == nil {
+		missed = []Missed{}
+	}
+	var cols [3]string // commands, devices, missed
+	for i, v := range []any{strs(r.Commands), strs(r.Devices), missed} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("schedule %s, firing due at %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), err)
+		}
+		cols[i] = string(b)
+	}
+	_, err := s.exec(ctx, s.w, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
+		cols[0], cols[1], cols[2], r.Error, r.Schedule, r.DueAt.UnixNano())
+	return err
+}
+
+func strs(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ScheduleRuns lists a schedule's runs, newest first (limit 0: all). A
+// device that rejected a firing's command (busy, or its policy) is listed
+// among the run's missed with its reason.
+func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]ScheduleRun, error) {
+	q := `SELECT schedule, due_at, fired_at, collector, commands, devices, missed, error FROM schedule_runs WHERE schedule = ? ORDER BY due_at DESC`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.query(ctx, s.r, q, name)
+	if err != nil {
+		return nil, fmt.Errorf("schedule runs: %w", err)
+	}
+	var out []ScheduleRun
+	for rows.Next() {
+		var r ScheduleRun
+		var due, fired int64
+		var cmds, devs, missed string
+		if err := rows.Scan(&r.Schedule, &due, &fired, &r.Collector, &cmds, &devs, &missed, &r.Error); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("schedule runs: %w", err)
+		}
+		r.DueAt, r.FiredAt = unixTime(due), unixTime(fired)
+		for _, c := range []struct {
+			name, text string
+			dst        any
+		}{{"commands", cmds, &r.Commands}, {"devices", devs, &r.Devices}, {"missed", missed, &r.Missed}} {
+			if err := json.Unmarshal([]byte(c.text), c.dst); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("schedule runs: %s, firing due at %s: %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), c.name, err)
+			}
+		}
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schedule runs: %w", err)
+	}
+	for i := range out {
+		for _, id := range out[i].Commands {
+			evs, err := s.Events(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range evs {
+				if e.State == wire.StateRejected && !slices.ContainsFunc(out[i].Missed, func(m Missed) bool { return m.Device == e.Fleet+"/"+e.Device }) {
+					out[i].Missed = append(out[i].Missed, Missed{Device: e.Fleet + "/" + e.Device, Reason: "rejected: " + e.Reason})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// TriggerRequest asks devices to run a load test. Exactly one way of
+// choosing devices is used: Device (with Fleet when the id is in several
+// fleets), Fleet alone (every device of it, through the fleet's _all
+// topic), or Select (the known devices whose labels or system-info fields
+// match every pair, optionally within Fleet).
+type TriggerRequest struct {
+	Fleet  string            `json:"fleet,omitempty"`
+	Device string            `json:"device,omitempty"`
+	Select map[string]string `json:"select,omitempty"`
+	Spec   wire.LoadTestSpec `json:"spec"`
+	TTL    time.Duration     `json:"ttl,omitempty"` // until the command expires; default 10 min
+	// Capacity, when set, makes the command a capacity search (edgebench
+	// capacity) whose trials are Spec's load test.
+	Capacity *wire.CapacitySpec `json:"capacity,omitempty"`
+}
+
+// Schedule returns one schedule.
+func (s *Store) Schedule(ctx context.Context, name string) (*Schedule, error) {
+	sch, err := scanSchedule(s.queryRow(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("schedule %s: %w", name, s.wrap(err))
+	}
+	return sch, nil
+}

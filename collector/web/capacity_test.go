@@ -1,0 +1,121 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/storetest"
+	"github.com/edgebench/edgebench/wire"
+)
+
+// capacitySearch is a search as a device sends it: trials out of rate
+// order (ramp, bisection, a re-measure, the final one) and an SLO on p99
+// and p99.9.
+func capacitySearch() *wire.Capacity {
+	return &wire.Capacity{SLO: "p99<50ms,p99.9<200ms,errors<0.1%", CapacityRPS: 700, LimitedBy: "slo", Tolerance: 0.05, Confirmed: true,
+		Answer: "700 req/s (700 req/s met the SLO and 750 req/s did not)",
+		Trials: []wire.CapacityTrial{
+			{Kind: "ramp", OfferedRPS: 400, AchievedRPS: 400, Requests: 1200, P50US: 1_000, P99US: 4_000, P999US: 9_000, Pass: true},
+			{Kind: "ramp", OfferedRPS: 800, AchievedRPS: 610, Requests: 1830, P50US: 30_000, P99US: 250_000, P999US: 400_000},
+			{Kind: "recheck", OfferedRPS: 800, AchievedRPS: 620, Requests: 1860, P50US: 28_000, P99US: 240_000, P999US: 390_000},
+			{Kind: "bisect", OfferedRPS: 600, AchievedRPS: 600, Requests: 1800, P50US: 2_000, P99US: 20_000, P999US: 60_000, Pass: true},
+			{Kind: "bisect", OfferedRPS: 750, AchievedRPS: 740, Requests: 2220, P50US: 9_000, P99US: 70_000, P999US: 150_000},
+			{Kind: "final", OfferedRPS: 700, AchievedRPS: 700, Requests: 6300, P50US: 4_000, P99US: 41_000, P999US: 120_000, Pass: true},
+		}}
+}
+
+// TestCapacityCharts: each trial's figures land at its offered rate, in
+// its unit (ms, req/s), the SLO's latency bounds are flat lines at their
+// value, and errors (not a latency) draw none.
+func TestCapacityCharts(t *testing.T) {
+	charts := CapacityCharts(capacitySearch())
+	if len(charts) != 2 {
+		t.Fatalf("%d charts, want latency and rate", len(charts))
+	}
+	var lat, rate lineSpec
+	if err := json.Unmarshal([]byte(charts[0]), &lat); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(charts[1]), &rate); err != nil {
+		t.Fatal(err)
+	}
+	wantX := []float64{400, 600, 700, 750, 800, 800}
+	if !equalFloats(lat.X, wantX) || !equalFloats(rate.X, wantX) || lat.Unit != "ms" || rate.Unit != "req/s" {
+		t.Fatalf("x %v and %v in %s and %s: want the offered rates in order %v", lat.X, rate.X, lat.Unit, rate.Unit, wantX)
+	}
+	series := map[string][]float64{}
+	for _, s := range append(lat.Series, rate.Series...) {
+		for _, v := range s.Values {
+			series[s.Name] = append(series[s.Name], *v)
+		}
+	}
+	for name, want := range map[string][]float64{
+		"p50":             {1, 2, 4, 9, 30, 28},
+		"p99":             {4, 20, 41, 70, 250, 240},
+		"p99.9":           {9, 60, 120, 150, 400, 390},
+		"SLO p99<50ms":    {50, 50, 50, 50, 50, 50},
+		"SLO p99.9<200ms": {200, 200, 200, 200, 200, 200},
+		"achieved":        {400, 600, 700, 740, 610, 620},
+		"offered":         {400, 600, 700, 750, 800, 800},
+	} {
+		if !equalFloats(series[name], want) {
+			t.Errorf("%s: %v, want %v", name, series[name], want)
+		}
+	}
+	if len(series) != 7 {
+		t.Errorf("series %v: want p50, p99, p99.9, the two SLO bounds, achieved and offered", series)
+	}
+	if CapacityCharts(nil) != nil || CapacityCharts(&wire.Capacity{}) != nil {
+		t.Error("charts for a result without a search")
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCapacityRunPageInChromium: the run page of a capacity result says
+// the answer and draws the search, a point per trial, in Chromium.
+func TestCapacityRunPageInChromium(t *testing.T) {
+	bin := chromium(t)
+	srv, s := newTestWeb(t, storetest.SQLite)
+	rng := rand.New(rand.NewPCG(5, 6))
+	r := storetest.FakeResult(rng, "lab", "pi-1", map[string]string{"server": "nginx"}, time.Date(2025, 3, 4, 12, 0, 0, 0, time.UTC), 700, 800)
+	r.Kind, r.Spec.Mode, r.Spec.Rate = wire.KindCapacity, "capacity", 0
+	r.Capacity = capacitySearch()
+	if _, err := s.Ingest(context.Background(), []store.Incoming{storetest.Incoming(t, r)}); err != nil {
+		t.Fatal(err)
+	}
+	dom := browse(t, bin, srv.URL+"/runs/"+r.ID, "run-capacity")
+	if !strings.Contains(html.UnescapeString(dom), r.Capacity.Answer) {
+		t.Errorf("run page: no answer %q", r.Capacity.Answer)
+	}
+	sec := regexp.MustCompile(`(?s)<div class="charts" id="capacity-charts">.*?</div></div>`).FindString(dom)
+	drawn := regexp.MustCompile(`data-rendered="(\d+)"`).FindAllStringSubmatch(sec, -1)
+	if len(drawn) != 2 {
+		t.Fatalf("capacity charts drawn: %d, want 2\n%.1500s", len(drawn), dom)
+	}
+	// latency: 3 percentiles and 2 bounds; rate: achieved and offered.
+	for i, want := range []int{5 * 6, 2 * 6} {
+		if n, _ := strconv.Atoi(drawn[i][1]); n != want {
+			t.Errorf("capacity chart %d drew %d points, want %d", i, n, want)
+		}
+	}
+	checkAxes(t, "capacity run", dom)
+}
