@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"errors"
 	"math"
 )
 
@@ -62,6 +63,7 @@ type Found struct {
 	ChangePoint
 	Lo, Hi int
 	Refs   []int64
+	Vals   []float64 // the values Lo to Hi-1
 	Final  bool
 }
 
@@ -128,6 +130,29 @@ func (d *Detector) Provisional(o DetectOptions) []Found {
 	return out
 }
 
+// Check reports what is inconsistent in a Detector read back from a
+// store: a Detector that passes holds every value Push and Provisional
+// read under o.
+func (d *Detector) Check(o DetectOptions) error {
+	o = o.Filled()
+	switch {
+	case len(d.Refs) != len(d.Vals):
+		return errors.New("detector: values and references differ in number")
+	case d.Off < 0 || d.Off+len(d.Vals) != d.N:
+		return errors.New("detector: values do not end at the last one")
+	case d.Start < 0 || d.Start > d.N || d.K < 0:
+		return errors.New("detector: segment out of range")
+	case d.Off > max(d.Start, max(d.K, d.Start+o.MinBefore)-o.MaxBefore):
+		return errors.New("detector: values needed were dropped")
+	}
+	for _, v := range d.Vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errors.New("detector: a value is not finite")
+		}
+	}
+	return nil
+}
+
 // Len is the number of values the Detector holds.
 func (d *Detector) Len() int { return len(d.Vals) }
 
@@ -169,6 +194,7 @@ func (d *Detector) place(start, k, n int, o DetectOptions) Found {
 	f := Found{ChangePoint: ChangePoint{Index: best, Delta: d.test(start, best, n, o)},
 		Lo: max(start, best-o.MaxBefore), Hi: min(n, best+o.Window)}
 	f.Refs = append([]int64(nil), d.Refs[f.Lo-d.Off:f.Hi-d.Off]...)
+	f.Vals = append([]float64(nil), d.vals(f.Lo, f.Hi)...)
 	return f
 }
 
