@@ -185,11 +185,27 @@ func rank(x, y []float64) ([]float64, float64) {
 }
 
 // uDist returns the number of arrangements of m and n values giving each
-// U from 0 to m*n, and their total C(m+n, m). It uses the recurrence
-// f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u), additions only, so the
-// counts stay accurate in float64.
+// U from 0 to m*n, and their total C(m+n, m): from the table computed
+// once (tables.go) when both are at most exactMax, else by uDistRows.
 func uDist(m, n int) ([]float64, float64) {
-	// prev[k] is the distribution for sizes (i-1, k); cur[k] for (i, k).
+	if m <= exactMax && n <= exactMax {
+		t := exactTables()
+		return t.dist[m][n], t.total[m][n]
+	}
+	rows := uDistRows(m, n)
+	dist := rows[m][n]
+	var total float64
+	for _, c := range dist {
+		total += c
+	}
+	return dist, total
+}
+
+// uDistRows returns the distributions of U for every i <= m and k <= n
+// values, rows[i][k]. It uses the recurrence f(m, n, u) = f(m-1, n, u-n)
+// + f(m, n-1, u), additions only, so the counts stay accurate in float64.
+func uDistRows(m, n int) [][][]float64 {
+	// rows[i-1] is the distribution for sizes (i-1, k); rows[i] for (i, k).
 	newRow := func(i int) [][]float64 {
 		row := make([][]float64, n+1)
 		for k := range row {
@@ -197,10 +213,12 @@ func uDist(m, n int) ([]float64, float64) {
 		}
 		return row
 	}
+	rows := make([][][]float64, m+1)
 	prev := newRow(0)
 	for k := range prev {
 		prev[k][0] = 1 // no x values: U is 0 in one way
 	}
+	rows[0] = prev
 	for i := 1; i <= m; i++ {
 		cur := newRow(i)
 		cur[0][0] = 1
@@ -216,14 +234,10 @@ func uDist(m, n int) ([]float64, float64) {
 				cur[k][u] = c
 			}
 		}
+		rows[i] = cur
 		prev = cur
 	}
-	dist := prev[n]
-	var total float64
-	for _, c := range dist {
-		total += c
-	}
-	return dist, total
+	return rows
 }
 
 // exactP is the exact two-sided p-value of U for samples of m and n
@@ -304,7 +318,7 @@ func mosesK(m, n int, tail float64) int {
 		return k
 	}
 	mm, nn := float64(m), float64(n)
-	z := normalQuantile(1 - tail)
+	z := quantile(1 - tail)
 	return int(math.Floor(mm*nn/2 - z*math.Sqrt(mm*nn*(mm+nn+1)/12)))
 }
 
