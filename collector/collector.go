@@ -85,7 +85,9 @@ type Config struct {
 	QueueLen int
 	Log      *zap.Logger
 
-	limits       broker.Limits // the embedded broker's; tests shorten them
+	// BrokerLimits bound the embedded broker's logins (its gate: waits,
+	// connections waiting to log in, per address); zero fields: defaults.
+	BrokerLimits broker.Limits
 	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
 }
 
@@ -202,7 +204,7 @@ func Start(ctx context.Context, cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, log: cfg.Log, store: st, ingest: make(chan ingestReq, cfg.IngestWorkers),
-		drops: newDropLog(cfg.Log.Named("ingest"), cfg.limits.LogEvery)}
+		drops: newDropLog(cfg.Log.Named("ingest"), cfg.BrokerLimits.LogEvery)}
 	if b := st.Backfilled(); b.Results > 0 {
 		cfg.Log.Info("verdicts of stored results filled from their payloads", zap.Int("results", b.Results),
 			zap.Int("runs", b.Runs), zap.Int("undecodable", b.Undecodable))
@@ -233,7 +235,7 @@ func (c *Collector) start() error {
 			return err
 		}
 		b, err := broker.Start(broker.Config{Listen: cfg.Listen, TLS: tlsCfg, Accounts: cfg.Accounts, Prefix: cfg.Prefix,
-			Limits: cfg.limits, Log: c.log.Named("broker"), Refused: &c.brokerRefused})
+			Limits: cfg.BrokerLimits, Log: c.log.Named("broker"), Refused: &c.brokerRefused})
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 	listen := testenv.FreeAddr(t)
 	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(),
-		Web: "127.0.0.1:0", limits: broker.Limits{LogEvery: time.Hour}})
+		Web: "127.0.0.1:0", BrokerLimits: broker.Limits{LogEvery: time.Hour}})
 	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()
 	d2 := device(t, brokerURL, "lab", "pi-2", "two")
@@ -218,7 +218,7 @@ func TestDroppedEventsLoggedSummed(t *testing.T) {
 	listen := testenv.FreeAddr(t)
 	brokerURL := "tcp://" + listen
 	col, logs := startObserved(t, Config{DB: filepath.Join(t.TempDir(), "c.db"), Listen: listen, Accounts: rulesAccounts(), Web: "-",
-		limits: broker.Limits{LogEvery: 500 * time.Millisecond}})
+		BrokerLimits: broker.Limits{LogEvery: 500 * time.Millisecond}})
 	_ = col
 	d1 := device(t, brokerURL, "lab", "pi-1", "one")
 	defer d1.Close()

@@ -95,10 +95,11 @@ func TestMain(m *testing.M) {
 // the package, mode, the repository file it must equal if any) and what
 // its scripts do.
 type pkg struct {
-	name, config, conffile, unit string
-	files                        map[string]string // path in the package -> mode
-	sources                      map[string]string // path in the package -> packaging/ file it is
-	user                         string
+	name, config, unit string
+	conffile           string            // the conffiles, one a line
+	files              map[string]string // path in the package -> mode
+	sources            map[string]string // path in the package -> packaging/ file it is
+	user               string
 }
 
 var packages = []pkg{
@@ -110,12 +111,13 @@ var packages = []pkg{
 		sources: map[string]string{"etc/edgebench/agent.yaml": "agent.yaml", "lib/systemd/system/edgebench.service": "edgebench.service",
 			"usr/share/bash-completion/completions/edgebench": "../docs/completion/edgebench.bash"},
 		user: "edgebench"},
-	{name: "edgebench-collector", config: "packaging/nfpm-collector.yaml", conffile: "/etc/edgebench/collector.env", unit: "edgebench-collector.service",
+	{name: "edgebench-collector", config: "packaging/nfpm-collector.yaml", conffile: "/etc/edgebench-collector/collector.yaml\n/etc/edgebench/collector.env", unit: "edgebench-collector.service",
 		files: map[string]string{"./usr/bin/edgebench-collector": "-rwxr-xr-x", "./lib/systemd/system/edgebench-collector.service": "-rw-r--r--",
 			"./etc/edgebench/collector.env": "-rw-r--r--", "./usr/share/man/man1/edgebench-collector-compare.1.gz": "-rw-r--r--",
+			"./etc/edgebench-collector/collector.yaml":                    "-rw-r--r--",
 			"./usr/share/bash-completion/completions/edgebench-collector": "-rw-r--r--",
 			"./usr/share/doc/edgebench-collector/changelog.gz":            "-rw-r--r--"},
-		sources: map[string]string{"etc/edgebench/collector.env": "collector.env",
+		sources: map[string]string{"etc/edgebench/collector.env": "collector.env", "etc/edgebench-collector/collector.yaml": "collector.yaml",
 			"lib/systemd/system/edgebench-collector.service": "edgebench-collector.service"},
 		user: "edgebench-collector"},
 }
@@ -355,13 +357,23 @@ func TestCollectorUnitHardening(t *testing.T) {
 	if got := s["SystemCallFilter"]; !slices.Equal(got, []string{"@system-service", "~@privileged @resources"}) {
 		t.Errorf("SystemCallFilter=%v", got)
 	}
-	// The default settings name the state directory the unit makes.
+	// The default settings name the state directory the unit makes, and
+	// the environment file does not override the settings' file.
+	yml, err := os.ReadFile("collector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(yml), "\ndb: /var/lib/edgebench-collector/edgebench.db\n") {
+		t.Error("collector.yaml does not put the SQLite store in the state directory")
+	}
 	env, err := os.ReadFile("collector.env")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(env), "\nEDGEBENCH_DB=/var/lib/edgebench-collector/edgebench.db\n") {
-		t.Error("collector.env does not put the SQLite store in the state directory")
+	for _, line := range strings.Split(string(env), "\n") {
+		if strings.HasPrefix(line, "EDGEBENCH_") {
+			t.Errorf("collector.env sets %s over collector.yaml", line)
+		}
 	}
 }
 
@@ -495,12 +507,14 @@ func TestDebInstall(t *testing.T) {
 			t.Errorf("installed %s says %q", p.name, v)
 		}
 		run(t, "", nil, "getent", "passwd", p.user)
-		fi, err := os.Stat(p.conffile)
-		if err != nil || fi.Mode().Perm() != 0o640 {
-			t.Errorf("%s: %v %v, want mode 640", p.conffile, fi, err)
-		}
-		if group := strings.TrimSpace(run(t, "", nil, "stat", "-c", "%U:%G", p.conffile)); group != "root:"+p.user {
-			t.Errorf("%s owned by %s, want root:%s", p.conffile, group, p.user)
+		for _, cf := range strings.Fields(p.conffile) {
+			fi, err := os.Stat(cf)
+			if err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("%s: %v %v, want mode 640", cf, fi, err)
+			}
+			if group := strings.TrimSpace(run(t, "", nil, "stat", "-c", "%U:%G", cf)); group != "root:"+p.user {
+				t.Errorf("%s owned by %s, want root:%s", cf, group, p.user)
+			}
 		}
 		if sa != "" {
 			verify(t, sa, "/lib/systemd/system/"+p.unit)
@@ -516,8 +530,10 @@ func TestDebInstall(t *testing.T) {
 				t.Errorf("%s left after dpkg -r", f)
 			}
 		}
-		if _, err := os.Stat(p.conffile); err != nil {
-			t.Errorf("dpkg -r removed the settings %s: %v", p.conffile, err)
+		for _, cf := range strings.Fields(p.conffile) {
+			if _, err := os.Stat(cf); err != nil {
+				t.Errorf("dpkg -r removed the settings %s: %v", cf, err)
+			}
 		}
 	}
 	run(t, "", nil, "dpkg", append([]string{"--purge"}, names...)...)
@@ -525,8 +541,10 @@ func TestDebInstall(t *testing.T) {
 		if st := status(p.name); st != "" && !strings.Contains(st, "not-installed") && !strings.Contains(st, "no packages found") {
 			t.Errorf("%s after dpkg --purge: %s", p.name, st)
 		}
-		if _, err := os.Stat(p.conffile); err == nil {
-			t.Errorf("%s left after dpkg --purge", p.conffile)
+		for _, cf := range strings.Fields(p.conffile) {
+			if _, err := os.Stat(cf); err == nil {
+				t.Errorf("%s left after dpkg --purge", cf)
+			}
 		}
 		for _, db := range []string{"passwd", "group"} {
 			if exec.Command("getent", db, p.user).Run() == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -35,48 +36,62 @@ type serveConfig struct {
 	signHMAC, signEd25519      string
 	keep                       time.Duration
 	alerts                     alerts.Config
+	ingest                     ingestSettings
+	limits                     broker.Limits
 }
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
+	fs := cli.NewFlagSet("serve", "edgebench-collector serve [--config "+defaultConfigFile+"] [flags]", env.Stderr)
+	path := fs.String("config", defaultConfigFile, "configuration file (YAML; absent: defaults): every flag below is a key of it, e.g. tls_client_ca or alerts.quiet")
 	c := &serveConfig{}
-	fs := cli.NewFlagSet("serve", "edgebench-collector serve [flags]", env.Stderr)
-	dbVar(fs, env, &c.dbf)
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:1883", "embedded broker address")
-	fs.StringVar(&c.accounts, "accounts", env.Getenv(config.EnvName("accounts")), "accounts file (YAML) of the embedded broker: the collector's and each device's login")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate (PEM) of the embedded broker's TLS listener")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "its key (PEM)")
-	fs.StringVar(&c.clientCA, "tls-client-ca", "", "CA (PEM) whose client certificates the embedded broker requires")
-	fs.StringVar(&c.broker, "broker", "", "external broker URL (tcp://host:1883, mqtts://...) instead of the embedded one")
-	fs.StringVar(&c.username, "username", "", "login at the external broker")
 	fs.StringVar(&c.password, "password", env.Getenv(config.EnvName("collector.password")), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
-	fs.StringVar(&c.ca, "ca", "", "CA bundle for a TLS broker")
-	fs.StringVar(&c.share, "share", "", "shared subscription group: collectors of one group split the results")
-	fs.StringVar(&c.web, "web", "127.0.0.1:8080", "web UI and API address (- for none)")
-	fs.Func("web-host", "a host name the web UI answers to besides IP addresses, localhost and --web's (repeatable): its name in the browser or behind a proxy", func(s string) error {
-		if err := web.ValidWebHost(s); err != nil {
-			return err
-		}
-		c.webHosts = append(c.webHosts, s)
-		return nil
-	})
-	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
-	fs.StringVar(&c.signEd25519, "sign-ed25519-key-file", "", "sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key")
-	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
-	fs.Func("keep", "keep results (with their samples), commands and events this long, e.g. 180d or 720h; prune older ones (default: keep all)", func(s string) error {
-		d, err := parseKeep(s)
-		c.keep = d
-		return err
-	})
-	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
-	fs.Func("alert-webhook", "POST every alert (change, quiet device, missed firing, growing spool) as JSON to this URL, retried with backoff", func(s string) error {
-		c.alerts.Webhook = s
-		return alerts.CheckWebhook(s)
-	})
-	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	defaults := defaultSettings()
+	cf := config.Bind(gofs, &defaults)
+	fs.AddGoFlagSet(gofs)
 	if err := fs.ParseNoArgs(args); err != nil {
 		return nil, err
 	}
-	var err error
+	if _, err := os.Stat(*path); os.IsNotExist(err) && !fs.Changed("config") {
+		*path = "" // the default file is optional; a named one is not
+	}
+	st := defaultSettings()
+	src, err := config.Load(&st, *path, env.Getenv, cf)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if err := st.check(src); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	where := func(key string) string { return src.Where(key, "--"+config.FlagName(key)) }
+	c.dbf = dbFlag{raw: st.DB, typed: strings.HasPrefix(src["db"], "flag "), passwordFile: st.DBPasswordFile, stderr: env.Stderr}
+	c.listen, c.accounts = st.Listen, st.Accounts
+	c.tlsCert, c.tlsKey, c.clientCA = st.TLSCert, st.TLSKey, st.TLSClientCA
+	c.broker, c.username, c.ca, c.share, c.prefix = st.Broker, st.Username, st.CA, st.Share, st.Prefix
+	c.web, c.webHosts, c.tokenFile = st.Web, st.WebHost, st.APITokenFile
+	c.signEd25519, c.signHMAC = st.SignEd25519KeyFile, st.SignHMACKeyFile
+	c.logLevel = st.LogLevel
+	for _, h := range c.webHosts {
+		if err := web.ValidWebHost(h); err != nil {
+			return nil, cli.Usagef("%s: web_host: %v", where("web_host"), err)
+		}
+	}
+	if st.Keep != "" {
+		if c.keep, err = parseKeep(st.Keep); err != nil {
+			return nil, cli.Usagef("%s: keep %q: %v", where("keep"), st.Keep, err)
+		}
+	}
+	if st.AlertWebhook != "" {
+		if err := alerts.CheckWebhook(st.AlertWebhook); err != nil {
+			return nil, cli.Usagef("%s: alert_webhook: %v", where("alert_webhook"), err)
+		}
+	}
+	a := st.Alerts
+	c.alerts = alerts.Config{Webhook: st.AlertWebhook, Interval: a.Interval, Quiet: a.Quiet, SpoolMax: a.SpoolMax,
+		Retries: a.Retries, Backoff: a.Backoff, QueueLen: a.QueueLen}
+	c.ingest = st.Ingest
+	l := st.Limits
+	c.limits = broker.Limits{LoginWait: l.LoginWait, Silent: l.Silent, Pending: l.Pending, PerSource: l.PerSource, LogEvery: l.LogEvery}
 	if c.db, err = c.dbf.dsn(); err != nil {
 		return nil, err
 	}
@@ -99,7 +114,7 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 		return nil, cli.Usagef("--sign-hmac-key-file and --sign-ed25519-key-file exclude each other: keep the one the devices check")
 	}
 	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
-		return nil, cli.Usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
+		return nil, cli.Usagef("%s: log_level %q: want debug, info, warn or error", where("log_level"), c.logLevel)
 	}
 	token, err := apiToken(c.tokenFile, env.Getenv)
 	if err != nil {
@@ -130,7 +145,8 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts}
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts,
+		IngestWorkers: sc.ingest.Workers, BatchMax: sc.ingest.BatchMax, QueueLen: sc.ingest.QueueLen, BrokerLimits: sc.limits}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err
 	}

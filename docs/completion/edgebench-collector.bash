@@ -6,7 +6,7 @@ _edgebench_collector() {
 		return
 	fi
 	case ${COMP_WORDS[1]} in
-	serve) words='--db --db-password-file --listen --accounts --tls-cert --tls-key --tls-client-ca --broker --username --password --ca --share --web --web-host --api-token-file --sign-ed25519-key-file --sign-hmac-key-file --keep --prefix --alert-webhook --log-level --help' ;;
+	serve) words='--config --password --accounts --alert-webhook --alerts-backoff --alerts-interval --alerts-queue-len --alerts-quiet --alerts-retries --alerts-spool-max --api-token-file --broker --ca --db --db-password-file --ingest-batch-max --ingest-queue-len --ingest-workers --keep --limits-log-every --limits-login-wait --limits-pending --limits-per-source --limits-silent --listen --log-level --prefix --share --sign-ed25519-key-file --sign-hmac-key-file --tls-cert --tls-client-ca --tls-key --username --web --web-host --help' ;;
 	trigger) words='--server --api-token-file --device --fleet --select --connections -c --requests -n --duration -d --threads -t --keepalive -k --no-keepalive --header -H --method -m --body --timeout --rate --warmup --repeat --repeat-rsd --repeat-max --repeat-budget --label --queue --ttl --wait --max-wait --cacert --insecure --no-tls-resume --tls-version --h2 --h2c --streams --max-concurrent-streams --slo --start --max-rate --tolerance --trial --final --budget --help' ;;
 	cancel) words='--server --api-token-file --help' ;;
 	schedule) words='' ;;

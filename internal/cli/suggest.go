@@ -60,3 +60,7 @@ func editDistance(a, b string) int {
 	}
 	return d[len(a)][len(b)]
 }
+
+// Closest is the candidate that typed most likely meant, or "", as the
+// flags' "did you mean" finds it: for a configuration file's keys too.
+func Closest(typed string, candidates []string) string { return closest(typed, candidates) }

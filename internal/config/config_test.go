@@ -68,7 +68,7 @@ func TestLoadLayers(t *testing.T) {
 		t.Errorf("size from %q", got)
 	}
 	for _, tc := range []struct{ file, env, want string }{
-		{"nmae: x\n", "", path + " line 1: unknown field \"nmae\""},
+		{"nmae: x\n", "", path + " line 1: unknown field \"nmae\"; did you mean name?"},
 		{"wait: soon\n", "", path + ` line 1: wait: want a duration (e.g. 30s, 5m), got "soon"`},
 		{"", "zz", "EDGEBENCH_WAIT: wait: cannot parse \"zz\" as a duration (e.g. 30s, 5m, or 30 for seconds)"},
 	} {
@@ -81,6 +81,26 @@ func TestLoadLayers(t *testing.T) {
 		}, nil)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("error %v, want %s", err, tc.want)
+		}
+	}
+}
+
+// An unknown key is one line with its file and line and the known key it
+// most likely meant, nested ones by their dotted name; a key like no
+// other gets no guess.
+func TestUnknownKeySuggests(t *testing.T) {
+	dir := t.TempDir()
+	for yaml, want := range map[string]string{
+		"name: x\nwiat: 5s\n":    `line 2: unknown field "wiat"; did you mean wait?`,
+		"nested:\n  cuont: 3\n":  `line 2: unknown field "nested.cuont"; did you mean nested.count?`,
+		"name: x\nparsecs: 12\n": `line 2: unknown field "parsecs"`,
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		os.WriteFile(path, []byte(yaml), 0o600)
+		var s settings
+		_, err := Load(&s, path, nil, nil)
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: %v, want ...%s", yaml, err, want)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/edgebench/edgebench/internal/cli"
 )
 
 // This file decodes a configuration file: unknown keys refused, and
@@ -64,7 +66,11 @@ func decodeYAML(path string, data []byte, c any, src map[string]string) error {
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
 		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	return fmt.Errorf("%s", explainYAMLError(path, te.Errors[0], lines))
+	var known []string
+	for _, f := range configFields(c) {
+		known = append(known, f.key)
+	}
+	return fmt.Errorf("%s", explainYAMLError(path, te.Errors[0], lines, known))
 }
 
 // yamlREs are compiled when a config error needs them, not at start-up.
@@ -76,7 +82,10 @@ var yamlREs = sync.OnceValue(func() [3]*regexp.Regexp {
 	}
 })
 
-func explainYAMLError(path, msg string, lines map[int]string) string {
+// explainYAMLError turns a decoder's message into one line naming the
+// file, the line and the key; an unknown key gets the known one it most
+// likely meant.
+func explainYAMLError(path, msg string, lines map[int]string, known []string) string {
 	re := yamlREs()
 	yamlLineRE, yamlUnknownRE, yamlCannotRE := re[0], re[1], re[2]
 	m := yamlLineRE.FindStringSubmatch(msg)
@@ -90,6 +99,9 @@ func explainYAMLError(path, msg string, lines map[int]string) string {
 	if u := yamlUnknownRE.FindStringSubmatch(rest); u != nil {
 		if key == "" {
 			key = u[1]
+		}
+		if near := cli.Closest(key, known); near != "" {
+			return prefix + fmt.Sprintf("unknown field %q; did you mean %s?", key, near)
 		}
 		return prefix + fmt.Sprintf("unknown field %q", key)
 	}

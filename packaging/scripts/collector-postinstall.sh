@@ -3,8 +3,9 @@
 # /var/lib/edgebench-collector, holds the SQLite store and a ~/.pgpass for
 # PostgreSQL), then the unit is enabled, as debhelper's dh_installsystemd
 # does it, through deb-systemd-helper (an admin's disable survives
-# upgrades). The service is not started: edit /etc/edgebench/collector.env
-# (and write the accounts file it names) first, then start it by hand.
+# upgrades). The service is not started: edit
+# /etc/edgebench-collector/collector.yaml (and write the accounts file it
+# names) first, then start it by hand.
 set -e
 
 if [ "$1" = configure ]; then
@@ -14,10 +15,12 @@ if [ "$1" = configure ]; then
 	fi
 	# Shipped 0644 (a template, no secret yet); the settings it will hold
 	# (passwords, the API token) are for root and the service alone.
-	if [ -f /etc/edgebench/collector.env ]; then
-		chown root:edgebench-collector /etc/edgebench/collector.env
-		chmod 0640 /etc/edgebench/collector.env
-	fi
+	for f in /etc/edgebench/collector.env /etc/edgebench-collector/collector.yaml; do
+		if [ -f "$f" ]; then
+			chown root:edgebench-collector "$f"
+			chmod 0640 "$f"
+		fi
+	done
 fi
 
 if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then

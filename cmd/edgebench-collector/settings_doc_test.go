@@ -1,0 +1,64 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/edgebench/edgebench/internal/config"
+)
+
+var updateREADME = flag.Bool("update-readme", false, "rewrite README.md's table of serve's settings")
+
+// settingsTable is README's table of serve's settings, made from the
+// fields that define them (their keys, variables, flags, defaults and
+// help), as the manual page's flags are: each is documented once.
+func settingsTable() string {
+	d := defaultSettings()
+	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config.Bind(gofs, &d)
+	var b strings.Builder
+	b.WriteString("| key | variable | flag | default | what |\n|---|---|---|---|---|\n")
+	for _, k := range config.Keys(&d) {
+		def := gofs.Lookup(config.FlagName(k.Name)).DefValue
+		if def == "" {
+			def = "–"
+		} else {
+			def = "`" + def + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | `--%s` | %s | %s |\n", k.Name, config.EnvName(k.Name), config.FlagName(k.Name), def,
+			strings.ReplaceAll(k.Help, "|", "\\|"))
+	}
+	return b.String()
+}
+
+const (
+	tableBegin = "<!-- serve's settings: go test ./cmd/edgebench-collector -run TestREADMESettingsTable -update-readme -->\n"
+	tableEnd   = "<!-- end of serve's settings -->\n"
+)
+
+// TestREADMESettingsTable: README's table of serve's settings is the one
+// the settings' fields make.
+func TestREADMESettingsTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no table of serve's settings between %q and %q", tableBegin, tableEnd)
+	}
+	want := tableBegin + settingsTable() + tableEnd
+	if got := readme[i : j+len(tableEnd)]; got != want {
+		if *updateREADME {
+			if err := os.WriteFile("../../README.md", []byte(readme[:i]+want+readme[j+len(tableEnd):]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README.md's table of serve's settings is not the settings' own: go test ./cmd/edgebench-collector -run TestREADMESettingsTable -update-readme")
+	}
+}
