@@ -61,21 +61,22 @@ if [ "$cores" -ge 2 ] && command -v taskset >/dev/null; then
 	half=$((cores / 2))
 	gen_cpus="0-$((half - 1))" srv_cpus="$half-$((cores - 1))"
 fi
-pin() { # cpus command...: the command on those cores, or as it is
-	local cpus=$1
-	shift
-	if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+# on CPUS: the words that run a program on those cores (taskset execs
+# it: $! of "$(on ...) prog &" is the program's, which cleanup kills), or
+# none.
+on() {
+	if [ -n "$1" ]; then printf 'taskset -c %s' "$1"; fi
 }
 
 echo "== collector: embedded broker on $BROKER, web UI on http://$WEB/, store $work/demo.db"
-pin "$gen_cpus" "$bin/edgebench-collector" serve --listen "$BROKER" --web "$WEB" --db "$work/demo.db" \
+$(on "$gen_cpus") "$bin/edgebench-collector" serve --listen "$BROKER" --web "$WEB" --db "$work/demo.db" \
 	--accounts "$work/accounts.yaml" --log-level warn 2>"$work/collector.log" &
 pids+=($!)
 
 # One target, the same for both agents: nginx when it is installed, else
 # the built-in one. Both agents do the same work, so that their runs
 # land in one table and compare.
-pin "$srv_cpus" "$bin/edgebench" serve --addr "$TARGET" 2>/dev/null &
+$(on "$srv_cpus") "$bin/edgebench" serve --addr "$TARGET" 2>/dev/null &
 pids+=($!)
 url="http://$TARGET/bytes/2159"
 server=builtin
@@ -94,7 +95,7 @@ http {
 	server { listen $NGINX; root $work/html; }
 }
 NGX
-	pin "$srv_cpus" "$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf"
+	$(on "$srv_cpus") "$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf"
 	server=nginx url="http://$NGINX/index.html"
 fi
 
@@ -102,7 +103,7 @@ agent() { # id password label
 	EDGEBENCH_BROKER_URL="tcp://$BROKER" EDGEBENCH_BROKER_USERNAME="$1" EDGEBENCH_BROKER_PASSWORD="$2" \
 		EDGEBENCH_DEVICE_ID="$1" EDGEBENCH_FLEET=demo EDGEBENCH_LABELS="$3" \
 		EDGEBENCH_STATE_DIR="$work/$1" EDGEBENCH_SPOOL_DIR="$work/$1/spool" EDGEBENCH_LOG_LEVEL=warn \
-		pin "$gen_cpus" "$bin/edgebench" agent 2>"$work/$1.log" &
+		$(on "$gen_cpus") "$bin/edgebench" agent 2>"$work/$1.log" &
 	pids+=($!)
 }
 agent pi-a demo-a "board=pi4,server=$server"
@@ -139,6 +140,8 @@ if grep -q "not valid by their verdict" "$work/compare.txt"; then
 	echo
 	echo "== why some runs are not valid: their verdicts"
 	for id in $("$bin/edgebench-collector" runs --db "$work/demo.db" | awk 'NR > 1 && /NOT VALID/ {print $1}'); do
-		"$bin/edgebench-collector" show "$id" --db "$work/demo.db" | grep -m 1 -A 1 '^  verdict' | sed "s/^/$id /"
+		# awk reads the whole report: a reader that stops early (grep -m)
+		# would end show with SIGPIPE, and pipefail the demo.
+		"$bin/edgebench-collector" show "$id" --db "$work/demo.db" | awk -v id="$id" '/^  verdict/ {n = 2} n-- > 0 {print id " " $0}'
 	done
 fi
