@@ -196,21 +196,8 @@ var summaryNotBack = map[string]string{
 
 // notBackYet are figures that reach the wire
 // (TestEverySummaryFieldReachesTheWire) and that the collector's
-// SystemReport does not rebuild yet: the network's figures of two-machine
-// runs (issue 30), and a watched row's role and an upstream's server
-// (issue 28; TestProcRolesOnTheWire checks their bytes). The collector's
-// side maps them back, and takes them off this list.
-var notBackYet = map[string]string{
-	"NetSummary.Duplex":  issue30,
-	"NetSummary.RxDrops": issue30,
-	"NetSummary.TxDrops": issue30,
-	"NetSummary.RxErrs":  issue30,
-	"NetSummary.TxErrs":  issue30,
-	"Summary.TCP":        issue30,
-	"Summary.Path":       issue30,
-	"ProcSummary.Role":   issue28,
-	"ProcSummary.Of":     issue28,
-}
+// SystemReport does not rebuild yet, with why: none now.
+var notBackYet = map[string]string{}
 
 // notBack reports whether the leaf name (as eachLeaf names it, its parents
 // first: "Summary.TCP>TCPSummary.Out") is one the collector does not
@@ -223,11 +210,6 @@ func notBack(name string) (string, bool) {
 	}
 	return "", false
 }
-
-const (
-	issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
-	issue28 = "collector/rebuild/rebuild.go maps a row's role and an upstream's server back (issue 28)"
-)
 
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
 // back from the wire where it was and in its unit. Cores are sent in
