@@ -244,7 +244,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		idx = n
 	}
-	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.SpecOf(res.Spec), "Run": idx,
+	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.ResultSpec(res), "Run": idx,
 		"CapacityCharts": CapacityCharts(res.Capacity)}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
