@@ -343,7 +343,7 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", res.Reason)
 	}
-	fmt.Fprintf(w, "spec: %s\n", group.SpecOf(res.Spec))
+	fmt.Fprintf(w, "spec: %s\n", group.ResultSpec(res))
 	fp := res.Fingerprint
 	fmt.Fprintf(w, "device: %s, %s, kernel %s, %s", orDash(fp.Board), orDash(fp.OS), orDash(fp.Kernel), orDash(fp.Arch))
 	if fp.Throttled || fp.FreqDropped {
