@@ -87,6 +87,7 @@ type Config struct {
 
 	limits       broker.Limits // the embedded broker's; tests shorten them
 	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
+	pairTimes    pairTimes     // a run across two devices' waits; tests shorten them
 }
 
 func (c *Config) fill() error {
@@ -99,6 +100,7 @@ func (c *Config) fill() error {
 	if c.storeTimeout <= 0 {
 		c.storeTimeout = defaultStoreTimeout
 	}
+	c.pairTimes.fill()
 	if err := wire.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
@@ -189,6 +191,10 @@ type Collector struct {
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
 	hbAt      map[wire.Addr]time.Time       // the time of each device's latest heartbeat taken
+
+	pairMu sync.Mutex
+	pairs  map[string]chan struct{} // the wake of each pair this collector drives, by its load's and its watch's id (pair.go)
+	parts  atomic.Int64             // devices' results kept for a run across two devices
 }
 
 // Start opens the store, starts the embedded broker (unless an external
@@ -241,9 +247,10 @@ func (c *Collector) start() error {
 		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.batcher()
 	go c.heartbeats()
+	go c.sweepPairs()
 	if cfg.Keep > 0 {
 		c.wg.Add(1)
 		go c.retention()
@@ -345,13 +352,16 @@ type Stats struct {
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
+	// Parts counts the devices' results kept for a run across two
+	// devices, until it is joined (the joined results count in Stored).
+	Parts int64
 	transport.SubscriberStats
 }
 
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
 	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
-		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
+		Panics: c.panics.Load() + c.client.Panics(), Parts: c.parts.Load(), SubscriberStats: c.sub.Stats()}
 }
 
 // Close stops the web UI, the MQTT client, the ingest, the broker and the

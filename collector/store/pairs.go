@@ -275,3 +275,27 @@ func (s *Store) DeviceOnline(ctx context.Context, fleet, id string) (online bool
 	}
 	return online, state, true, nil
 }
+
+// EventsAfter lists the events of command id that device fleet/device
+// sent after sequence number seq, in order: what a pair's collector has
+// not read yet.
+func (s *Store) EventsAfter(ctx context.Context, id, fleet, device string, seq uint32) ([]Event, error) {
+	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at, window_edge
+		FROM events WHERE command_id = ? AND fleet = ? AND device = ? AND seq > ? ORDER BY seq`, id, fleet, device, int64(seq))
+	if err != nil {
+		return nil, fmt.Errorf("events %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("events %s: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events %s: %w", id, s.wrap(err))
+	}
+	return out, nil
+}

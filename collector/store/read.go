@@ -332,26 +332,36 @@ func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var e Event
-		var progress, window string
-		var at int64
-		if err := rows.Scan(&e.CommandID, &e.Fleet, &e.Device, &e.Seq, &e.State, &e.Reason, &e.ResultID, &progress, &at, &window); err != nil {
+		e, err := scanEvent(rows)
+		if err != nil {
 			return nil, fmt.Errorf("events %s: %w", commandID, err)
 		}
-		e.Window = windowEdge(window)
-		if progress != "" {
-			e.Progress = new(wire.Progress)
-			if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
-				return nil, fmt.Errorf("events %s: progress: %w", commandID, err)
-			}
-		}
-		e.At = unixTime(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("events %s: %w", commandID, err)
 	}
 	return out, nil
+}
+
+// scanEvent reads an event of the columns command_id, fleet, device,
+// seq, state, reason, result_id, progress, at, window_edge.
+func scanEvent(rows *sql.Rows) (Event, error) {
+	var e Event
+	var progress, window string
+	var at int64
+	if err := rows.Scan(&e.CommandID, &e.Fleet, &e.Device, &e.Seq, &e.State, &e.Reason, &e.ResultID, &progress, &at, &window); err != nil {
+		return e, err
+	}
+	e.Window = windowEdge(window)
+	if progress != "" {
+		e.Progress = new(wire.Progress)
+		if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
+			return e, fmt.Errorf("progress: %w", err)
+		}
+	}
+	e.At = unixTime(at)
+	return e, nil
 }
 
 // windowEdge reads an event's window edge as AddEvent stores it
