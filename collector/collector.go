@@ -247,9 +247,10 @@ func (c *Collector) start() error {
 		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.batcher()
 	go c.heartbeats()
+	go c.rebuildSeries()
 	go c.sweepPairs()
 	if cfg.Keep > 0 {
 		c.wg.Add(1)
