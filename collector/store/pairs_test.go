@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,6 +232,32 @@ func TestGroupRunsByLoader(t *testing.T) {
 			if got[local.ID] != want[0] || got[joined.ID] != want[1] {
 				t.Errorf("by %s: local %q, joined %q; want %q", by, got[local.ID], got[joined.ID], want)
 			}
+		}
+		// Two series, as compare has two specs: the joined result never
+		// pools with the local one in changes and /metrics; the ingest's
+		// keys are the rebuild's.
+		seriesKeys := func() []string {
+			t.Helper()
+			ls, total, err := s.Latest(ctx, time.Time{}, 10)
+			if err != nil || total != 2 {
+				t.Fatalf("%d series (%v), want 2: %+v", total, err, ls)
+			}
+			var keys []string
+			for _, l := range ls {
+				keys = append(keys, l.Key)
+			}
+			slices.Sort(keys)
+			return keys
+		}
+		keys := seriesKeys()
+		if strings.Contains(keys[0], "another device") || !strings.Contains(keys[1], "loaded from another device") {
+			t.Errorf("series %q: want the local one and the joined one apart", keys)
+		}
+		if _, err := s.RebuildSeries(ctx, store.RebuildOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if again := seriesKeys(); !slices.Equal(again, keys) {
+			t.Errorf("series rebuilt %q, at ingest %q", again, keys)
 		}
 	})
 }
