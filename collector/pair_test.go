@@ -295,6 +295,8 @@ func TestPairFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	loader.event(load.ID, 0, wire.StateSucceeded, "", nil, lres.ID)
+	// The watch ends on the mark done, as an agent's does: after the load.
+	testenv.Until(t, "the joining", func() bool { p, _ := col.Store().Pair(ctx, tr.CommandID); return p.State == store.PairJoining })
 	target.event(tr.Pair.WatchID, 0, wire.StateSucceeded, "", nil, "01M9ZZZZZZZZZZZZZZZZZZZZZZ")
 	p = pairEnded(t, col, tr.CommandID)
 	if p.State != store.PairFailed || p.Reason != "the target's result did not reach the collector within 2s of the load's end" {
@@ -333,6 +335,26 @@ func TestPairFailures(t *testing.T) {
 	if err := target.result(forged); err == nil || !strings.Contains(err.Error(), "only the collector joins a run across two devices") {
 		t.Errorf("a device's joined result: %v", err)
 	}
+
+	// The load over, the target gone before its watch ended: failed at
+	// once with that reason, not after the join's wait. Last: the
+	// target is gone.
+	tr = trigger()
+	target.event(tr.Pair.WatchID, 0, wire.StateRunning, "", nil, "")
+	load = loader.waitCommands(wire.KindLoadTest, 3)[2]
+	lres = storetest.FakeResult(rng, "lab", "laptop", nil, time.Now(), 1000, 800)
+	lres.CommandID = load.ID
+	if err := loader.result(lres); err != nil {
+		t.Fatal(err)
+	}
+	loader.event(load.ID, 0, wire.StateSucceeded, "", nil, lres.ID)
+	testenv.Until(t, "the joining", func() bool { p, _ := col.Store().Pair(ctx, tr.CommandID); return p.State == store.PairJoining })
+	target.c.Close()
+	p = pairEnded(t, col, tr.CommandID)
+	if p.State != store.PairFailed || p.Reason != "the target lab/pi3 went offline (offline) before its watch ended" {
+		t.Errorf("pair %+v", p)
+	}
+
 	if rows, err := col.Store().Runs(ctx, store.Filter{}); err != nil || len(rows) != 0 {
 		t.Errorf("%d results stored (%v), want none", len(rows), err)
 	}
