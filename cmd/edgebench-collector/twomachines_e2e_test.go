@@ -52,6 +52,8 @@ func newTwoFleet(t *testing.T, engine string, c testenv.NginxConfig, targetEnv .
 	ng := testenv.NginxWith(t, c)
 	_, port, _ := net.SplitHostPort(testenv.FreeAddr(t))
 	f := newTestFleetOn(t, net.JoinHostPort(n.HostAddr.String(), port), testenv.StoreDB(t, engine), "laptop:l4ptop", "pi3:p1three")
+	// The target's built-in target may listen on its own address.
+	targetEnv = append([]string{"EDGEBENCH_POLICY_SERVE_ALLOW=127.0.0.0/8," + n.Addr.String()}, targetEnv...)
 	tf := &twoFleet{testFleet: f, tt: t, n: n, ng: ng, targetEnv: targetEnv, boards: filepath.Join(f.dir, "boards")}
 	if err := os.WriteFile(tf.boards, []byte("# the lab's boards: none yet\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -183,7 +185,8 @@ func lastState(evs []store.Event, id, device string) *store.Event {
 // two devices refused by the loader's fleet file, then allowed by the
 // file the collector writes from the devices' births; a watch refused by
 // the target's policy; a run joined and stored under the target, whose
-// server CPU /proc and whose requests nginx's log confirm; a target that
+// server CPU /proc and whose requests nginx's log confirm; the built-in
+// target started by trigger serve and loaded from the loader; a target that
 // goes offline in the middle of its run. Each failure says why, and
 // stores nothing.
 func TestTwoMachinesThroughTheCollector(t *testing.T) {
@@ -293,6 +296,23 @@ func TestTwoMachinesThroughTheCollector(t *testing.T) {
 			}
 			if !strings.Contains(r.out, "result "+res.ID+" of lab/pi3, loaded from lab/laptop") || !hasRow(r.out, "lab/pi3") {
 				t.Errorf("trigger --wait does not say where the result went:\n%s", r.out)
+			}
+
+			// The built-in target started on the target from the
+			// collector, on its own address, then loaded from the
+			// loader: the agent itself is what the watch watches.
+			serveAddr := net.JoinHostPort(nsAddr, "8081")
+			trig = tf.trigger("--device", "pi3", "serve", "--addr", serveAddr, "-d", "1m", "--wait", "--max-wait", "30s")
+			<-trig.done
+			if trig.err != nil || !strings.Contains(trig.out.String(), "serving on http://"+serveAddr+"/") {
+				t.Fatalf("trigger serve: %v\n%s", trig.err, trig.out.String())
+			}
+			r = tf.pair(nil, "-c", "2", "-d", "1s", "http://"+serveAddr+"/bytes/10")
+			if r.err != nil || r.st.Pair == nil || r.st.Pair.State != store.PairSucceeded {
+				t.Fatalf("a run against the built-in target: %v, pair %+v\n%s", r.err, r.st.Pair, r.out)
+			}
+			if want := fmt.Sprintf("watching what listens on port 8081: process %d", tf.target.cmd.Process.Pid); !strings.Contains(r.out, want) {
+				t.Errorf("the watch of the built-in target does not say %q:\n%s", want, r.out)
 			}
 
 			// The target goes offline in the middle of a run: the run
