@@ -17,9 +17,13 @@ import (
 )
 
 // CommandStatus is a command's events and results, for trigger --wait.
+// For a run across two devices, Events are the loader's and the target's
+// watch's, and Pair says how far the run is: its result is stored when
+// Pair.State is succeeded, and nothing when it failed.
 type CommandStatus struct {
 	Events  []store.Event       `json:"events"`
 	Results []compare.ExportRow `json:"results"`
+	Pair    *store.Pair         `json:"pair,omitempty"`
 }
 
 // api adds the JSON endpoints the CLI uses to the mux:
@@ -60,12 +64,25 @@ func (c *Collector) api(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		pair, err := c.store.Pair(r.Context(), id)
+		switch {
+		case err == nil && pair.ID == id: // the watch's events too
+			wevs, err := c.store.Events(r.Context(), pair.WatchID)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			evs = append(evs, wevs...)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		runs, err := c.store.Runs(r.Context(), store.Filter{Command: id})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs)})
+		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs), Pair: pair})
 	})
 	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
 		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())

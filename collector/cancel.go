@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,6 +17,14 @@ import (
 // ends it as cancelled (its result says so) and is free for the next
 // command. A command every device has finished is store.ErrNotRunning.
 func (c *Collector) Cancel(ctx context.Context, id string) (*Triggered, error) {
+	// A run across two devices (its id, or its watch's): its driver
+	// cancels both devices' commands.
+	switch p, err := c.store.Pair(ctx, id); {
+	case err == nil:
+		return c.cancelPair(ctx, p)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("cancel: %w", err)
+	}
 	targets, err := c.store.CancelTargets(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("cancel: %w", err)
@@ -27,23 +36,11 @@ func (c *Collector) Cancel(ctx context.Context, id string) (*Triggered, error) {
 	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(time.Minute),
 		Kind: wire.KindCancel, Spec: wire.CommandSpec{Cancel: &wire.CancelSpec{CommandID: id}}}
 	out := &Triggered{CommandID: cmd.ID}
-	topics := wire.Topics{Prefix: c.cfg.Prefix}
 	for _, t := range targets {
-		signed, err := c.sign(cmd, t.Fleet, t.Device)
+		topic, err := c.send(ctx, t.Fleet, t.Device, cmd)
 		if err != nil {
 			return nil, fmt.Errorf("cancel: %w", err)
 		}
-		raw, err := signed.MarshalMsg(nil)
-		if err != nil {
-			return nil, fmt.Errorf("cancel: encode: %w", err)
-		}
-		if err := c.store.AddCommand(ctx, t.Fleet, t.Device, signed, raw); err != nil {
-			return nil, fmt.Errorf("cancel: %w", err)
-		}
-		if err := c.client.PublishCommand(ctx, t.Fleet, t.Device, signed); err != nil {
-			return nil, fmt.Errorf("cancel: %w", err)
-		}
-		topic, _ := topics.Topic(t.Fleet, t.Device, wire.TopicCmd)
 		out.Topics = append(out.Topics, topic)
 		if t.Device != wire.AllDevices {
 			out.Devices = append(out.Devices, t.Fleet+"/"+t.Device)

@@ -89,6 +89,7 @@ type Config struct {
 	// connections waiting to log in, per address); zero fields: defaults.
 	BrokerLimits broker.Limits
 	storeTimeout time.Duration // each store call's deadline; default defaultStoreTimeout; tests shorten it
+	pairTimes    pairTimes     // a run across two devices' waits; tests shorten them
 }
 
 func (c *Config) fill() error {
@@ -101,6 +102,7 @@ func (c *Config) fill() error {
 	if c.storeTimeout <= 0 {
 		c.storeTimeout = defaultStoreTimeout
 	}
+	c.pairTimes.fill()
 	if err := wire.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
@@ -191,6 +193,10 @@ type Collector struct {
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
 	hbAt      map[wire.Addr]time.Time       // the time of each device's latest heartbeat taken
+
+	pairMu sync.Mutex
+	pairs  map[string]chan struct{} // the wake of each pair this collector drives, by its load's and its watch's id (pair.go)
+	parts  atomic.Int64             // devices' results kept for a run across two devices
 }
 
 // Start opens the store, starts the embedded broker (unless an external
@@ -243,10 +249,11 @@ func (c *Collector) start() error {
 		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.batcher()
 	go c.heartbeats()
 	go c.rebuildSeries()
+	go c.sweepPairs()
 	if cfg.Keep > 0 {
 		c.wg.Add(1)
 		go c.retention()
@@ -348,13 +355,16 @@ type Stats struct {
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
+	// Parts counts the devices' results kept for a run across two
+	// devices, until it is joined (the joined results count in Stored).
+	Parts int64
 	transport.SubscriberStats
 }
 
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
 	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
-		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
+		Panics: c.panics.Load() + c.client.Panics(), Parts: c.parts.Load(), SubscriberStats: c.sub.Stats()}
 }
 
 // Close stops the web UI, the MQTT client, the ingest, the broker and the

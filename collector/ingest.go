@@ -33,13 +33,17 @@ type ingestReq struct {
 // onResult hands a result, with the payload it came in, to the batcher
 // and waits for its commit: the Subscriber acks it when this returns nil.
 func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) error {
-	if why, err := c.refuse(ctx, from, r, raw); err != nil {
+	part, why, err := c.refuse(ctx, from, r, raw)
+	if err != nil {
 		return err
 	} else if why != "" {
 		c.refused.Add(1)
 		c.drops.note("result refused", zap.String("reason", why), zap.String("result_id", r.ID),
 			zap.String("fleet", from.Fleet), zap.String("device", from.Device))
 		return fmt.Errorf("%s: %w", why, transport.ErrRejected)
+	}
+	if part.pair != "" { // a run across two devices: kept apart until joined
+		return c.storePart(ctx, part.pair, part.role, r, raw)
 	}
 	req := ingestReq{in: store.Incoming{Result: r, Raw: raw, Received: time.Now()}, done: make(chan error, 1)}
 	req.in.Prepare()
@@ -58,37 +62,47 @@ func (c *Collector) onResult(ctx context.Context, from wire.Addr, r *wire.Result
 	}
 }
 
+// pairPart is, for a result of a run across two devices, its pair and
+// its role in it (store.RoleLoader, store.RoleTarget); zero otherwise.
+type pairPart struct{ pair, role string }
+
 // refuse says why the collector refuses the result r of the device from
 // for good, "" when it takes it: a device time that is absurd, a quota
-// it is over (broker.Quotas), or a command named that was not sent to that
-// device. An error is the store's, to try again.
-func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (string, error) {
+// it is over (broker.Quotas), a command named that was not sent to that
+// device, or a loader, which only the collector's joined results carry.
+// A result of a command of a run across two devices is that run's part.
+// An error is the store's, to try again.
+func (c *Collector) refuse(ctx context.Context, from wire.Addr, r *wire.Result, raw []byte) (pairPart, string, error) {
 	from = wire.Addr{Fleet: from.Fleet, Device: from.Device} // the device, whatever the topic
 	now := time.Now()
 	if why := absurdTime(r, now); why != "" {
-		return why, nil
+		return pairPart{}, why, nil
+	}
+	if joinedByDevice(r) {
+		return pairPart{}, joinedByDeviceWhy, nil
 	}
 	if why := c.quotas.Of(from).Shape(r); why != "" {
-		return why, nil
+		return pairPart{}, why, nil
 	}
 	why, err := c.quotas.Take(ctx, from, int64(len(raw)), now)
 	if why != "" || err != nil {
-		return why, err
+		return pairPart{}, why, err
 	}
+	var part pairPart
 	if r.CommandID != "" {
 		var ok bool
 		err := c.whileUnavailable(ctx, func() (err error) {
-			ok, err = c.store.CommandSentTo(ctx, r.CommandID, from.Fleet, from.Device)
+			ok, part.pair, part.role, err = c.store.CommandSentToPair(ctx, r.CommandID, from.Fleet, from.Device)
 			return err
 		})
 		if err != nil {
-			return "", err
+			return pairPart{}, "", err
 		}
 		if !ok {
-			return fmt.Sprintf("command %s was not sent to %s/%s", wire.Clip(r.CommandID), from.Fleet, from.Device), nil
+			return pairPart{}, fmt.Sprintf("command %s was not sent to %s/%s", wire.Clip(r.CommandID), from.Fleet, from.Device), nil
 		}
 	}
-	return "", nil
+	return part, "", nil
 }
 
 // Device times the collector takes: none before 2020, none more than
@@ -317,6 +331,7 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 	}); err != nil {
 		c.log.Error("event not stored", zap.Error(err))
 	}
+	c.wakePair(ev.CommandID) // a run across two devices this collector drives reads it now
 }
 
 func (c *Collector) onHeartbeat(ctx context.Context, topic string, b []byte) {

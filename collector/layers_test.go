@@ -14,7 +14,7 @@ import (
 // place here, or this test fails.
 var layers = [][]string{
 	{"collector/escape", "collector/stats", "collector/cron", "collector/rebuild"}, // pure, alone
-	{"collector/group", "collector/figures"},                                       // pure, over the above
+	{"collector/group", "collector/figures", "collector/join"},                     // pure, over the above
 	{"collector/broker", "collector/store"},                                        // the parts
 	{"collector/compare", "collector/series"},                                      // views over the store
 	{"collector/schedules", "collector/alerts", "collector/metrics", "collector/web"},

@@ -22,19 +22,27 @@ type Triggered struct {
 	CommandID string   `json:"cmd_id"`
 	Devices   []string `json:"devices"` // fleet/id of the devices expected to answer
 	Topics    []string `json:"topics"`
+	// Pair, for a run across two devices: which device loads, which
+	// serves (the result is its), and the target's watch.
+	Pair *PairInfo `json:"pair,omitempty"`
 }
 
 // ErrNoDevices is returned when a trigger's selection matches no device.
 var ErrNoDevices = errors.New("no device matches")
 
-// Trigger sends a load-test command and records it.
+// Trigger sends a load-test command and records it; with
+// req.TargetDevice, it starts a run across two devices (triggerPair);
+// with req.Serve, the built-in target.
 func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Triggered, error) {
-	if req.Spec.URL == "" {
+	if err := req.CheckKinds(); err != nil {
+		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	if req.Spec.URL == "" && req.Serve == nil {
 		return nil, errors.New("trigger: no URL")
 	}
 	// The devices' decoder would refuse it; and a command goes to every
 	// device of a fleet: never a key.
-	if err := req.Spec.Check(); err != nil {
+	if err := req.Spec.Check(); err != nil && req.Serve == nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
 	if cp := req.Capacity; cp != nil {
@@ -65,6 +73,9 @@ func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Tri
 	})
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	if req.TargetDevice != "" {
+		return c.triggerPair(ctx, req, devs)
 	}
 	type target struct{ fleet, device string }
 	var targets []target
@@ -108,29 +119,21 @@ func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Tri
 	now := time.Now().UTC()
 	cmd := &wire.Command{V: wire.SchemaVersion, ID: wire.NewID(), IssuedAt: now, ExpiresAt: now.Add(req.TTL),
 		Kind: wire.KindLoadTest, Spec: wire.CommandSpec{LoadTest: &req.Spec}}
-	if req.Capacity != nil {
+	switch {
+	case req.Capacity != nil:
 		cp := *req.Capacity
 		cp.Load = req.Spec
 		cmd.Kind, cmd.Spec = wire.KindCapacity, wire.CommandSpec{Capacity: &cp}
+	case req.Serve != nil:
+		ss := *req.Serve
+		cmd.Kind, cmd.Spec = wire.KindServe, wire.CommandSpec{Serve: &ss}
 	}
 	out := &Triggered{CommandID: cmd.ID}
-	topics := wire.Topics{Prefix: c.cfg.Prefix}
 	for _, t := range targets {
-		cmd, err := c.sign(cmd, t.fleet, t.device)
+		topic, err := c.send(ctx, t.fleet, t.device, cmd)
 		if err != nil {
 			return nil, fmt.Errorf("trigger: %w", err)
 		}
-		raw, err := cmd.MarshalMsg(nil)
-		if err != nil {
-			return nil, fmt.Errorf("trigger: encode: %w", err)
-		}
-		if err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.AddCommand(ctx, t.fleet, t.device, cmd, raw) }); err != nil {
-			return nil, fmt.Errorf("trigger: %w", err)
-		}
-		if err := c.client.PublishCommand(ctx, t.fleet, t.device, cmd); err != nil {
-			return nil, fmt.Errorf("trigger: %w", err)
-		}
-		topic, _ := topics.Topic(t.fleet, t.device, wire.TopicCmd)
 		out.Topics = append(out.Topics, topic)
 		if t.device != wire.AllDevices {
 			out.Devices = append(out.Devices, t.fleet+"/"+t.device)
@@ -140,6 +143,27 @@ func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Tri
 	sort.Strings(out.Devices)
 	c.log.Info("command sent", zap.String("cmd_id", cmd.ID), zap.Strings("topics", out.Topics), zap.Int("devices", len(out.Devices)))
 	return out, nil
+}
+
+// send signs cmd for device (or the fleet's _all), records it and
+// publishes it on its cmd topic, which it returns.
+func (c *Collector) send(ctx context.Context, fleet, device string, cmd *wire.Command) (string, error) {
+	cmd, err := c.sign(cmd, fleet, device)
+	if err != nil {
+		return "", err
+	}
+	raw, err := cmd.MarshalMsg(nil)
+	if err != nil {
+		return "", fmt.Errorf("encode: %w", err)
+	}
+	if err := storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.AddCommand(ctx, fleet, device, cmd, raw) }); err != nil {
+		return "", err
+	}
+	if err := c.client.PublishCommand(ctx, fleet, device, cmd); err != nil {
+		return "", err
+	}
+	topic, _ := wire.Topics{Prefix: c.cfg.Prefix}.Topic(fleet, device, wire.TopicCmd)
+	return topic, nil
 }
 
 // sign returns cmd signed for the cmd topic of fleet and device, or cmd

@@ -197,21 +197,10 @@ var summaryNotBack = map[string]string{
 // notBackYet are figures that reach the wire
 // (TestEverySummaryFieldReachesTheWire, TestRunRoundTripByValue) and that
 // the collector's SystemReport or LoadResult does not rebuild yet: the
-// network's figures of two-machine runs (issue 30), a watched row's role
-// and an upstream's server (issue 28; TestProcRolesOnTheWire checks their
-// bytes), and the event loops that ran a run's threads (issue 32). The
-// collector's side maps them back, and takes them off this list.
+// event loops that ran a run's threads (issue 32). The collector's side
+// maps them back, and takes them off this list.
 var notBackYet = map[string]string{
-	"LoadResult.Loops":   issue32,
-	"NetSummary.Duplex":  issue30,
-	"NetSummary.RxDrops": issue30,
-	"NetSummary.TxDrops": issue30,
-	"NetSummary.RxErrs":  issue30,
-	"NetSummary.TxErrs":  issue30,
-	"Summary.TCP":        issue30,
-	"Summary.Path":       issue30,
-	"ProcSummary.Role":   issue28,
-	"ProcSummary.Of":     issue28,
+	"LoadResult.Loops": issue32,
 }
 
 // notBack reports whether the leaf name (as eachLeaf names it, its parents
@@ -226,11 +215,7 @@ func notBack(name string) (string, bool) {
 	return "", false
 }
 
-const (
-	issue30 = "the collector's side of two-machine runs (issue 30) rebuilds it"
-	issue28 = "collector/rebuild/rebuild.go maps a row's role and an upstream's server back (issue 28)"
-	issue32 = "collector/rebuild/rebuild.go maps the run's event loops back (issue 32), for its reports to say them"
-)
+const issue32 = "collector/rebuild/rebuild.go maps the run's event loops back (issue 32), for its reports to say them"
 
 // TestSummaryRoundTripByValue: every figure of the probe's summary comes
 // back from the wire where it was and in its unit. Cores are sent in

@@ -520,6 +520,7 @@ func TestDebInstall(t *testing.T) {
 			verify(t, sa, "/lib/systemd/system/"+p.unit)
 		}
 	}
+	collectorReadsItsYAML(t)
 	run(t, "", nil, "dpkg", append([]string{"-r"}, names...)...)
 	for _, p := range packages {
 		if st := status(p.name); st != "deinstall ok config-files" {
@@ -598,5 +599,71 @@ func TestLintian(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// collectorReadsItsYAML starts the installed collector as its service's
+// user, with no flag but where it listens and stores: it reads the
+// shipped /etc/edgebench-collector/collector.yaml (0640, root and the
+// service's group) and the accounts file that names, and starts; with a
+// key the file does not know, it refuses to start and names the line.
+func collectorReadsItsYAML(t *testing.T) {
+	t.Helper()
+	const accounts = "/etc/edgebench/accounts.yaml" // as the shipped collector.yaml names it
+	if _, err := os.Stat(accounts); err == nil {
+		t.Fatalf("%s exists on this machine: not touching it", accounts)
+	}
+	if err := os.WriteFile(accounts, []byte("collector: {username: collector, password: c0llect}\ndevices: []\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(accounts)
+	run(t, "", nil, "chgrp", "edgebench-collector", accounts)
+	dir, err := os.MkdirTemp("", "edgebench-deb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	run(t, "", nil, "chown", "edgebench-collector:", dir)
+	serve := func(extra ...string) (string, error) {
+		args := append([]string{"-u", "edgebench-collector", "--", "/usr/bin/edgebench-collector", "serve",
+			"--listen", testenv.FreeAddr(t), "--web", "-", "--db", filepath.Join(dir, "c.db")}, extra...)
+		cmd := exec.Command("runuser", args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		for i := 0; i < 100; i++ {
+			select {
+			case err := <-done:
+				return out.String(), err
+			default:
+			}
+			if strings.Contains(out.String(), "collector started") {
+				cmd.Process.Signal(os.Interrupt)
+				return out.String(), <-done
+			}
+			exec.Command("sleep", "0.1").Run()
+		}
+		cmd.Process.Kill()
+		<-done
+		return out.String(), nil
+	}
+	out, err := serve()
+	if err != nil || !strings.Contains(out, "collector started") {
+		t.Errorf("the installed collector with the shipped collector.yaml: %v\n%s", err, out)
+	}
+	yml, err := os.ReadFile("/etc/edgebench-collector/collector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/etc/edgebench-collector/collector.yaml", append(yml, "kep: 30d\n"...), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile("/etc/edgebench-collector/collector.yaml", yml, 0o640)
+	if out, err := serve(); err == nil || !strings.Contains(out, `unknown field "kep"; did you mean keep?`) {
+		t.Errorf("a key the file does not know: %v\n%s", err, out)
 	}
 }

@@ -468,6 +468,21 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 				{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System, Window: &wire.WatchWindow{Run: 0}},
 				{StartedAt: at.Add(12 * time.Second), DurationUS: 7_000_000, DocLength: -1, System: run.System, Window: &wire.WatchWindow{Run: 1, Open: true}},
 			}},
+		// A result the collector joined from a run across two devices
+		// (issue 30): the target's, with the loader's figures, machine
+		// and fingerprint.
+		"result-loadtest-twomachines": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi3-02", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: map[string]string{"server": "nginx"},
+			Spec:        wire.RunSpec{URL: "http://192.168.2.13/index.html", Method: "GET", Connections: 5, Requests: 1000},
+			Fingerprint: wire.Fingerprint{Board: "Raspberry Pi 3 Model B Rev 1.2", Cores: 4, Server: "nginx/1.22.1"},
+			Loader: &wire.Loader{Fleet: "lab", Device: "laptop", ResultID: "01JNHX7A2B3C4D5E6F7G8H9J0K", WatchID: "01JNHX6W8V2Q4R7T9Y3B5D6F8H",
+				Fingerprint: wire.Fingerprint{Board: "ThinkPad X1", Cores: 8, Arch: "x86_64"}},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 1_900_000, Completed: 1000, OK: 1000, DocLength: 612, Latency: hist(1000, 9500, 3),
+				System: run.System, Window: &wire.WatchWindow{Run: 0},
+				Loader: &wire.System{IntervalMS: 1000, Nets: []string{"eth0"}, Summary: wire.SysSummary{Seconds: 1.9, Samples: 2,
+					Path: &wire.PathWindow{Target: "192.168.2.13:80", Idle: &wire.RTTWindow{N: 5, MinUS: 310, MedianUS: 350, MaxUS: 1200},
+						Loaded: &wire.RTTWindow{N: 2, MinUS: 400, MedianUS: 450, MaxUS: 500}}}},
+				Verdict: &wire.Verdict{LimitedBy: "server", Valid: true, Reasons: []string{"nginx at 98 % of one core on the target (1 process): its busy workers each hold a full core"}}}}},
 		"result-probe": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
 			Kind: wire.KindProbe, Outcome: wire.StateSucceeded, Spec: wire.RunSpec{DurationMS: 10_000, IntervalMS: 1000, Watch: []string{"nginx"}},
 			Runs: []wire.Run{{StartedAt: at, DurationUS: 10_000_000, DocLength: -1, System: run.System}}},

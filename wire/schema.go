@@ -338,6 +338,23 @@ type Result struct {
 	// Capacity is a capacity search's answer and trials (kind capacity);
 	// its final trial is Runs[0].
 	Capacity *Capacity `msg:"cap,omitempty" json:"capacity,omitempty"`
+	// Loader is set on a result the collector joined from a run across
+	// two devices, never on one a device sends: the device that ran the
+	// load. The result is then the target's (Fleet, Device, its
+	// Fingerprint), its runs the loader's load figures with System the
+	// target's machine over each window and Run.Loader the loader's.
+	Loader *Loader `msg:"ld,omitempty" json:"loader,omitempty"`
+}
+
+// Loader is the loading device of a result joined from a run across two
+// devices (Result.Loader): which device it was, its own result and
+// fingerprint, and the target's watch the collector joined it with.
+type Loader struct {
+	Fleet       string      `msg:"f" json:"fleet"`
+	Device      string      `msg:"d" json:"device"`
+	ResultID    string      `msg:"r" json:"result_id"` // the loader's own result
+	WatchID     string      `msg:"w" json:"watch_id"`  // the target's watch (a probe command)
+	Fingerprint Fingerprint `msg:"fp" json:"fingerprint"`
 }
 
 // Capacity is the answer of a capacity search: the highest rate found to
@@ -496,6 +513,12 @@ type Run struct {
 	// this run covers, marked by the collector; nil: the whole watch (no
 	// window was marked), or a load's own run.
 	Window *WatchWindow `msg:"wn,omitempty" json:"window,omitempty"`
+
+	// Loader, in a result joined from a run across two devices
+	// (Result.Loader), is the loader's machine over this run, with the
+	// round trip to the target (Summary.Path); System is then the
+	// target's. nil: a result of one device.
+	Loader *System `msg:"ls,omitempty" json:"loader_system,omitempty"`
 }
 
 // WatchWindow is the load's measured window a watch's run covers: the

@@ -5364,6 +5364,102 @@ func (z *LoadTestSpec) Msgsize() (s int) {
 }
 
 // MarshalMsg implements msgp.Marshaler
+func (z *Loader) MarshalMsg(b []byte) (o []byte, err error) {
+	o = msgp.Require(b, z.Msgsize())
+	// map header, size 5
+	// string "f"
+	o = append(o, 0x85, 0xa1, 0x66)
+	o = msgp.AppendString(o, z.Fleet)
+	// string "d"
+	o = append(o, 0xa1, 0x64)
+	o = msgp.AppendString(o, z.Device)
+	// string "r"
+	o = append(o, 0xa1, 0x72)
+	o = msgp.AppendString(o, z.ResultID)
+	// string "w"
+	o = append(o, 0xa1, 0x77)
+	o = msgp.AppendString(o, z.WatchID)
+	// string "fp"
+	o = append(o, 0xa2, 0x66, 0x70)
+	o, err = z.Fingerprint.MarshalMsg(o)
+	if err != nil {
+		err = msgp.WrapError(err, "Fingerprint")
+		return
+	}
+	return
+}
+
+// UnmarshalMsg implements msgp.Unmarshaler
+func (z *Loader) UnmarshalMsg(bts []byte) (o []byte, err error) {
+	var field []byte
+	_ = field
+	var zb0001 uint32
+	zb0001, bts, err = msgp.ReadMapHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err)
+		return
+	}
+	if zb0001 > zb417a25dlimitMaps {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	for zb0001 > 0 {
+		zb0001--
+		field, bts, err = msgp.ReadMapKeyZC(bts)
+		if err != nil {
+			err = msgp.WrapError(err)
+			return
+		}
+		switch msgp.UnsafeString(field) {
+		case "f":
+			z.Fleet, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Fleet")
+				return
+			}
+		case "d":
+			z.Device, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Device")
+				return
+			}
+		case "r":
+			z.ResultID, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ResultID")
+				return
+			}
+		case "w":
+			z.WatchID, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "WatchID")
+				return
+			}
+		case "fp":
+			bts, err = z.Fingerprint.UnmarshalMsg(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Fingerprint")
+				return
+			}
+		default:
+			bts, err = msgp.Skip(bts)
+			if err != nil {
+				err = msgp.WrapError(err)
+				return
+			}
+		}
+	}
+	o = bts
+	return
+}
+
+// Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
+func (z *Loader) Msgsize() (s int) {
+	s = 1 + 2 + msgp.StringPrefixSize + len(z.Fleet) + 2 + msgp.StringPrefixSize + len(z.Device) + 2 + msgp.StringPrefixSize + len(z.ResultID) + 2 + msgp.StringPrefixSize + len(z.WatchID) + 3 + z.Fingerprint.Msgsize()
+	return
+}
+
+// MarshalMsg implements msgp.Marshaler
 func (z MarkSpec) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
@@ -8842,8 +8938,8 @@ func (z *Repeat) Msgsize() (s int) {
 func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(17)
-	var zb0001Mask uint32 /* 17 bits */
+	zb0001Len := uint32(18)
+	var zb0001Mask uint32 /* 18 bits */
 	_ = zb0001Mask
 	if z.CommandID == "" {
 		zb0001Len--
@@ -8876,6 +8972,10 @@ func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Capacity == nil {
 		zb0001Len--
 		zb0001Mask |= 0x10000
+	}
+	if z.Loader == nil {
+		zb0001Len--
+		zb0001Mask |= 0x20000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -8983,6 +9083,19 @@ func (z *Result) MarshalMsg(b []byte) (o []byte, err error) {
 				o, err = z.Capacity.MarshalMsg(o)
 				if err != nil {
 					err = msgp.WrapError(err, "Capacity")
+					return
+				}
+			}
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "ld"
+			o = append(o, 0xa2, 0x6c, 0x64)
+			if z.Loader == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Loader.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Loader")
 					return
 				}
 			}
@@ -9205,6 +9318,23 @@ func (z *Result) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "ld":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Loader = nil
+			} else {
+				if z.Loader == nil {
+					z.Loader = new(Loader)
+				}
+				bts, err = z.Loader.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Loader")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -9246,6 +9376,12 @@ func (z *Result) Msgsize() (s int) {
 	} else {
 		s += z.Capacity.Msgsize()
 	}
+	s += 3
+	if z.Loader == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Loader.Msgsize()
+	}
 	return
 }
 
@@ -9253,8 +9389,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(28)
-	var zb0001Mask uint32 /* 28 bits */
+	zb0001Len := uint32(29)
+	var zb0001Mask uint32 /* 29 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -9331,6 +9467,10 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Window == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000000
+	}
+	if z.Loader == nil {
+		zb0001Len--
+		zb0001Mask |= 0x10000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -9541,6 +9681,19 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 						o = append(o, 0xa1, 0x6f)
 						o = msgp.AppendBool(o, z.Window.Open)
 					}
+				}
+			}
+		}
+		if (zb0001Mask & 0x10000000) == 0 { // if not omitted
+			// string "ls"
+			o = append(o, 0xa2, 0x6c, 0x73)
+			if z.Loader == nil {
+				o = msgp.AppendNil(o)
+			} else {
+				o, err = z.Loader.MarshalMsg(o)
+				if err != nil {
+					err = msgp.WrapError(err, "Loader")
+					return
 				}
 			}
 		}
@@ -9984,6 +10137,23 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+		case "ls":
+			if msgp.IsNil(bts) {
+				bts, err = msgp.ReadNilBytes(bts)
+				if err != nil {
+					return
+				}
+				z.Loader = nil
+			} else {
+				if z.Loader == nil {
+					z.Loader = new(System)
+				}
+				bts, err = z.Loader.UnmarshalMsg(bts)
+				if err != nil {
+					err = msgp.WrapError(err, "Loader")
+					return
+				}
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -10037,6 +10207,12 @@ func (z *Run) Msgsize() (s int) {
 		s += msgp.NilSize
 	} else {
 		s += 1 + 2 + msgp.IntSize + 2 + msgp.BoolSize
+	}
+	s += 3
+	if z.Loader == nil {
+		s += msgp.NilSize
+	} else {
+		s += z.Loader.Msgsize()
 	}
 	return
 }

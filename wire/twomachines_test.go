@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,6 +38,25 @@ func TestDecodeChecksTwoMachines(t *testing.T) {
 		{"maximum under the median", func(r *wire.Result) { r.Runs[0].System.Summary.Path.Idle.MaxUS = 1 }},
 		{"window of run -1", func(r *wire.Result) { r.Runs[0].Window = &wire.WatchWindow{Run: -1} }},
 		{"window of run past the cap", func(r *wire.Result) { r.Runs[0].Window = &wire.WatchWindow{Run: wire.MaxRun + 1} }},
+		// A joined result's loader: ids that name topics and spool files,
+		// its fingerprint's counts, its machine checked as the target's.
+		{"loader of a bad device id", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.Device = "../pi" }},
+		{"loader of the fleet's _all", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.Device = wire.AllDevices }},
+		{"loader of no fleet", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.Fleet = "" }},
+		{"loader's result of a bad id", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.ResultID = "a b" }},
+		{"loader's watch of no id", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.WatchID = "" }},
+		{"loader of negative cores", func(r *wire.Result) { r.Loader = joinedLoader(); r.Loader.Fingerprint.Cores = -1 }},
+		{"loader's machine with a disk index out of its table", func(r *wire.Result) {
+			sys := *r.Runs[0].System
+			sys.Summary.Disks = []wire.DiskWindow{{I: 7}}
+			r.Runs[0].Loader = &sys
+		}},
+		{"loader's machine with negative drops", func(r *wire.Result) {
+			sys := *r.Runs[0].System
+			sys.Summary.Nets = []wire.NetWindow{{I: 0, RxDrops: new(int64)}}
+			*sys.Summary.Nets[0].RxDrops = -3
+			r.Runs[0].Loader = &sys
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := wiretest.ResultNet(t, 20)
@@ -50,6 +70,10 @@ func TestDecodeChecksTwoMachines(t *testing.T) {
 	r.Runs[0].Window = &wire.WatchWindow{Run: wire.MaxRun, Open: true}
 	if _, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil {
 		t.Errorf("window of the last run: %v", err)
+	}
+	r.Loader, r.Runs[0].Loader = joinedLoader(), r.Runs[0].System
+	if got, err := wire.DecodeResult(wiretest.Marshal(t, r)); err != nil || !reflect.DeepEqual(got.Loader, joinedLoader()) || got.Runs[0].Loader == nil {
+		t.Errorf("a joined result: %v %+v", err, got)
 	}
 
 	for _, c := range []struct {
@@ -124,4 +148,10 @@ func TestDecodeChecksTwoMachines(t *testing.T) {
 			t.Errorf("window event %+v: %v", bad, err)
 		}
 	}
+}
+
+// joinedLoader is the loader of a joined result.
+func joinedLoader() *wire.Loader {
+	return &wire.Loader{Fleet: "lab", Device: "laptop", ResultID: "01JNHX7A2B3C4D5E6F7G8H9J0K", WatchID: "01JNHX6W8V2Q4R7T9Y3B5D6F8H",
+		Fingerprint: wire.Fingerprint{Cores: 8}}
 }

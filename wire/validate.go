@@ -29,10 +29,13 @@ func (r *Result) check() error {
 	if err := r.Spec.check(); err != nil {
 		return fmt.Errorf("spec: %w", err)
 	}
-	fp := &r.Fingerprint
-	if err := nonNegative(field{"fingerprint cores", int64(fp.Cores)}, field{"fingerprint mem_kb", fp.MemKB},
-		field{"fingerprint cpu_max_mhz", int64(fp.MaxFreqMHz)}); err != nil {
+	if err := r.Fingerprint.check("fingerprint"); err != nil {
 		return err
+	}
+	if l := r.Loader; l != nil {
+		if err := l.check(); err != nil {
+			return fmt.Errorf("loader: %w", err)
+		}
 	}
 	for i := range r.Runs {
 		if err := r.Runs[i].check(); err != nil {
@@ -262,7 +265,36 @@ func (r *Run) check() error {
 	if w := r.Window; w != nil && (w.Run < 0 || w.Run > MaxRun) {
 		return fmt.Errorf("window of run %d: %w", w.Run, ErrMalformed)
 	}
+	if r.Loader != nil {
+		if err := r.Loader.check(); err != nil {
+			return fmt.Errorf("loader's system: %w", err)
+		}
+	}
 	return nil
+}
+
+// check checks a fingerprint's counts, named what in the errors.
+func (fp *Fingerprint) check(what string) error {
+	return nonNegative(field{what + " cores", int64(fp.Cores)}, field{what + " mem_kb", fp.MemKB},
+		field{what + " cpu_max_mhz", int64(fp.MaxFreqMHz)})
+}
+
+// check checks a joined result's loader: its device's and fleet's ids,
+// its result's and the watch's ids, its fingerprint.
+func (l *Loader) check() error {
+	if err := ValidID(l.Fleet); err != nil {
+		return fmt.Errorf("fleet: %v: %w", err, ErrMalformed)
+	}
+	if err := ValidID(l.Device); err != nil {
+		return fmt.Errorf("device: %v: %w", err, ErrMalformed)
+	}
+	if err := ValidMessageID(l.ResultID); err != nil {
+		return fmt.Errorf("result id: %w", err)
+	}
+	if err := ValidMessageID(l.WatchID); err != nil {
+		return fmt.Errorf("watch id: %w", err)
+	}
+	return l.Fingerprint.check("fingerprint")
 }
 
 func (s *System) check() error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -142,11 +143,16 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	dbVar(fs, env, &db)
 	format := formatFlag(fs)
 	asJSON := fs.Bool("json", false, "the same as --format json")
+	addresses := fs.Bool("addresses", false, "the devices' addresses, one per line, as their births report them: a policy.fleet_file for the loaders of runs across two devices")
+	fleet := fs.String("fleet", "", "only this fleet")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format); err != nil {
 		return err
+	}
+	if *addresses && (*asJSON || *format != "text") {
+		return cli.Usagef("--addresses writes a fleet file: no --format with it")
 	}
 	s, err := openDB(ctx, db)
 	if err != nil {
@@ -156,6 +162,18 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	devs, err := s.Devices(ctx)
 	if err != nil {
 		return err
+	}
+	if *fleet != "" {
+		kept := devs[:0]
+		for _, d := range devs {
+			if d.Fleet == *fleet {
+				kept = append(kept, d)
+			}
+		}
+		devs = kept
+	}
+	if *addresses {
+		return writeFleetFile(env.Stdout, devs)
 	}
 	if *asJSON || *format == "json" {
 		return writeJSON(env.Stdout, devs)
@@ -172,6 +190,41 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 			when(d.LastSeen), orDash(d.LastResult))
 	}
 	return tw.Flush()
+}
+
+// writeFleetFile writes the addresses the devices report in their births
+// as an agent's policy.fleet_file reads them: one per line, the device
+// in a comment. An address that is no board's (unspecified, multicast,
+// broadcast), which would make an agent refuse the whole file, is left
+// out with a comment saying so.
+func writeFleetFile(w io.Writer, devs []store.Device) error {
+	fmt.Fprintln(w, "# The fleet's boards as their births report their addresses (edgebench-collector devices --addresses),")
+	fmt.Fprintln(w, "# for policy.fleet_file: a loader may then load these and no other host. Each address is what")
+	fmt.Fprintln(w, "# its device says of itself: check the list before a loader trusts it.")
+	seen := map[netip.Addr]string{}
+	for _, d := range devs {
+		name := escape.Printable(d.Fleet + "/" + d.ID)
+		if d.Info == nil || len(d.Info.Addrs) == 0 {
+			fmt.Fprintf(w, "# %s reports no address\n", name)
+			continue
+		}
+		for _, s := range d.Info.Addrs {
+			a, err := netip.ParseAddr(s)
+			a = a.Unmap()
+			switch {
+			case err != nil || a.Zone() != "":
+				fmt.Fprintf(w, "# %s reports %q: not an address, left out\n", name, escape.Printable(s))
+			case a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+				fmt.Fprintf(w, "# %s reports %s: no board's address, left out\n", name, a)
+			case seen[a] != "":
+				fmt.Fprintf(w, "# %s reports %s too, as %s does\n", name, a, seen[a])
+			default:
+				seen[a] = name
+				fmt.Fprintf(w, "%s\t# %s\n", a, name)
+			}
+		}
+	}
+	return nil
 }
 
 func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
@@ -217,6 +270,9 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		if r.Stable != "" {
 			flags = strings.TrimPrefix(flags+", "+r.Stable, ", ")
+		}
+		if r.Loader != "" {
+			flags = strings.TrimPrefix(flags+", loaded from "+r.Loader, ", ")
 		}
 		figures := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", num(r.RPS), lat(r.P50US), lat(r.P99US), r.Errors, num(r.CPUPct), orDash(r.Verdict))
 		outcome := r.Outcome
@@ -343,13 +399,18 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", res.Reason)
 	}
-	fmt.Fprintf(w, "spec: %s\n", group.SpecOf(res.Spec))
+	fmt.Fprintf(w, "spec: %s\n", group.ResultSpec(res))
 	fp := res.Fingerprint
 	fmt.Fprintf(w, "device: %s, %s, kernel %s, %s", orDash(fp.Board), orDash(fp.OS), orDash(fp.Kernel), orDash(fp.Arch))
 	if fp.Throttled || fp.FreqDropped {
 		fmt.Fprint(w, "  THROTTLED")
 	}
 	fmt.Fprintln(w)
+	if l := res.Loader; l != nil {
+		lf := l.Fingerprint
+		fmt.Fprintf(w, "loaded from %s/%s (its result %s): %s, %s, kernel %s, %s\n", l.Fleet, l.Device, l.ResultID,
+			orDash(lf.Board), orDash(lf.OS), orDash(lf.Kernel), orDash(lf.Arch))
+	}
 	if c := res.Capacity; c != nil {
 		rep := capacity.ReportOf(c)
 		fmt.Fprintf(w, "\ncapacity search under %s:\n%s\n", c.SLO, capacity.TrialHeader)
@@ -390,11 +451,27 @@ func writeShow(w io.Writer, res *wire.Result, format string, only int) error {
 		if err != nil {
 			return err
 		}
-		if run.System != nil {
+		for _, m := range []struct {
+			sys   *wire.System
+			whose string
+		}{{run.System, "target"}, {run.Loader, "loader"}} {
+			if m.sys == nil {
+				continue
+			}
 			fmt.Fprintln(w)
-			if err := rebuild.SystemReport(run.System).WriteText(w); err != nil {
+			if res.Loader != nil { // two machines: say whose
+				dev := res.Fleet + "/" + res.Device
+				if m.whose == "loader" {
+					dev = res.Loader.Fleet + "/" + res.Loader.Device
+				}
+				fmt.Fprintf(w, "The %s, %s:\n", m.whose, dev)
+			}
+			if err := rebuild.SystemReport(m.sys).WriteText(w); err != nil {
 				return err
 			}
+		}
+		if res.Loader != nil && run.System == nil {
+			fmt.Fprintf(w, "\nThe target, %s/%s: not measured over this run (its watch closed no window of it)\n", res.Fleet, res.Device)
 		}
 	}
 	if rp := res.Repeat; rp != nil {

@@ -88,6 +88,17 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 		{[]string{"--device", "pi-1", "capacity", "--slo", "p99<50ms", "--tolerance", "0.05", u}, func(_ wire.LoadTestSpec, tc *triggerConfig) bool {
 			return tc.req.Capacity != nil && tc.req.Capacity.Tolerance == 0.05
 		}},
+		// A run across two devices: the loader, the target, and the
+		// target's processes to watch; a capacity search across two.
+		{[]string{"--device", "laptop", "--target-device", "pi-3", "--watch", "nginx", "--watch", "812", "-c", "5", "-n", "1000", u},
+			func(s wire.LoadTestSpec, tc *triggerConfig) bool {
+				return tc.req.Device == "laptop" && tc.req.TargetDevice == "pi-3" && tc.req.TargetFleet == "" &&
+					slices.Equal(s.Watch, []string{"nginx", "812"}) && s.Requests == 1000 && s.Connections == 5
+			}},
+		{[]string{"--device", "laptop", "--fleet", "lab", "--target-device", "pi-3", "--target-fleet", "lab2", "capacity", "--slo", "p99<50ms", u},
+			func(_ wire.LoadTestSpec, tc *triggerConfig) bool {
+				return tc.req.TargetDevice == "pi-3" && tc.req.TargetFleet == "lab2" && tc.req.Capacity != nil
+			}},
 	} {
 		tc2, err := parseTrigger(tc.args, env)
 		if err != nil {
@@ -96,6 +107,31 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 		}
 		if tc2.req.Spec.URL != tc.args[len(tc.args)-1] && tc2.req.Spec.URL != u || !tc.want(tc2.req.Spec, tc2) {
 			t.Errorf("%q: spec %+v", tc.args, tc2.req.Spec)
+		}
+	}
+}
+
+// TestTriggerServe: trigger ... serve starts the built-in target for 10
+// minutes unless -d says, on an address and from a folder of the
+// device's policy; no URL, no load.
+func TestTriggerServe(t *testing.T) {
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	for _, c := range []struct {
+		args []string
+		want wire.ServeSpec
+	}{
+		{[]string{"--device", "pi", "serve"}, wire.ServeSpec{DurationMS: 600_000}},
+		{[]string{"--device", "pi", "serve", "--dir", "/srv/www", "-d", "10m", "--addr", "192.168.2.13:8080"},
+			wire.ServeSpec{Addr: "192.168.2.13:8080", Dir: "/srv/www", DurationMS: 600_000}},
+		{[]string{"serve", "--select", "board=pi3", "-d", "90"}, wire.ServeSpec{DurationMS: 90_000}},
+	} {
+		tc, err := parseTrigger(c.args, env)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if tc.req.Serve == nil || *tc.req.Serve != c.want || tc.req.Spec.URL != "" || tc.req.Spec.Connections != 0 {
+			t.Errorf("%q: serve %+v, spec %+v; want %+v and no load", c.args, tc.req.Serve, tc.req.Spec, c.want)
 		}
 	}
 }
@@ -165,6 +201,25 @@ func TestCollectorFlagMistakes(t *testing.T) {
 			"edgebench-collector trigger: --cacert " + keyFile + ": CA bundle: EC PRIVATE KEY block: a private key: a command carries certificates only"},
 		{[]string{"trigger", "--device", "pi-1", "--cacert", bigFile, "https://127.0.0.1/"},
 			"edgebench-collector trigger: --cacert " + bigFile + ": 65537 bytes, a command carries at most 65536"},
+		// Two devices: one loader, another target; serve loads nothing.
+		{[]string{"trigger", "--select", "board=pi4", "--target-device", "pi-3", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --target-device needs one loader: --device ID (not --select or a whole fleet)"},
+		{[]string{"trigger", "--fleet", "lab", "--target-device", "pi-3", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --target-device needs one loader: --device ID (not --select or a whole fleet)"},
+		{[]string{"trigger", "--device", "pi-3", "--target-device", "pi-3", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --target-device pi-3 is the loader itself: a run on one device needs no target"},
+		{[]string{"trigger", "--device", "pi-1", "--target-fleet", "lab", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --target-fleet goes with --target-device"},
+		{[]string{"trigger", "--device", "pi-1", "serve", "http://127.0.0.1/"},
+			"edgebench-collector trigger: serve takes no URL: edgebench-collector trigger --device ID serve [--addr ADDR] [--dir DIR] [-d 10m]"},
+		{[]string{"trigger", "--device", "pi-1", "serve", "--rate", "100"},
+			"edgebench-collector trigger: --rate is not for serve, which starts the built-in target and loads nothing"},
+		{[]string{"trigger", "--device", "pi-1", "--target-device", "pi-3", "serve"},
+			"edgebench-collector trigger: --target-device is not for serve, which starts the built-in target and loads nothing"},
+		{[]string{"trigger", "--device", "pi-1", "--addr", "10.0.0.2:80", "http://127.0.0.1/"},
+			"edgebench-collector trigger: --addr and --dir are serve's: edgebench-collector trigger --device ID serve --addr ADDR"},
+		{[]string{"trigger", "serve"}, "edgebench-collector trigger: say which devices: --device ID, --fleet F or --select k=v"},
+		{[]string{"devices", "--addresses", "--format", "json"}, "edgebench-collector devices: --addresses writes a fleet file: no --format with it"},
 	} {
 		var out, errb bytes.Buffer
 		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, tc.args)

@@ -110,15 +110,26 @@ const testCollectorPassword = "c0llect"
 // collector process.
 func newTestFleet(t *testing.T) *testFleet {
 	t.Helper()
+	return newTestFleetOn(t, testenv.FreeAddr(t), "", "pi-1:one", "pi-2:two")
+}
+
+// newTestFleetOn is newTestFleet with the embedded broker on listen, the
+// store db (default a SQLite file of the test's) and the devices
+// (id:password) of fleet lab.
+func newTestFleetOn(t *testing.T, listen, db string, devices ...string) *testFleet {
+	t.Helper()
 	fleetBinaries(t)
-	f := &testFleet{t: t, dir: t.TempDir(), listen: testenv.FreeAddr(t), web: testenv.FreeAddr(t)}
-	f.db = filepath.Join(f.dir, "edgebench.db")
+	f := &testFleet{t: t, dir: t.TempDir(), listen: listen, web: testenv.FreeAddr(t), db: db}
+	if f.db == "" {
+		f.db = filepath.Join(f.dir, "edgebench.db")
+	}
 	f.accounts = filepath.Join(f.dir, "accounts.yaml")
-	os.WriteFile(f.accounts, []byte(`collector: {username: collector, password: `+testCollectorPassword+`}
-devices:
-  - {fleet: lab, id: pi-1, password: one}
-  - {fleet: lab, id: pi-2, password: two}
-`), 0o600)
+	accounts := "collector: {username: collector, password: " + testCollectorPassword + "}\ndevices:\n"
+	for _, d := range devices {
+		id, pw, _ := strings.Cut(d, ":")
+		accounts += fmt.Sprintf("  - {fleet: lab, id: %s, password: %s}\n", id, pw)
+	}
+	os.WriteFile(f.accounts, []byte(accounts), 0o600)
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +165,15 @@ func (f *testFleet) startCollector() {
 // own state folder (kept across restarts of the same device).
 func (f *testFleet) startAgent(id, password string, env ...string) *proc {
 	f.t.Helper()
+	env, conf := f.agentEnv(id, password, env...)
 	_, agentBin := fleetBinaries(f.t)
+	return startProc(f.t, "agent "+id, env, agentBin, "agent", "--config", conf)
+}
+
+// agentEnv is the environment and configuration file of the agent of
+// device id, with env's settings over the fleet's.
+func (f *testFleet) agentEnv(id, password string, env ...string) ([]string, string) {
+	f.t.Helper()
 	state := filepath.Join(f.dir, "agent-"+id)
 	os.MkdirAll(state, 0o755)
 	env = append([]string{
@@ -166,7 +185,7 @@ func (f *testFleet) startAgent(id, password string, env ...string) *proc {
 	}, env...)
 	conf := filepath.Join(state, "agent.yaml")
 	os.WriteFile(conf, nil, 0o644) // everything from the environment
-	return startProc(f.t, "agent "+id, env, agentBin, "agent", "--config", conf)
+	return env, conf
 }
 
 // devices lists the devices the collector knows.

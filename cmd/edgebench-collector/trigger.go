@@ -40,7 +40,8 @@ type triggerConfig struct {
 
 func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	tc := &triggerConfig{}
-	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID | --fleet F | --select k=v] [capacity --slo 'p99<50ms'] URL [loadtest flags]", env.Stderr)
+	fs := cli.NewFlagSet("trigger", "edgebench-collector trigger [--device ID [--target-device ID] | --fleet F | --select k=v] [capacity --slo 'p99<50ms'] URL [loadtest flags]\n"+
+		"       edgebench-collector trigger --device ID serve [--addr ADDR] [--dir DIR] [-d 10m]", env.Stderr)
 	fs.StringVar(&tc.server, "server", defaultServer, "the running collector's web address")
 	tokenFile := fs.String("api-token-file", "", "file holding the collector API's token (or EDGEBENCH_API_TOKEN)")
 	r := &tc.req
@@ -49,6 +50,18 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	fs.StringVar(&r.Device, "device", "", "this device")
 	fs.StringVar(&r.Fleet, "fleet", "", "every device of this fleet (or, with --device/--select, the fleet they are in)")
 	fs.Var(sel, "select", "devices whose label or system-info field k is v (repeatable: all must match)")
+	fs.StringVar(&r.TargetDevice, "target-device", "", "a run across two devices: --device loads the URL, device `ID` serves it and watches itself; the result is its")
+	fs.StringVar(&r.TargetFleet, "target-fleet", "", "--target-device's `FLEET` (default: the loader's)")
+	fs.Func("watch", "the server's processes, by `NAME|PID` (repeatable); with --target-device, the target's (default: what listens on the URL's port there)", func(s string) error {
+		if s == "" {
+			return errors.New("want a process name or PID")
+		}
+		r.Spec.Watch = append(r.Spec.Watch, s)
+		return nil
+	})
+	serve := &wire.ServeSpec{}
+	fs.StringVar(&serve.Addr, "addr", "", "serve: the `ADDR:PORT` the built-in target listens on, within the device's policy.serve_allow (default: the agent's, 127.0.0.1:8080)")
+	fs.StringVar(&serve.Dir, "dir", "", "serve: the `DIR` of files it serves, below the device's policy.serve_root (default: the synthetic endpoints only)")
 	sp := &r.Spec
 	fs.IntVarP(&sp.Connections, "connections", "c", 10, "connections")
 	fs.Int64VarP(&sp.Requests, "requests", "n", 0, "requests (0: no limit)")
@@ -112,6 +125,42 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	// "serve" starts the built-in target on the devices: no load.
+	if i := slices.Index(rest, "serve"); i >= 0 {
+		rest = slices.Delete(rest, i, i+1)
+		if len(rest) > 0 {
+			return nil, cli.Usagef("serve takes no URL: edgebench-collector trigger --device ID serve [--addr ADDR] [--dir DIR] [-d 10m]")
+		}
+		for _, f := range []string{"target-device", "slo", "rate", "repeat", "requests", "body"} {
+			if fs.Changed(f) {
+				return nil, cli.Usagef("--%s is not for serve, which starts the built-in target and loads nothing", f)
+			}
+		}
+		serve.DurationMS = 10 * time.Minute.Milliseconds()
+		if fs.Changed("duration") {
+			serve.DurationMS = d.Milliseconds()
+		}
+		if serve.DurationMS <= 0 {
+			return nil, cli.Usagef("serve: -d must be positive")
+		}
+		if r.Device == "" && r.Fleet == "" && len(sel) == 0 {
+			return nil, cli.Usagef("say which devices: --device ID, --fleet F or --select k=v")
+		}
+		if r.Device != "" && len(sel) > 0 {
+			return nil, cli.Usagef("--device and --select exclude each other")
+		}
+		if len(sel) > 0 {
+			r.Select = sel
+		}
+		if tc.token, err = apiToken(*tokenFile, env.Getenv); err != nil {
+			return nil, err
+		}
+		r.Serve, r.Spec = serve, wire.LoadTestSpec{}
+		return tc, nil
+	}
+	if fs.Changed("addr") || fs.Changed("dir") {
+		return nil, cli.Usagef("--addr and --dir are serve's: edgebench-collector trigger --device ID serve --addr ADDR")
+	}
 	// "capacity" before or after the URL makes the command a capacity
 	// search, as edgebench capacity runs it.
 	if i := slices.Index(rest, "capacity"); i >= 0 {
@@ -161,6 +210,9 @@ func parseTrigger(args []string, env *cli.Env) (*triggerConfig, error) {
 	}
 	if len(sel) > 0 {
 		r.Select = sel
+	}
+	if err := r.CheckKinds(); err != nil {
+		return nil, cli.Usagef("%v", err)
 	}
 	if sp.RepeatAuto {
 		if !(sp.RepeatRSDPct > 0 && sp.RepeatRSDPct < 100) || *repeatMax < 3 || *repeatMax > 1000 || *repeatBudget < 0 {
@@ -242,9 +294,15 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 	if err := doJSON(hc, req, &t); err != nil {
 		return fmt.Errorf("trigger: %w", err)
 	}
-	fmt.Fprintf(w, "command %s sent to %s\n", t.CommandID, strings.Join(t.Topics, ", "))
-	if len(t.Devices) > 0 {
-		fmt.Fprintf(w, "expecting %d devices: %s\n", len(t.Devices), strings.Join(t.Devices, ", "))
+	switch {
+	case t.Pair != nil:
+		fmt.Fprintf(w, "run across two devices %s: %s loads, %s serves and watches itself (watch %s sent to %s)\n",
+			t.CommandID, t.Pair.Loader, t.Pair.Target, t.Pair.WatchID, strings.Join(t.Topics, ", "))
+	default:
+		fmt.Fprintf(w, "command %s sent to %s\n", t.CommandID, strings.Join(t.Topics, ", "))
+		if len(t.Devices) > 0 {
+			fmt.Fprintf(w, "expecting %d devices: %s\n", len(t.Devices), strings.Join(t.Devices, ", "))
+		}
 	}
 	if !tc.wait {
 		return nil
@@ -297,7 +355,8 @@ wait:
 				final[e.Fleet+"/"+e.Device] = wire.Event{State: e.State, Reason: e.Reason}
 			}
 		}
-		if allDone(t.Devices, final, st) {
+		if st.Pair != nil && store.PairDone(st.Pair.State) || st.Pair == nil && (tc.req.Serve != nil && serving(t.Devices, final, st) ||
+			tc.req.Serve == nil && allDone(t.Devices, final, st)) {
 			break
 		}
 		select {
@@ -311,7 +370,10 @@ wait:
 	for _, e := range final {
 		succeeded = succeeded || e.State == wire.StateSucceeded
 	}
-	if waited && succeeded {
+	if st.Pair != nil { // the run's, not each device's
+		succeeded = st.Pair.State == store.PairSucceeded
+	}
+	if waited && succeeded && tc.req.Serve == nil {
 		fmt.Fprintln(w)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/compare?by=device&cmd="+url.QueryEscape(t.CommandID), nil)
 		if err != nil {
@@ -333,6 +395,12 @@ wait:
 			how += " --server " + tc.server
 		}
 		return &cli.ExitError{Code: 130, Msg: "interrupted: the test goes on on the devices; stop it with: " + how}
+	}
+	if t.Pair != nil {
+		return pairOutcome(w, t.Pair, st.Pair, waited, tc.maxWait)
+	}
+	if tc.req.Serve != nil && waited {
+		return serveOutcome(w, t.Devices, final)
 	}
 	failures := outcomes(t.Devices, final, st, tc.maxWait)
 	if len(t.Devices) == 0 && len(final) == 0 {
@@ -384,6 +452,64 @@ func outcomes(devices []string, final map[string]wire.Event, st collector.Comman
 		lines = append(lines, d+": "+why)
 	}
 	return lines
+}
+
+// pairOutcome says how a run across two devices ended, and fails unless
+// its joined result was stored: a line with the reason why not.
+func pairOutcome(w io.Writer, info *collector.PairInfo, p *store.Pair, waited bool, maxWait time.Duration) error {
+	switch {
+	case !waited || p == nil:
+		return fmt.Errorf("the run across two devices did not end within %v (--max-wait)", maxWait)
+	case p.State == store.PairSucceeded:
+		fmt.Fprintf(w, "\nresult %s of %s, loaded from %s\n", escape.Printable(p.ResultID), info.Target, info.Loader)
+		return nil
+	}
+	why := string(p.State)
+	if p.Reason != "" {
+		why += ": " + escape.Printable(p.Reason)
+	}
+	fmt.Fprintf(w, "\nthe run across two devices %s: nothing stored\n", why)
+	return fmt.Errorf("the run across two devices %s", why)
+}
+
+// serving reports whether every expected device serves (its last event is
+// running) or has ended the command.
+func serving(devices []string, final map[string]wire.Event, st collector.CommandStatus) bool {
+	if len(devices) == 0 {
+		return false
+	}
+	last := map[string]wire.EventState{}
+	for _, e := range st.Events {
+		last[e.Fleet+"/"+e.Device] = e.State
+	}
+	for _, d := range devices {
+		if _, done := final[d]; !done && last[d] != wire.StateRunning {
+			return false
+		}
+	}
+	return true
+}
+
+// serveOutcome fails when a device refused to serve or stopped.
+func serveOutcome(w io.Writer, devices []string, final map[string]wire.Event) error {
+	var bad []string
+	for _, d := range devices {
+		if e, ok := final[d]; ok && e.State != wire.StateSucceeded {
+			line := d + ": " + string(e.State)
+			if e.Reason != "" {
+				line += ": " + escape.Printable(e.Reason)
+			}
+			bad = append(bad, line)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	for _, b := range bad {
+		fmt.Fprintln(w, b)
+	}
+	return fmt.Errorf("%d of %d devices do not serve", len(bad), len(devices))
 }
 
 // allDone reports whether every expected device has a terminal event and,

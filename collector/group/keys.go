@@ -10,10 +10,12 @@ import (
 
 // systemFields are the keys of what a result says of its device that a
 // comparison can be by: the device, its fleet and the fingerprint's
-// system-info fields (governor is cpu_governor's short name). The store
-// keeps a column (or an expression) for each.
+// system-info fields (governor is cpu_governor's short name), and the
+// device that loaded a run across two devices (loader, fleet/id; "-" for
+// a run of one device). The store keeps a column (or an expression) for
+// each.
 var systemFields = []string{"device", "fleet", "board", "cpu_model", "cores", "os", "kernel", "arch", "cpu_governor",
-	"governor", "agent_version", "server"}
+	"governor", "agent_version", "server", "loader"}
 
 // SystemFields lists the system-info fields a comparison can be by, in
 // order of their names.

@@ -14,8 +14,10 @@ import (
 // headers, body size), how many connections sent it, with or without
 // keep-alive, the open-loop rate, the tool whose request it sent
 // (edgebench ab sends HTTP/1.0), HTTP/2 and its streams per connection,
-// TLS resumption and version. Runs of different specs are
-// different experiments: compare never pools them. The duration, the
+// TLS resumption and version, and whether another device loaded the
+// server (a run across two devices, stored under the server's device).
+// Runs of different specs are different experiments: compare never pools
+// them. The duration, the
 // number of requests, the timeout and the warm-up are not part of it
 // (a longer run of the same work is the same experiment).
 type Spec struct {
@@ -31,6 +33,11 @@ type Spec struct {
 	Streams     int      `json:"streams,omitempty"`    // HTTP/2: requests at once per connection
 	NoTLSResume bool     `json:"no_tls_resume,omitempty"`
 	TLSVersion  string   `json:"tls_version,omitempty"` // "1.2" or "1.3"; empty: the server's choice
+	// TwoMachines: the load came from another device, whose machine
+	// was not the server's (a result the collector joined, with a
+	// Loader). Its figures are not those of a load on the server's own
+	// machine, whose generator took the server's cores.
+	TwoMachines bool `json:"two_machines,omitempty"`
 }
 
 // SpecOf is the Spec of a result's run spec.
@@ -45,6 +52,14 @@ func SpecOf(rs wire.RunSpec) Spec {
 		s.Headers = append(s.Headers, textproto.CanonicalMIMEHeaderKey(h.Name)+": "+h.Value)
 	}
 	sort.Strings(s.Headers)
+	return s
+}
+
+// ResultSpec is the Spec of a result: its run spec's, and whether
+// another device loaded it (Result.Loader).
+func ResultSpec(r *wire.Result) Spec {
+	s := SpecOf(r.Spec)
+	s.TwoMachines = r.Loader != nil
 	return s
 }
 
@@ -87,6 +102,9 @@ func (s Spec) String() string {
 	if s.TLSVersion != "" {
 		parts = append(parts, "TLS "+s.TLSVersion)
 	}
+	if s.TwoMachines {
+		parts = append(parts, "loaded from another device")
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -125,7 +143,8 @@ func (s Spec) rate() string {
 // specFields are the keys of the spec's parts compare can group by: a
 // comparison by one of them compares runs that differ in it and in
 // nothing else of their spec.
-var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes", "mode", "protocol", "tls_resume", "tls_version"}
+var specFields = []string{"url", "method", "connections", "keepalive", "rate", "body_bytes", "mode", "protocol", "tls_resume", "tls_version",
+	"machines"}
 
 // IsSpecField reports whether k names a part of the spec.
 func IsSpecField(k string) bool {
@@ -175,6 +194,11 @@ func (s Spec) Field(k string) (string, bool) {
 			return "TLS 1.2 or 1.3", true
 		}
 		return "TLS " + s.TLSVersion, true
+	case "machines":
+		if s.TwoMachines {
+			return "two devices", true
+		}
+		return "one device", true
 	}
 	return "", false
 }
@@ -202,6 +226,8 @@ func (s Spec) Without(k string) Spec {
 		s.NoTLSResume = false
 	case "tls_version":
 		s.TLSVersion = ""
+	case "machines":
+		s.TwoMachines = false
 	}
 	return s
 }

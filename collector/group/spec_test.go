@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/edgebench/edgebench/wire"
@@ -21,7 +22,7 @@ func TestSpec(t *testing.T) {
 	for _, change := range []func(*Spec){
 		func(s *Spec) { s.URL = "http://pi/mixed" }, func(s *Spec) { s.Method = "POST" }, func(s *Spec) { s.Connections = 2 },
 		func(s *Spec) { s.KeepAlive = new(true) }, func(s *Spec) { s.Rate = 0 }, func(s *Spec) { s.BodyBytes = 0 },
-		func(s *Spec) { s.Headers = nil }, func(s *Spec) { s.Mode = "wrk" },
+		func(s *Spec) { s.Headers = nil }, func(s *Spec) { s.Mode = "wrk" }, func(s *Spec) { s.TwoMachines = true },
 	} {
 		c := a
 		c.Headers = append([]string(nil), a.Headers...)
@@ -31,7 +32,7 @@ func TestSpec(t *testing.T) {
 		}
 	}
 	// Every part of a spec that sets them all can be grouped by.
-	a.URL, a.Protocol, a.Streams, a.NoTLSResume, a.TLSVersion = "https://pi/", "h2", 10, true, "1.3"
+	a.URL, a.Protocol, a.Streams, a.NoTLSResume, a.TLSVersion, a.TwoMachines = "https://pi/", "h2", 10, true, "1.3", true
 	for _, k := range specFields {
 		v, ok := a.Field(k)
 		if !ok || v == "" || a.Without(k).Key() == a.Key() {
@@ -73,5 +74,33 @@ func TestSpecTLSAndHTTP2(t *testing.T) {
 		if v, _ := plain.Field(k); v != want {
 			t.Errorf("http %s: %q, want %q", k, v, want)
 		}
+	}
+}
+
+// TestResultSpec: a result joined from a run across two devices is other
+// work than the same URL loaded on the server's own machine, and reads as
+// such; its spec is otherwise its run spec's.
+func TestResultSpec(t *testing.T) {
+	rs := wire.RunSpec{URL: "http://10.0.0.2:8080/", Method: "GET", Connections: 10, KeepAlive: true}
+	local := ResultSpec(&wire.Result{Spec: rs})
+	two := ResultSpec(&wire.Result{Spec: rs, Loader: &wire.Loader{Fleet: "lab", Device: "laptop"}})
+	if local.Key() == two.Key() || local.Key() != SpecOf(rs).Key() {
+		t.Errorf("one device %s, two %s: want two specs, the first the run spec's", local.Key(), two.Key())
+	}
+	if !two.TwoMachines || two.Without("machines").Key() != local.Key() {
+		t.Errorf("two devices: %+v", two)
+	}
+	if got, want := two.String(), "GET http://10.0.0.2:8080/ · 10 connections · keep-alive · loaded from another device"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	for s, want := range map[*Spec]string{&local: "one device", &two: "two devices"} {
+		if v, ok := s.Field("machines"); !ok || v != want {
+			t.Errorf("machines: %q, want %q", v, want)
+		}
+	}
+	// A spec stored before two-machine runs has no such part: one device.
+	var old Spec
+	if err := json.Unmarshal([]byte(`{"method":"GET","url":"http://10.0.0.2:8080/","connections":10,"keepalive":true}`), &old); err != nil || old.Key() != local.Key() {
+		t.Errorf("a stored spec of before: %v %s, want %s", err, old.Key(), local.Key())
 	}
 }

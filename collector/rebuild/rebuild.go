@@ -150,7 +150,15 @@ func SystemReport(s *wire.System) *machine.Report {
 	}
 	for _, n := range su.Nets {
 		sm.Nets = append(sm.Nets, machine.NetSummary{Name: name(s.Nets, n.I), RxKBs: back(n.RxKBs, 1), TxKBs: back(n.TxKBs, 1),
-			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1), SpeedMbps: int(n.SpeedMbps)})
+			RxPps: back(n.RxPps, 1), TxPps: back(n.TxPps, 1), SpeedMbps: int(n.SpeedMbps), Duplex: n.Duplex,
+			RxDrops: optCount(n.RxDrops), TxDrops: optCount(n.TxDrops), RxErrs: optCount(n.RxErrs), TxErrs: optCount(n.TxErrs)})
+	}
+	if t := su.TCP; t != nil {
+		sm.TCP = &machine.TCPSummary{InSegs: back(t.InSegs, 1), OutSegs: back(t.OutSegs, 1), RetransSegs: back(t.RetransSegs, 1),
+			Out: float64(t.Out), Retrans: float64(t.Retrans)}
+	}
+	if p := su.Path; p != nil {
+		sm.Path = &machine.PathSummary{Target: p.Target, Idle: rtt(p.Idle), Loaded: rtt(p.Loaded), Lost: int(p.Lost)}
 	}
 	if p := su.PSI; p != nil {
 		sm.PSI = &machine.PSISummary{CPUSome: backStat(p.CPUSome, 0.01), IOSome: backStat(p.IOSome, 0.01), IOFull: backStat(p.IOFull, 0.01),
@@ -167,7 +175,10 @@ func SystemReport(s *wire.System) *machine.Report {
 	}
 	for _, p := range su.Procs {
 		ps := machine.ProcSummary{Name: name(s.Procs, p.I), PID: int(p.PID), Count: int(p.Count),
-			CPU: backStat(p.CPUBP, 0.01), RSS: backStat(p.RSSKB, 1024)}
+			CPU: backStat(p.CPUBP, 0.01), RSS: backStat(p.RSSKB, 1024), Role: p.Role}
+		if p.Of != nil {
+			ps.Of = name(s.Procs, *p.Of)
+		}
 		if p.ReadKB != nil {
 			v := float64(*p.ReadKB)
 			ps.ReadKB = &v
@@ -195,6 +206,25 @@ func backStat(s *wire.WindowStat, k float64) *machine.Stat {
 	}
 	v := back(*s, k)
 	return &v
+}
+
+// optCount is a count of the wire (packets dropped, in error) back as
+// the probe's figure.
+func optCount(v *int64) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := float64(*v)
+	return &f
+}
+
+// rtt is handshake times of the wire (µs) back in milliseconds.
+func rtt(r *wire.RTTWindow) *machine.RTT {
+	if r == nil {
+		return nil
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return &machine.RTT{N: int(r.N), MinMS: ms(r.MinUS), MedianMS: ms(r.MedianUS), MaxMS: ms(r.MaxUS)}
 }
 
 func optFloat(v *int32) *float64 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -193,6 +194,7 @@ type RunRow struct {
 	Runs      int               `json:"runs"`
 	Board     string            `json:"board,omitempty"`
 	Server    string            `json:"server,omitempty"`
+	Loader    string            `json:"loader,omitempty"` // fleet/id of the device that loaded a run across two devices
 	Throttled bool              `json:"throttled"`
 	RPS       float64           `json:"rps"`
 	MeanUS    float64           `json:"mean_us"`
@@ -216,7 +218,7 @@ type RunRow struct {
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	where, args := s.d.where(f)
 	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.labels, coalesce(sp.spec, ''), r.url,
-		r.connections, r.nruns, r.board, r.server, r.throttled,
+		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled,
 		coalesce(avg(u.rps), 0), avg(u.mean_us), avg(u.p50_us), avg(u.p99_us), max(u.max_us),
 		CAST(coalesce(sum(u.timeouts), 0) AS BIGINT), CAST(coalesce(sum(u.errors), 0) AS BIGINT), avg(u.cpu_pct), avg(u.io_kbs), avg(u.mem_kb)
 		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
@@ -236,7 +238,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 		var labels, spec string
 		var mean, p50, p99, mx, cpu, io, mem sql.NullFloat64
 		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &r.Reason, &started, &labels, &spec, &r.URL,
-			&r.Conns, &r.Runs, &r.Board, &r.Server, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors,
+			&r.Conns, &r.Runs, &r.Board, &r.Server, &r.Loader, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors,
 			&cpu, &io, &mem); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
@@ -265,7 +267,7 @@ func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("result %s: %w", id, s.wrap(err))
 	}
-	r, err := wire.DecodeResult(raw)
+	r, err := wire.DecodeResultMax(raw, MaxStoredPayload)
 	if err != nil {
 		return nil, fmt.Errorf("result %s: stored payload: %w", id, err)
 	}
@@ -329,11 +331,14 @@ type Event struct {
 	ResultID  string          `json:"result_id,omitempty"`
 	Progress  *wire.Progress  `json:"progress,omitempty"`
 	At        time.Time       `json:"at"`
+	// Window is a loader's window event: an edge of its run's measured
+	// window, which the collector relays to the target's watch.
+	Window *wire.WindowEdge `json:"window,omitempty"`
 }
 
 // Events lists a command's events by device and sequence.
 func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
-	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at
+	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at, window_edge
 		FROM events WHERE command_id = ? ORDER BY fleet, device, seq`, commandID)
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", commandID, err)
@@ -341,19 +346,10 @@ func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var e Event
-		var progress string
-		var at int64
-		if err := rows.Scan(&e.CommandID, &e.Fleet, &e.Device, &e.Seq, &e.State, &e.Reason, &e.ResultID, &progress, &at); err != nil {
+		e, err := scanEvent(rows)
+		if err != nil {
 			return nil, fmt.Errorf("events %s: %w", commandID, err)
 		}
-		if progress != "" {
-			e.Progress = new(wire.Progress)
-			if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
-				return nil, fmt.Errorf("events %s: progress: %w", commandID, err)
-			}
-		}
-		e.At = unixTime(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -362,13 +358,44 @@ func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
 	return out, nil
 }
 
+// scanEvent reads an event of the columns command_id, fleet, device,
+// seq, state, reason, result_id, progress, at, window_edge.
+func scanEvent(rows *sql.Rows) (Event, error) {
+	var e Event
+	var progress, window string
+	var at int64
+	if err := rows.Scan(&e.CommandID, &e.Fleet, &e.Device, &e.Seq, &e.State, &e.Reason, &e.ResultID, &progress, &at, &window); err != nil {
+		return e, err
+	}
+	e.Window = windowEdge(window)
+	if progress != "" {
+		e.Progress = new(wire.Progress)
+		if err := json.Unmarshal([]byte(progress), e.Progress); err != nil {
+			return e, fmt.Errorf("progress: %w", err)
+		}
+	}
+	e.At = unixTime(at)
+	return e, nil
+}
+
+// windowEdge reads an event's window edge as AddEvent stores it
+// ("start:0"); nil for none.
+func windowEdge(s string) *wire.WindowEdge {
+	edge, run, ok := strings.Cut(s, ":")
+	n, err := strconv.Atoi(run)
+	if !ok || err != nil {
+		return nil
+	}
+	return &wire.WindowEdge{Edge: edge, Run: n}
+}
+
 // groupColumns are the result columns compare can group by, besides
 // labels and the parts of the spec: the device and the fingerprint's
 // system-info fields.
 var groupColumns = map[string]string{
 	"device": "r.fleet || '/' || r.device", "fleet": "r.fleet", "board": "r.board", "cpu_model": "r.cpu_model",
 	"cores": "r.cores", "os": "r.os", "kernel": "r.kernel", "arch": "r.arch", "cpu_governor": "r.governor",
-	"governor": "r.governor", "agent_version": "r.agent_version", "server": "r.server",
+	"governor": "r.governor", "agent_version": "r.agent_version", "server": "r.server", "loader": "r.loader",
 }
 
 // GroupedRun is one measured window with the group it falls in.

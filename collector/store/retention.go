@@ -14,11 +14,13 @@ const pruneChunk = 500
 // Pruned counts what Prune deleted.
 type Pruned struct {
 	Results, Commands, Events int64
+	Pairs                     int64 // runs across two devices, with the results kept for them
 }
 
 // Prune deletes the results the collector received before cutoff, with
-// their runs (the samples are in their payloads), and the commands issued
-// and events received before it, in transactions of at most pruneChunk
+// their runs (the samples are in their payloads), and the commands issued,
+// events received and runs across two devices started before it (with
+// the results kept for them), in transactions of at most pruneChunk
 // results. The collector's receive time decides, not the device's clock: a
 // result stamped in 2096 goes when its time comes.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
@@ -60,6 +62,8 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 	}{
 		{&p.Events, "DELETE FROM events WHERE received < ?"},
 		{&p.Commands, "DELETE FROM commands WHERE issued_at < ?"},
+		{&p.Pairs, "DELETE FROM pairs WHERE created < ?"},
+		{new(int64), "DELETE FROM pair_parts WHERE received < ?"},
 	} {
 		res, err := s.exec(ctx, s.w, t.query, before)
 		if err != nil {

@@ -87,6 +87,9 @@ func (s *Schedule) Check() error {
 	if r.Device != "" && len(r.Select) > 0 {
 		return errors.New("schedule: --device and --select exclude each other")
 	}
+	if err := r.CheckKinds(); err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
 	return nil
 }
 
@@ -353,6 +356,36 @@ type TriggerRequest struct {
 	// Capacity, when set, makes the command a capacity search (edgebench
 	// capacity) whose trials are Spec's load test.
 	Capacity *wire.CapacitySpec `json:"capacity,omitempty"`
+	// TargetDevice, with Device, makes it a run across two devices:
+	// Device loads Spec's URL, which TargetDevice (of TargetFleet, by
+	// default Device's fleet) serves and watches itself on; Spec.Watch
+	// names the target's processes. The result is TargetDevice's.
+	TargetDevice string `json:"target_device,omitempty"`
+	TargetFleet  string `json:"target_fleet,omitempty"`
+	// Serve, when set, starts the built-in target on the devices instead
+	// of a load test (Spec has no URL).
+	Serve *wire.ServeSpec `json:"serve,omitempty"`
+}
+
+// CheckKinds reports what is wrong with the kind of command r asks for:
+// a run across two devices needs one loader named by --device, and
+// another device as its target; serve is no load test.
+func (r *TriggerRequest) CheckKinds() error {
+	switch {
+	case r.Serve != nil && (r.Spec.URL != "" || r.Capacity != nil || r.TargetDevice != ""):
+		return errors.New("serve starts the built-in target: no URL, capacity or --target-device with it")
+	case r.Serve != nil && r.Serve.DurationMS <= 0:
+		return errors.New("serve: give how long (-d 10m)")
+	case r.TargetDevice == "" && r.TargetFleet != "":
+		return errors.New("--target-fleet goes with --target-device")
+	case r.TargetDevice == "":
+		return nil
+	case r.Device == "" || len(r.Select) > 0:
+		return errors.New("--target-device needs one loader: --device ID (not --select or a whole fleet)")
+	case r.TargetDevice == r.Device && (r.TargetFleet == "" || r.TargetFleet == r.Fleet):
+		return fmt.Errorf("--target-device %s is the loader itself: a run on one device needs no target", r.Device)
+	}
+	return nil
 }
 
 // Schedule returns one schedule.

@@ -62,12 +62,14 @@ type seriesIn struct {
 	started, received int64
 }
 
-// seriesOf is the series of a result and the labels that split it, as a
-// rebuild reads them back from the store: its spec and labels through
-// the JSON the store keeps (which makes text that is not UTF-8 valid, and
-// in PostgreSQL takes out NUL).
-func (d dialect) seriesOf(fleet, device string, spec wire.RunSpec, labels map[string]string) (string, map[string]string, error) {
-	sp := parseSpec(group.SpecOf(spec).Key(), spec.URL, spec.Connections)
+// seriesOf is the series of result r and the labels that split it, as a
+// rebuild reads them back from the store: its spec (with whether another
+// device loaded it, group.ResultSpec, as result_specs keeps it) and
+// labels through the JSON the store keeps (which makes text that is not
+// UTF-8 valid, and in PostgreSQL takes out NUL).
+func (d dialect) seriesOf(r *wire.Result) (string, map[string]string, error) {
+	sp := parseSpec(group.ResultSpec(r).Key(), r.Spec.URL, r.Spec.Connections)
+	fleet, device, labels := r.Fleet, r.Device, r.Labels
 	lj, err := d.labelsJSON(labels)
 	if err != nil {
 		return "", nil, err
@@ -154,7 +156,7 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 		if r.Outcome != wire.StateSucceeded || cfg.leftToRebuild(a) {
 			continue
 		}
-		key, split, err := s.d.seriesOf(r.Fleet, r.Device, r.Spec, r.Labels)
+		key, split, err := s.d.seriesOf(r)
 		if err != nil {
 			return fmt.Errorf("series of %s: %w", r.ID, err)
 		}

@@ -38,7 +38,7 @@ func (s *Store) backfillSpecs(ctx context.Context) error {
 		}
 		spec := ""
 		if r, err := wire.DecodeResult(raw); err == nil {
-			spec = group.SpecOf(r.Spec).Key()
+			spec = group.ResultSpec(r).Key()
 		}
 		specs[id] = spec
 	}

@@ -106,10 +106,28 @@ const (
 // IngestStates is Ingest, telling a result stored before by its own device (a
 // resend) from one whose id another device's result has.
 func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestState, error) {
-	fresh := make([]IngestState, len(batch))
 	if len(batch) == 0 {
-		return fresh, nil
+		return make([]IngestState, 0), nil
 	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: begin: %w", s.wrap(err))
+	}
+	defer tx.Rollback()
+	fresh, err := s.ingestTx(ctx, tx, batch)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("ingest: commit: %w", s.wrap(err))
+	}
+	return fresh, nil
+}
+
+// ingestTx is IngestStates within the transaction tx, which the caller
+// commits.
+func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]IngestState, error) {
+	fresh := make([]IngestState, len(batch))
 	// The first of each id, in id order.
 	first := make(map[string]int, len(batch))
 	order := make([]int, 0, len(batch))
@@ -158,20 +176,15 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, in.Raw, stable, rsd, nrep, on})
+			throttled, in.Raw, stable, rsd, nrep, on, loaderOf(r)})
 	}
 
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: begin: %w", s.wrap(err))
-	}
-	defer tx.Rollback()
 	inserted := make(map[string]bool, len(order))
-	err = s.insertRows(ctx, tx, `INSERT INTO results
+	err := s.insertRows(ctx, tx, `INSERT INTO results
 		(id, fleet, device, command_id, kind, outcome, reason, created_at, started, received, labels, url,
 		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw,
-		 stable, stable_rsd_pct, stable_runs, stable_on)
-		VALUES `, 29, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
+		 stable, stable_rsd_pct, stable_runs, stable_on, loader)
+		VALUES `, 30, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
 		var id string
 		if err := rs.Scan(&id); err != nil {
 			return err
@@ -235,7 +248,7 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 			}
 			fresh[i] = IngestNew
 			p := prep[r.ID]
-			specs = append(specs, []any{r.ID, group.SpecOf(r.Spec).Key()})
+			specs = append(specs, []any{r.ID, group.ResultSpec(r).Key()})
 			for j, f := range p.figs {
 				e := f.ErrBy
 				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
@@ -285,10 +298,16 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("ingest: commit: %w", s.wrap(err))
-	}
 	return fresh, nil
+}
+
+// loaderOf is the results' loader column of r: fleet/id of the device
+// that loaded a joined result, "" for a result of one device.
+func loaderOf(r *wire.Result) string {
+	if r.Loader == nil {
+		return ""
+	}
+	return r.Loader.Fleet + "/" + r.Loader.Device
 }
 
 // sortedAddrs are the keys of m in (fleet, device) order.
@@ -448,9 +467,13 @@ func (s *Store) AddEvent(ctx context.Context, fleet, device string, ev *wire.Eve
 		}
 		progress = string(b)
 	}
-	_, err := s.exec(ctx, s.w, `INSERT INTO events (command_id, fleet, device, seq, state, reason, result_id, progress, at, received)
-		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, ev.CommandID, fleet, device, ev.Seq, string(ev.State), ev.Reason,
-		ev.ResultID, progress, ev.At.UnixNano(), time.Now().UnixNano())
+	window := ""
+	if w := ev.Window; w != nil {
+		window = fmt.Sprintf("%s:%d", w.Edge, w.Run)
+	}
+	_, err := s.exec(ctx, s.w, `INSERT INTO events (command_id, fleet, device, seq, state, reason, result_id, progress, at, received, window_edge)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, ev.CommandID, fleet, device, ev.Seq, string(ev.State), ev.Reason,
+		ev.ResultID, progress, ev.At.UnixNano(), time.Now().UnixNano(), window)
 	if err != nil {
 		return fmt.Errorf("event %s/%s %s: %w", fleet, device, ev.CommandID, err)
 	}

@@ -246,7 +246,7 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		idx = n
 	}
-	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.SpecOf(res.Spec), "Run": idx,
+	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.ResultSpec(res), "Run": idx,
 		"CapacityCharts": CapacityCharts(res.Capacity)}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
@@ -271,9 +271,22 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		}
 		data["Verdict"] = rebuild.VerdictOf(run)
 		data["Stable"] = rebuild.StableText(res.Repeat)
-		if run.System != nil {
+		for _, m := range []struct {
+			sys   *wire.System
+			whose string
+		}{{run.System, "target"}, {run.Loader, "loader"}} {
+			if m.sys == nil {
+				continue
+			}
 			rep.WriteByte('\n')
-			if err := rebuild.SystemReport(run.System).WriteText(&rep); err != nil {
+			if l := res.Loader; l != nil { // two machines: say whose
+				dev := res.Fleet + "/" + res.Device
+				if m.whose == "loader" {
+					dev = l.Fleet + "/" + l.Device
+				}
+				fmt.Fprintf(&rep, "The %s, %s:\n", m.whose, dev)
+			}
+			if err := rebuild.SystemReport(m.sys).WriteText(&rep); err != nil {
 				fmt.Fprintf(&rep, "no System section: %v\n", err)
 			}
 		}
