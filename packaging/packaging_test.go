@@ -655,15 +655,17 @@ func collectorReadsItsYAML(t *testing.T) {
 	if err != nil || !strings.Contains(out, "collector started") {
 		t.Errorf("the installed collector with the shipped collector.yaml: %v\n%s", err, out)
 	}
+	// The same file with a typo, beside it (the one in /etc is left as
+	// it is: collectors of other tests may start meanwhile).
 	yml, err := os.ReadFile("/etc/edgebench-collector/collector.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("/etc/edgebench-collector/collector.yaml", append(yml, "kep: 30d\n"...), 0o640); err != nil {
+	bad := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(bad, append(yml, "kep: 30d\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer os.WriteFile("/etc/edgebench-collector/collector.yaml", yml, 0o640)
-	if out, err := serve(); err == nil || !strings.Contains(out, `unknown field "kep"; did you mean keep?`) {
+	if out, err := serve("--config", bad); err == nil || !strings.Contains(out, `unknown field "kep"; did you mean keep?`) {
 		t.Errorf("a key the file does not know: %v\n%s", err, out)
 	}
 }

@@ -66,7 +66,7 @@ func TestDeviceTextIsEscaped(t *testing.T) {
 				{"compare", "--by", "board"},
 			} {
 				var out, errb bytes.Buffer
-				code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, append(args, "--db", db))
+				code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, append(args, "--db", db))
 				if code != 0 {
 					t.Errorf("%v: exit %d: %s", args, code, errb.String())
 					continue
@@ -119,7 +119,7 @@ func TestCompareUsageMistakes(t *testing.T) {
 				"compare --metric rps,rps":         {`metric "rps" given twice`},
 			} {
 				var out, errb bytes.Buffer
-				code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, append(strings.Fields(args), "--db", db))
+				code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, append(strings.Fields(args), "--db", db))
 				if code != 2 || out.Len() > 0 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 					t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, out.String(), errb.String())
 				}
@@ -154,7 +154,7 @@ func TestDBFromEnvironment(t *testing.T) {
 				if k == "EDGEBENCH_DB" {
 					return db
 				}
-				return ""
+				return noEnv(k)
 			}
 			for _, args := range [][]string{{"devices"}, {"runs"}, {"show", "last"}, {"compare", "--by", "device"}, {"export", "--format", "json"}} {
 				var out, errb bytes.Buffer
@@ -184,7 +184,7 @@ func TestRunsNamesItsStatistic(t *testing.T) {
 	}
 	s.Close()
 	var out, errb bytes.Buffer
-	if code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"runs", "--db", db}); code != 0 {
+	if code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, []string{"runs", "--db", db}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"MEAN REQ/S", "MEAN P50", "MEAN P99", "TOTAL ERRORS", "MEAN CPU %"} {

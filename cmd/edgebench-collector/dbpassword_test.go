@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestDBPasswordFile(t *testing.T) {
 	pwFile := testenv.TempFile(t, "db.pw", "s3cret:with@odd/chars\n")
 	env := func(vars map[string]string) *cli.Env {
 		var errb bytes.Buffer
-		return &cli.Env{Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+		return &cli.Env{Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return cmp.Or(vars[k], noEnv(k)) }}
 	}
 	for _, tc := range []struct {
 		args []string
@@ -72,7 +73,7 @@ func TestDBPasswordFile(t *testing.T) {
 			"edgebench-collector devices: --db-password-file " + empty + ": want the password on one line"},
 	} {
 		var out, errb bytes.Buffer
-		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, tc.args)
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, tc.args)
 		if code != 2 || errb.String() != tc.want+"\n" {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}

@@ -23,7 +23,7 @@ import (
 // typed for ab and wrk, durations included.
 func TestTriggerFlagsAsTyped(t *testing.T) {
 	const u = "http://127.0.0.1/"
-	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 	caPEM := wiretest.CABundle(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
@@ -115,7 +115,7 @@ func TestTriggerFlagsAsTyped(t *testing.T) {
 // minutes unless -d says, on an address and from a folder of the
 // device's policy; no URL, no load.
 func TestTriggerServe(t *testing.T) {
-	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 	for _, c := range []struct {
 		args []string
 		want wire.ServeSpec
@@ -222,7 +222,7 @@ func TestCollectorFlagMistakes(t *testing.T) {
 		{[]string{"devices", "--addresses", "--format", "json"}, "edgebench-collector devices: --addresses writes a fleet file: no --format with it"},
 	} {
 		var out, errb bytes.Buffer
-		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, tc.args)
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, tc.args)
 		if code != 2 || errb.String() != tc.want+"\n" {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
@@ -270,7 +270,7 @@ func TestCollectorExitStatuses(t *testing.T) {
 // TestServeKeep: --keep takes days or a duration with its unit; a bare
 // number (seconds elsewhere) and nonsense are usage mistakes.
 func TestServeKeep(t *testing.T) {
-	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 	for in, want := range map[string]time.Duration{"180d": 180 * 24 * time.Hour, "0.5d": 12 * time.Hour, "720h": 720 * time.Hour} {
 		c, err := parseServe([]string{"--broker", "tcp://127.0.0.1:1883", "--keep", in}, env)
 		if err != nil || c.keep != want {

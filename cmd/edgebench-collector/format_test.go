@@ -43,7 +43,7 @@ func TestListingsAsJSON(t *testing.T) {
 
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, append(args, "--db", db))
+		code := program().Run(ctx, &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, append(args, "--db", db))
 		return code, out.String(), errb.String()
 	}
 	code, out, errs := run("devices", "--format", "json")

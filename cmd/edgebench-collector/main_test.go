@@ -22,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// No collector a test starts reads /etc's configuration, which a
+	// machine with the package has (and TestDeb installs for a while).
+	os.Setenv(configEnv, os.DevNull)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		testenv.RemoveBinaries() // the binaries the tests ran as processes
 		testenv.StopPostgres()
@@ -46,7 +49,7 @@ func TestUsageErrors(t *testing.T) {
 		{"show", "a", "--format", "yaml"},
 	} {
 		var out, errb bytes.Buffer
-		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, args)
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv}, args)
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errb.String())
 		}
@@ -221,4 +224,13 @@ devices:
 		c.Close()
 	}
 	stop()
+}
+
+// noEnv is an empty environment but for the configuration file: none
+// (os.DevNull), not /etc's.
+func noEnv(k string) string {
+	if k == configEnv {
+		return os.DevNull
+	}
+	return ""
 }

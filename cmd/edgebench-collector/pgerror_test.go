@@ -17,7 +17,7 @@ func TestPostgresDialErrorOnce(t *testing.T) {
 	addr := testenv.FreeAddr(t) // nothing listens there
 	for _, cmd := range []string{"runs", "devices"} {
 		var out, errb bytes.Buffer
-		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }},
+		code := program().Run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb, Getenv: noEnv},
 			[]string{cmd, "--db", "postgres://edgebench@" + addr + "/edgebench"})
 		msg := errb.String()
 		if code != 1 || strings.Count(msg, "\n") != 1 || strings.Count(msg, "connection refused") != 1 || !strings.Contains(msg, "dial tcp "+addr) {

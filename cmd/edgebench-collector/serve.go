@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -42,7 +43,7 @@ type serveConfig struct {
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs := cli.NewFlagSet("serve", "edgebench-collector serve [--config "+defaultConfigFile+"] [flags]", env.Stderr)
-	path := fs.String("config", defaultConfigFile, "configuration file (YAML; absent: defaults): every flag below is a key of it, e.g. tls_client_ca or alerts.quiet")
+	path := fs.String("config", cmp.Or(env.Getenv(configEnv), defaultConfigFile), "configuration file (YAML; or "+configEnv+"; absent: defaults): every flag below is a key of it, e.g. tls_client_ca or alerts.quiet")
 	c := &serveConfig{}
 	fs.StringVar(&c.password, "password", env.Getenv(config.EnvName("collector.password")), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
 	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -52,7 +53,7 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	if err := fs.ParseNoArgs(args); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(*path); os.IsNotExist(err) && !fs.Changed("config") {
+	if _, err := os.Stat(*path); os.IsNotExist(err) && !fs.Changed("config") && env.Getenv(configEnv) == "" {
 		*path = "" // the default file is optional; a named one is not
 	}
 	st := defaultSettings()

@@ -11,6 +11,10 @@ import (
 // given; absent, the defaults and the rest apply.
 const defaultConfigFile = "/etc/edgebench-collector/collector.yaml"
 
+// configEnv names another configuration file than the default, as --config
+// does (/dev/null: none at all).
+const configEnv = "EDGEBENCH_COLLECTOR_CONFIG"
+
 // settings are serve's settings, each defined once here: its key in
 // collector.yaml, its EDGEBENCH_* variable (config.EnvName) and its flag
 // (config.FlagName: tls_client_ca is --tls-client-ca), its help and its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"os"
@@ -49,7 +50,7 @@ limits:
 		t.Fatal(err)
 	}
 	vars := map[string]string{"EDGEBENCH_ALERTS_QUIET": "15m", "EDGEBENCH_INGEST_WORKERS": "48"}
-	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return cmp.Or(vars[k], noEnv(k)) }}
 	c, err := parseServe([]string{"--config", file, "--ingest-workers", "8", "--limits-pending", "20", "--web-host", "pi.lan"}, env)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ limits:
 	}
 
 	// Without a file the defaults are the collector's own.
-	c, err = parseServe([]string{"--accounts", "a.yaml"}, &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }})
+	c, err = parseServe([]string{"--accounts", "a.yaml"}, &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestServeSettingsMistakes(t *testing.T) {
 		os.WriteFile(file, []byte(tc.yaml), 0o600)
 		e := env
 		if tc.name != "env" {
-			e = &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+			e = &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 		}
 		_, err := parseServe([]string{"--config", file}, e)
 		var ue *cli.UsageError
@@ -144,7 +145,7 @@ func TestShippedCollectorYAML(t *testing.T) {
 			t.Errorf("packaging/collector.yaml does not show %s", k.Name)
 		}
 	}
-	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 	if c, err := parseServe([]string{"--config", "../../packaging/collector.yaml"}, env); err != nil || c.alerts.Interval != time.Minute || c.limits.Pending != 64 || c.keep != 365*24*time.Hour {
 		t.Errorf("the shipped file: %+v %v", c, err)
 	}
