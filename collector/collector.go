@@ -174,6 +174,7 @@ type Collector struct {
 
 	stored, duplicates, failed atomic.Int64
 	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
+	eventsRefused              atomic.Int64 // events refused: over their device's quota, or naming a command not sent to it
 	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
 	quotas                     *broker.Quotas
 	panics                     atomic.Int64 // results the store panicked on
@@ -342,6 +343,9 @@ type Stats struct {
 	// rejected): naming a command not sent to their device, or an id
 	// another device's result has.
 	Refused int64
+	// EventsRefused counts the command events refused: over their
+	// device's quota, or naming a command that was not sent to it.
+	EventsRefused int64
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
@@ -351,7 +355,8 @@ type Stats struct {
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
 	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
-		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
+		EventsRefused: c.eventsRefused.Load(),
+		Panics:        c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
 }
 
 // Close stops the web UI, the MQTT client, the ingest, the broker and the

@@ -89,3 +89,49 @@ func TestQuotaTake(t *testing.T) {
 		t.Errorf("a device whose day the store holds: %q", why)
 	}
 }
+
+// TestQuotaEvents: events have a rate and a burst of their own, and share
+// the bytes of the day with results; a reason past max_reason_bytes is
+// cut at a character's start and says how much was cut.
+func TestQuotaEvents(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: 60, BurstResults: 5, EventsPerMinute: 60, BurstEvents: 2, BytesPerDay: 1000, MaxReasonBytes: 5}
+	qs := NewQuotas(func(wire.Addr) Quota { return q }, func(context.Context, wire.Addr, time.Time) (int64, error) { return 0, nil })
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for i := range 2 {
+		if why, err := qs.TakeEvent(ctx, a, 100, now); why != "" || err != nil {
+			t.Fatalf("event %d of the burst: %q %v", i+1, why, err)
+		}
+	}
+	if why, _ := qs.TakeEvent(ctx, a, 100, now); why != "quota: over this device's 60 events a minute (bursts of 2)" {
+		t.Errorf("past the burst: %q", why)
+	}
+	// Results have their own rate: taken, up to the bytes of the day.
+	if why, _ := qs.Take(ctx, a, 700, now); why != "" {
+		t.Errorf("a result after the events: %q", why)
+	}
+	if why, _ := qs.Take(ctx, a, 200, now); !strings.Contains(why, "1100 bytes in 24 hours") {
+		t.Errorf("a result past the day's bytes, events counted: %q", why)
+	}
+	now = now.Add(time.Second)
+	if why, _ := qs.TakeEvent(ctx, a, 101, now); !strings.Contains(why, "1001 bytes in 24 hours") {
+		t.Errorf("an event past the day's bytes: %q", why)
+	}
+	if why, _ := qs.TakeEvent(ctx, a, 100, now); why != "" {
+		t.Errorf("an event up to the day's bytes: %q", why)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		{"longer", "longe ... (1 bytes cut)"},
+		{"abcdé", "abcd ... (2 bytes cut)"}, // é is 2 bytes: not split
+		{"abc€d", "abc ... (4 bytes cut)"},  // € is 3 bytes from byte 3
+	} {
+		if got, cut := q.CutReason(c.in); got != c.want || cut != (got != c.in) {
+			t.Errorf("CutReason(%q) = %q %v, want %q", c.in, got, cut, c.want)
+		}
+	}
+	if got, cut := (Quota{MaxReasonBytes: -1}).CutReason("anything long"); got != "anything long" || cut {
+		t.Errorf("no cap: %q %v", got, cut)
+	}
+}
