@@ -98,8 +98,9 @@ type testFleet struct {
 	web       string
 	db        string
 	accounts  string
-	signKey   string // the collector's Ed25519 private key (PEM)
-	verifyKey string // its public key, for the agents (hex)
+	signKey   string   // the collector's Ed25519 private key (PEM)
+	verifyKey string   // its public key, for the agents (hex)
+	serveArgs []string // more flags of serve
 	collector *proc
 }
 
@@ -108,17 +109,21 @@ const testCollectorPassword = "c0llect"
 // newTestFleet writes the accounts (devices pi-1, pi-2 of fleet lab, with
 // passwords one and two) and an Ed25519 key pair, and starts the
 // collector process.
-func newTestFleet(t *testing.T) *testFleet {
+func newTestFleet(t *testing.T) *testFleet { return newTestFleetWith(t, "") }
+
+// newTestFleetWith is newTestFleet with more device accounts (lines of
+// the accounts file's devices) and more flags of serve.
+func newTestFleetWith(t *testing.T, devices string, serveArgs ...string) *testFleet {
 	t.Helper()
 	fleetBinaries(t)
-	f := &testFleet{t: t, dir: t.TempDir(), listen: testenv.FreeAddr(t), web: testenv.FreeAddr(t)}
+	f := &testFleet{t: t, dir: t.TempDir(), listen: testenv.FreeAddr(t), web: testenv.FreeAddr(t), serveArgs: serveArgs}
 	f.db = filepath.Join(f.dir, "edgebench.db")
 	f.accounts = filepath.Join(f.dir, "accounts.yaml")
 	os.WriteFile(f.accounts, []byte(`collector: {username: collector, password: `+testCollectorPassword+`}
 devices:
   - {fleet: lab, id: pi-1, password: one}
   - {fleet: lab, id: pi-2, password: two}
-`), 0o600)
+`+devices), 0o600)
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +143,8 @@ devices:
 func (f *testFleet) startCollector() {
 	f.t.Helper()
 	colBin, _ := fleetBinaries(f.t)
-	f.collector = startProc(f.t, "collector", nil, colBin, "serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
-		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug")
+	f.collector = startProc(f.t, "collector", nil, colBin, append([]string{"serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
+		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug"}, f.serveArgs...)...)
 	testenv.Until(f.t, "the collector's web API", func() bool {
 		resp, err := http.Get("http://" + f.web + "/api/devices")
 		if err != nil {
