@@ -68,7 +68,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 		}
 		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs)})
 	})
-	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /api/compare", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())
 		var qe *compare.QueryError
 		switch {
@@ -81,7 +81,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			cmp.WriteText(w)
 		}
-	})
+	})))
 	c.cancelAPI(mux)
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
 		devs, err := c.store.Devices(r.Context())
@@ -124,6 +124,9 @@ func (c *Collector) cancelAPI(mux *http.ServeMux) {
 //	GET    /metrics                    the figures for Prometheus (package metrics)
 //	GET    /changes                    each series with a change: its req/s with the changes marked (?days=7)
 //	GET    /api/changes                []Change (?days=7, 0: all; &fleet=&device=)
+//
+// The runs of a schedule, /changes, /api/changes and /metrics are
+// guarded as expensive (webguard.go).
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
@@ -189,7 +192,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			writeJSON(w, sch)
 		})
 	}
-	api.HandleFunc("GET /api/schedules/{name}/runs", func(w http.ResponseWriter, r *http.Request) {
+	api.Handle("GET /api/schedules/{name}/runs", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := 50
 		if s := r.URL.Query().Get("limit"); s != "" {
 			n, err := strconv.Atoi(s)
@@ -212,10 +215,10 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			runs = []store.ScheduleRun{}
 		}
 		writeJSON(w, runs)
-	})
-	mux.Handle("GET /metrics", c.metrics.Handler())
-	mux.Handle("GET /changes", web.ChangesPage(c.store, c.log))
-	api.HandleFunc("GET /api/changes", func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle("GET /metrics", c.scrapes(c.metrics.Handler()))
+	mux.Handle("GET /changes", c.expensivePage(web.ChangesPage(c.store, c.log)))
+	api.Handle("GET /api/changes", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		days, err := strconv.Atoi(r.URL.Query().Get("days"))
 		if err != nil || days < 0 {
 			days = 7
@@ -233,6 +236,6 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			cs = []series.Change{}
 		}
 		writeJSON(w, cs)
-	})
+	})))
 	mux.Handle("GET /schedules", web.SchedulesPage(c.store, c.log, c.cfg.APIToken != ""))
 }

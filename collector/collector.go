@@ -60,9 +60,20 @@ type Config struct {
 	// a proxy in front uses to reach the collector.
 	WebHosts []string
 	// APIToken, when set, is required on every /api/ request as
-	// "Authorization: Bearer TOKEN". A Web address that is not loopback
+	// "Authorization: Bearer TOKEN", and on the pages whose work grows
+	// with the history (compare, changes), which take it as a browser's
+	// password too (webguard.go). A Web address that is not loopback
 	// needs one: the API sends commands to the whole fleet.
 	APIToken string
+	// MetricsToken, when set, is what /metrics requires as a bearer
+	// token (Prometheus' authorization: credentials_file), besides the
+	// API's; without either /metrics is open.
+	MetricsToken string
+	// WebMaxExpensive bounds the requests for pages and API routes whose
+	// work grows with the stored history (compare, changes, a schedule's
+	// runs) running at once, and as many scrapes of /metrics; past it they
+	// are answered 503 with Retry-After. Default 2.
+	WebMaxExpensive int
 
 	// Signer, when set, signs every command for the topic it is sent on
 	// (see wire.Command.SigningBytes); devices with the matching key
@@ -133,6 +144,9 @@ func (c *Config) fill() error {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
+	if c.WebMaxExpensive <= 0 {
+		c.WebMaxExpensive = defaultWebMaxExpensive
+	}
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = 256
 	}
@@ -186,6 +200,8 @@ type Collector struct {
 	alerts  *alerts.Alerter
 	metrics *metrics.Metrics
 	sched   *schedules.Scheduler
+
+	pages, scrapeSlots *web.Limiter // the expensive pages' and /metrics' places (webguard.go)
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
@@ -294,8 +310,11 @@ func (c *Collector) start() error {
 		if err != nil {
 			return err
 		}
+		c.pages = web.NewLimiter("expensive pages", cfg.WebMaxExpensive)
+		c.scrapeSlots = web.NewLimiter("/metrics", cfg.WebMaxExpensive)
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
+		mux.Handle("GET /compare", c.expensivePage(w))
 		api := http.NewServeMux()
 		c.api(api)
 		c.fleetRoutes(mux, api)
@@ -307,7 +326,8 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: web.AllowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
+		c.web = &http.Server{Handler: web.SecurityHeaders(web.AllowHosts(cfg.Web, cfg.WebHosts,
+			http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout)))),
 			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {

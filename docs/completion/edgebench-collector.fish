@@ -26,6 +26,8 @@ complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l share 
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l web -r -d 'web UI and API address'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l web-host -r -d 'a host name the web UI answers to besides IP addresses, localhost a...'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l api-token-file -r -d 'file holding the token the API requires'
+complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l metrics-token-file -r -d 'file holding the bearer token /metrics requires, besides the API\'s'
+complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l web-max-expensive -r -d 'requests for the pages whose work grows with the history'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l sign-ed25519-key-file -r -d 'sign every command with this Ed25519 private key'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l sign-hmac-key-file -r -d 'sign every command with this HMAC-SHA256 key'
 complete -c edgebench-collector -n '__fish_seen_subcommand_from serve' -l keep -r -d 'keep results'
