@@ -22,7 +22,6 @@ import (
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -42,7 +41,10 @@ var files embed.FS
 // Store is what the pages read of the store (a *store.Store).
 type Store interface {
 	compare.Store // the comparison page
-	series.Store  // the runs and a result
+	// Runs lists the results f selects, the last received first.
+	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
+	// Result returns a stored result, decoded from its payload.
+	Result(ctx context.Context, id string) (*wire.Result, error)
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
 	// AddVerdicts sets each row's Verdict and Stable.
