@@ -203,7 +203,7 @@ func TestExpensivePagesGuarded(t *testing.T) {
 		}
 	}
 
-	// Lock the results table: the expensive routes wait in the store.
+	// Lock the tables they read: the expensive routes wait in the store.
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestExpensivePagesGuarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(ctx, "LOCK TABLE results IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE results, changes, series IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
