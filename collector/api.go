@@ -133,7 +133,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, store.ErrExists):
+		case errors.Is(err, store.ErrExists), errors.Is(err, errTooManySchedules):
 			code = http.StatusConflict
 		case errors.Is(err, store.ErrUnavailable):
 			code = http.StatusServiceUnavailable
@@ -164,6 +164,10 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		sch.Paused, sch.LastRun = false, nil
+		if err := c.scheduleWithinLimits(r.Context(), &sch); err != nil {
+			fail(w, err)
+			return
+		}
 		if err := c.store.AddSchedule(r.Context(), &sch, time.Now()); err != nil {
 			fail(w, err)
 			return

@@ -75,6 +75,11 @@ type Config struct {
 	// are answered 503 with Retry-After. Default 2.
 	WebMaxExpensive int
 
+	// Schedules bound the schedules the API takes: how many, the
+	// shortest --every, the longest --jitter (store.ScheduleLimits; its
+	// defaults for the zero values).
+	Schedules store.ScheduleLimits
+
 	// Signer, when set, signs every command for the topic it is sent on
 	// (see wire.Command.SigningBytes); devices with the matching key
 	// refuse unsigned commands.
@@ -144,6 +149,7 @@ func (c *Config) fill() error {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
+	c.Schedules = c.Schedules.WithDefaults()
 	if c.WebMaxExpensive <= 0 {
 		c.WebMaxExpensive = defaultWebMaxExpensive
 	}

@@ -116,6 +116,8 @@ func newTestFleet(t *testing.T) *testFleet { return newTestFleetWith(t, "") }
 func newTestFleetWith(t *testing.T, devices string, serveArgs ...string) *testFleet {
 	t.Helper()
 	fleetBinaries(t)
+	// The schedules of the tests fire every second or two.
+	serveArgs = append([]string{"--schedule-min-every", "1s"}, serveArgs...)
 	f := &testFleet{t: t, dir: t.TempDir(), listen: testenv.FreeAddr(t), web: testenv.FreeAddr(t), serveArgs: serveArgs}
 	f.db = filepath.Join(f.dir, "edgebench.db")
 	f.accounts = filepath.Join(f.dir, "accounts.yaml")

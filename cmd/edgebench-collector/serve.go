@@ -33,6 +33,7 @@ type serveConfig struct {
 	metricsTokenFile           string
 	metricsToken               string
 	webMaxExpensive            int
+	schedules                  store.ScheduleLimits
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
@@ -65,6 +66,24 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
 	fs.StringVar(&c.metricsTokenFile, "metrics-token-file", "", "file holding the bearer token /metrics requires, besides the API's (or EDGEBENCH_METRICS_TOKEN): Prometheus' credentials_file")
 	fs.IntVar(&c.webMaxExpensive, "web-max-expensive", 2, "requests for the pages whose work grows with the history (compare, changes, a schedule's runs) at once, and as many scrapes of /metrics; past it: 503 with Retry-After")
+	c.schedules = store.ScheduleLimits{}.WithDefaults()
+	fs.IntVar(&c.schedules.Max, "max-schedules", c.schedules.Max, "most schedules the API stores")
+	for _, d := range []struct {
+		name, usage string
+		v           *time.Duration
+	}{
+		{"schedule-min-every", "shortest --every of a schedule the API takes (a cron expression's is a minute)", &c.schedules.MinEvery},
+		{"schedule-max-jitter", "longest --jitter of a schedule the API takes", &c.schedules.MaxJitter},
+	} {
+		fs.Func(d.name, d.usage+" (default "+d.v.String()+")", func(s string) error {
+			v, err := cli.ParseDuration(s)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("want a positive duration such as 1m or 1h")
+			}
+			*d.v = v
+			return nil
+		})
+	}
 	fs.StringVar(&c.signEd25519, "sign-ed25519-key-file", "", "sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key")
 	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
 	fs.Func("keep", "keep results (with their samples), commands and events this long, e.g. 180d or 720h; prune older ones (default: keep all)", func(s string) error {
@@ -114,6 +133,9 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	if c.metricsToken, err = metricsToken(c.metricsTokenFile, env.Getenv); err != nil {
 		return nil, err
 	}
+	if c.schedules.Max < 1 {
+		return nil, cli.Usagef("--max-schedules %d: want at least 1", c.schedules.Max)
+	}
 	if c.webMaxExpensive < 1 {
 		return nil, cli.Usagef("--web-max-expensive %d: want at least 1", c.webMaxExpensive)
 	}
@@ -141,7 +163,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		MetricsToken: sc.metricsToken, WebMaxExpensive: sc.webMaxExpensive,
+		MetricsToken: sc.metricsToken, WebMaxExpensive: sc.webMaxExpensive, Schedules: sc.schedules,
 		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err

@@ -6,7 +6,7 @@ _edgebench_collector() {
 		return
 	fi
 	case ${COMP_WORDS[1]} in
-	serve) words='--db --db-password-file --listen --accounts --tls-cert --tls-key --tls-client-ca --broker --username --password --ca --share --web --web-host --api-token-file --metrics-token-file --web-max-expensive --sign-ed25519-key-file --sign-hmac-key-file --keep --prefix --alert-webhook --log-level --help' ;;
+	serve) words='--db --db-password-file --listen --accounts --tls-cert --tls-key --tls-client-ca --broker --username --password --ca --share --web --web-host --api-token-file --metrics-token-file --web-max-expensive --max-schedules --schedule-min-every --schedule-max-jitter --sign-ed25519-key-file --sign-hmac-key-file --keep --prefix --alert-webhook --log-level --help' ;;
 	trigger) words='--server --api-token-file --device --fleet --select --connections -c --requests -n --duration -d --threads -t --keepalive -k --no-keepalive --header -H --method -m --body --timeout --rate --warmup --repeat --repeat-rsd --repeat-max --repeat-budget --label --queue --ttl --wait --max-wait --cacert --insecure --no-tls-resume --tls-version --h2 --h2c --streams --max-concurrent-streams --slo --start --max-rate --tolerance --trial --final --budget --help' ;;
 	cancel) words='--server --api-token-file --help' ;;
 	schedule) words='' ;;
