@@ -49,12 +49,12 @@ func TestScheduleLimits(t *testing.T) {
 		want string
 	}{
 		{sch("second", time.Second, 0, ""), 400, "--every 1s is shorter than this collector's shortest period 1m0s"},
-		{sch("fifty-nine", 59 * time.Second, 0, ""), 400, "shorter than"},
+		{sch("fifty-nine", 59*time.Second, 0, ""), 400, "shorter than"},
 		{sch("minute", time.Minute, 0, ""), 200, `"every":60000000000`},
-		{sch("late", 0, 1000 * time.Hour, "0 2 * * *"), 400, "--jitter 1000h0m0s is longer than this collector's longest 1h0m0s"},
-		{sch("late2", 2 * time.Hour, time.Hour + time.Minute, ""), 400, "longer than"},
-		{sch("spread", 2 * time.Hour, time.Hour, ""), 200, `"jitter":3600000000000`},
-		{sch("ages", 251 * year, 0, ""), 400, "first firing would be after 2262"},
+		{sch("late", 0, 1000*time.Hour, "0 2 * * *"), 400, "--jitter 1000h0m0s is longer than this collector's longest 1h0m0s"},
+		{sch("late2", 2*time.Hour, time.Hour+time.Minute, ""), 400, "longer than"},
+		{sch("spread", 2*time.Hour, time.Hour, ""), 200, `"jitter":3600000000000`},
+		{sch("ages", 251*year, 0, ""), 400, "first firing would be after 2262"},
 		{sch("nightly", 0, 0, "30 2 * * *"), 200, `"cron":"30 2 * * *"`},
 		{sch("fourth", time.Hour, 0, ""), 409, "3 stored, this collector's most"},
 	} {

@@ -213,7 +213,7 @@ func TestExpensivePagesGuarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(ctx, "LOCK TABLE results, changes, series IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE results, changes IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -238,6 +238,9 @@ func TestExpensivePagesGuarded(t *testing.T) {
 	}
 	if resp, b := get("/api/schedules", "s3cret", false); resp.StatusCode != 200 {
 		t.Errorf("a cheap route while the pages are full: %s %s", resp.Status, b)
+	}
+	if resp, b := get("/metrics", "scr4pe", false); resp.StatusCode != 200 {
+		t.Errorf("a scrape while the pages are full: %s %s", resp.Status, b)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)

@@ -83,10 +83,47 @@ func TestQuotaTake(t *testing.T) {
 	if why, _ := qs.Take(ctx, a, 900, now); why != "" {
 		t.Errorf("a day later: %q", why)
 	}
+	// The tokens come a minute's worth a minute: 60 a minute, one a
+	// second; a result a second past an emptied burst is refused until
+	// the next second.
+	now = now.Add(time.Hour)
+	for range 3 {
+		qs.Take(ctx, a, 1, now)
+	}
+	if why, _ := qs.Take(ctx, a, 1, now.Add(500*time.Millisecond)); !strings.Contains(why, "results a minute") {
+		t.Errorf("half a second past the burst: %q, want refused", why)
+	}
 	other := wire.Addr{Fleet: "lab", Device: "pi-2"}
 	stored = 950
 	if why, _ := qs.Take(ctx, other, 100, now); !strings.Contains(why, "24 hours") {
 		t.Errorf("a device whose day the store holds: %q", why)
+	}
+}
+
+// TestQuotaHoursGoneBy: the bytes of the hours gone by leave the day
+// when their hour is 24 hours old, however many hours passed between two
+// results (each skipped hour's slot emptied, not only the current one's).
+func TestQuotaHoursGoneBy(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: -1, BytesPerDay: 1000}
+	qs := NewQuotas(func(wire.Addr) Quota { return q }, func(context.Context, wire.Addr, time.Time) (int64, error) { return 0, nil })
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	h0 := time.Date(2026, 12, 4, 0, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		hours int
+		n     int64
+		ok    bool
+	}{
+		{0, 900, true},  // hour 0
+		{2, 100, true},  // hour 2: 1000 in the day
+		{3, 1, false},   // hour 3: the day is full
+		{25, 800, true}, // hour 25: hour 0 left the day, hour 2's 100 is still in it
+		{25, 101, false},
+	} {
+		why, err := qs.Take(ctx, a, c.n, h0.Add(time.Duration(c.hours)*time.Hour))
+		if err != nil || (why == "") != c.ok {
+			t.Errorf("%d bytes at hour %d: %q %v, want taken %v", c.n, c.hours, why, err, c.ok)
+		}
 	}
 }
 
