@@ -231,7 +231,11 @@ func TestConfigErrors(t *testing.T) {
 		{"log level", "log_level: loud\n", nil, `%s line 1: log_level: must be debug, info, warn or error, got "loud"`},
 		{"heartbeat range", "heartbeat_interval: 1ms\n", nil, `%s line 1: heartbeat_interval: must be between 1s and 1h, got 1ms`},
 		{"env bad value", "", map[string]string{"EDGEBENCH_POLICY_MAX_CONNECTIONS": "x"}, `EDGEBENCH_POLICY_MAX_CONNECTIONS: policy.max_connections: cannot parse "x" as an integer`},
-		{"env invalid value", "", map[string]string{"EDGEBENCH_POLICY_MAX_RATE": "-1"}, `EDGEBENCH_POLICY_MAX_RATE: policy.max_rate: must be > 0, got -1`},
+		{"env invalid value", "", map[string]string{"EDGEBENCH_POLICY_MAX_RATE": "-1"}, `EDGEBENCH_POLICY_MAX_RATE: policy.max_rate: must be a finite number > 0 (requests/s), got -1`},
+		{"infinite rate", "policy:\n  max_rate: .inf\n", nil, `%s line 2: policy.max_rate: must be a finite number > 0 (requests/s), got +Inf`},
+		{"env infinite rate", "", map[string]string{"EDGEBENCH_POLICY_MAX_RATE": "inf"}, `EDGEBENCH_POLICY_MAX_RATE: policy.max_rate: must be a finite number > 0 (requests/s), got +Inf`},
+		{"nan rate", "policy:\n  max_rate: .nan\n", nil, `%s line 2: policy.max_rate: must be a finite number > 0 (requests/s), got NaN`},
+		{"negative infinite rate", "policy:\n  max_rate: -.inf\n", nil, `%s line 2: policy.max_rate: must be a finite number > 0 (requests/s), got -Inf`},
 		{"yaml syntax", "fleet: [a\n", nil, `%s: line 1: did not find expected ',' or ']'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

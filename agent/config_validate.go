@@ -5,6 +5,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -182,8 +183,8 @@ func (p *PolicyConfig) validate() error {
 			return fieldErr("policy.fleet_file", "%v", strings.TrimPrefix(err.Error(), "policy.fleet_file: "))
 		}
 	}
-	if !(p.MaxRate > 0) {
-		return fieldErr("policy.max_rate", "must be > 0, got %v", p.MaxRate)
+	if !(p.MaxRate > 0) || math.IsInf(p.MaxRate, 0) {
+		return fieldErr("policy.max_rate", "must be a finite number > 0 (requests/s), got %v", p.MaxRate)
 	}
 	if p.ServeRoot != "" {
 		if !filepath.IsAbs(p.ServeRoot) {

@@ -84,7 +84,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 		}
 		writeJSON(w, CommandStatus{Events: evs, Results: compare.ExportRows(runs), Pair: pair})
 	})
-	mux.HandleFunc("GET /api/compare", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /api/compare", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cmp, err := compare.FromQuery(r.Context(), c.store, r.URL.Query())
 		var qe *compare.QueryError
 		switch {
@@ -97,7 +97,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			cmp.WriteText(w)
 		}
-	})
+	})))
 	c.cancelAPI(mux)
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
 		devs, err := c.store.Devices(r.Context())
@@ -141,13 +141,16 @@ func (c *Collector) cancelAPI(mux *http.ServeMux) {
 //	GET    /changes                    the stored changes, the latest first, a page at a time (?days=7&fleet=&device=&limit=&cursor=)
 //	GET    /api/changes                []Change: the same page, the provisional claims first on the first page
 //	                                   (&provisional=0: none); the next page in the Link header (rel="next")
+//
+// The runs of a schedule, /changes, /api/changes and /metrics are
+// guarded as expensive (webguard.go).
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, store.ErrExists):
+		case errors.Is(err, store.ErrExists), errors.Is(err, errTooManySchedules):
 			code = http.StatusConflict
 		case errors.Is(err, store.ErrUnavailable):
 			code = http.StatusServiceUnavailable
@@ -178,6 +181,10 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		sch.Paused, sch.LastRun = false, nil
+		if err := c.scheduleWithinLimits(r.Context(), &sch); err != nil {
+			fail(w, err)
+			return
+		}
 		if err := c.store.AddSchedule(r.Context(), &sch, time.Now()); err != nil {
 			fail(w, err)
 			return
@@ -206,7 +213,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			writeJSON(w, sch)
 		})
 	}
-	api.HandleFunc("GET /api/schedules/{name}/runs", func(w http.ResponseWriter, r *http.Request) {
+	api.Handle("GET /api/schedules/{name}/runs", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := 50
 		if s := r.URL.Query().Get("limit"); s != "" {
 			n, err := strconv.Atoi(s)
@@ -229,10 +236,10 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			runs = []store.ScheduleRun{}
 		}
 		writeJSON(w, runs)
-	})
-	mux.Handle("GET /metrics", c.metrics.Handler())
-	mux.Handle("GET /changes", web.ChangesPage(c.store, c.log))
-	api.HandleFunc("GET /api/changes", func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle("GET /metrics", c.scrapes(c.metrics.Handler()))
+	mux.Handle("GET /changes", c.expensivePage(web.ChangesPage(c.store, c.log)))
+	api.Handle("GET /api/changes", c.expensive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, _, err := web.ChangesQuery(r.URL.Query(), time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -262,6 +269,6 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			w.Header().Set("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
 		}
 		writeJSON(w, cs)
-	})
+	})))
 	mux.Handle("GET /schedules", web.SchedulesPage(c.store, c.log, c.cfg.APIToken != ""))
 }

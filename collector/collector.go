@@ -60,9 +60,25 @@ type Config struct {
 	// a proxy in front uses to reach the collector.
 	WebHosts []string
 	// APIToken, when set, is required on every /api/ request as
-	// "Authorization: Bearer TOKEN". A Web address that is not loopback
+	// "Authorization: Bearer TOKEN", and on the pages whose work grows
+	// with the history (compare, changes), which take it as a browser's
+	// password too (webguard.go). A Web address that is not loopback
 	// needs one: the API sends commands to the whole fleet.
 	APIToken string
+	// MetricsToken, when set, is what /metrics requires as a bearer
+	// token (Prometheus' authorization: credentials_file), besides the
+	// API's; without either /metrics is open.
+	MetricsToken string
+	// WebMaxExpensive bounds the requests for pages and API routes whose
+	// work grows with the stored history (compare, changes, a schedule's
+	// runs) running at once, and as many scrapes of /metrics; past it they
+	// are answered 503 with Retry-After. Default 2.
+	WebMaxExpensive int
+
+	// Schedules bound the schedules the API takes: how many, the
+	// shortest --every, the longest --jitter (store.ScheduleLimits; its
+	// defaults for the zero values).
+	Schedules store.ScheduleLimits
 
 	// Signer, when set, signs every command for the topic it is sent on
 	// (see wire.Command.SigningBytes); devices with the matching key
@@ -137,6 +153,10 @@ func (c *Config) fill() error {
 			return fmt.Errorf("collector: %w", err)
 		}
 	}
+	c.Schedules = c.Schedules.WithDefaults()
+	if c.WebMaxExpensive <= 0 {
+		c.WebMaxExpensive = defaultWebMaxExpensive
+	}
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = 256
 	}
@@ -178,6 +198,7 @@ type Collector struct {
 
 	stored, duplicates, failed atomic.Int64
 	refused                    atomic.Int64 // results refused for good (acked as rejected) by the collector's rules
+	eventsRefused              atomic.Int64 // events refused: over their device's quota, or naming a command not sent to it
 	drops                      *dropLog     // warnings of what the ingest drops or refuses, summed
 	quotas                     *broker.Quotas
 	panics                     atomic.Int64 // results the store panicked on
@@ -189,6 +210,8 @@ type Collector struct {
 	alerts  *alerts.Alerter
 	metrics *metrics.Metrics
 	sched   *schedules.Scheduler
+
+	pages, scrapeSlots *web.Limiter // the expensive pages' and /metrics' places (webguard.go)
 
 	hbMu      sync.Mutex
 	heartbeat map[wire.Addr]*wire.Heartbeat // the latest of each device since the last flush
@@ -303,8 +326,11 @@ func (c *Collector) start() error {
 		if err != nil {
 			return err
 		}
+		c.pages = web.NewLimiter("expensive pages", cfg.WebMaxExpensive)
+		c.scrapeSlots = web.NewLimiter("/metrics", cfg.WebMaxExpensive)
 		mux := http.NewServeMux()
 		mux.Handle("/", w)
+		mux.Handle("GET /compare", c.expensivePage(w))
 		api := http.NewServeMux()
 		c.api(api)
 		c.fleetRoutes(mux, api)
@@ -316,7 +342,8 @@ func (c *Collector) start() error {
 		c.webLn = ln
 		// A page of another site open in a browser on this machine must
 		// not be able to POST a trigger to 127.0.0.1.
-		c.web = &http.Server{Handler: web.AllowHosts(cfg.Web, cfg.WebHosts, http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout))),
+		c.web = &http.Server{Handler: web.SecurityHeaders(web.AllowHosts(cfg.Web, cfg.WebHosts,
+			http.NewCrossOriginProtection().Handler(withStoreDeadline(mux, cfg.storeTimeout)))),
 			ReadHeaderTimeout: 10 * time.Second}
 		c.wg.Add(1)
 		go func() {
@@ -352,6 +379,9 @@ type Stats struct {
 	// rejected): naming a command not sent to their device, or an id
 	// another device's result has.
 	Refused int64
+	// EventsRefused counts the command events refused: over their
+	// device's quota, or naming a command that was not sent to it.
+	EventsRefused int64
 	// Panics counts the messages dropped because handling them panicked
 	// (a bug): in a handler or in the store. The collector goes on.
 	Panics int64
@@ -364,7 +394,8 @@ type Stats struct {
 // Stats returns the collector's counts.
 func (c *Collector) Stats() Stats {
 	return Stats{Stored: c.stored.Load(), Duplicates: c.duplicates.Load(), Failed: c.failed.Load(), Refused: c.refused.Load(),
-		Panics: c.panics.Load() + c.client.Panics(), Parts: c.parts.Load(), SubscriberStats: c.sub.Stats()}
+		EventsRefused: c.eventsRefused.Load(), Parts: c.parts.Load(),
+		Panics: c.panics.Load() + c.client.Panics(), SubscriberStats: c.sub.Stats()}
 }
 
 // Close stops the web UI, the MQTT client, the ingest, the broker and the

@@ -372,7 +372,17 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	}
 
 	// Events of a command, and heartbeats, each stored once.
-	cmdID := wire.NewID()
+	sent, err := cols[0].Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1",
+		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdID := sent.CommandID
+	select {
+	case <-cmds["pi-1"]:
+	case <-ctx.Done():
+		t.Fatal("the command never reached pi-1")
+	}
 	for seq, state := range []wire.EventState{wire.StateAccepted, wire.StateRunning, wire.StateSucceeded} {
 		ev := &wire.Event{V: wire.SchemaVersion, CommandID: cmdID, Seq: uint32(seq + 1), State: state, At: time.Now().UTC()}
 		if err := devs["pi-1"].PublishEvent(ctx, ev); err != nil {

@@ -326,6 +326,12 @@ func (c *Collector) onEvent(ctx context.Context, topic string, b []byte) {
 		c.drops.note("event dropped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
+	if ok, err := c.takeEvent(ctx, a, ev, len(b)); !ok {
+		if err != nil {
+			c.log.Error("event not stored", zap.Error(err))
+		}
+		return
+	}
 	if err := c.whileUnavailable(ctx, func() error {
 		return storeCall(ctx, c.cfg.storeTimeout, func(ctx context.Context) error { return c.store.AddEvent(ctx, a.Fleet, a.Device, ev) })
 	}); err != nil {

@@ -31,7 +31,8 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	defer cancel()
 	var cols []*Collector
 	for i := range 2 {
-		c := startCollector(t, Config{DB: db, Broker: broker, Share: "ingest", ClientID: fmt.Sprintf("sched-%d", i)})
+		c := startCollector(t, Config{DB: db, Broker: broker, Share: "ingest", ClientID: fmt.Sprintf("sched-%d", i),
+			Schedules: store.ScheduleLimits{MinEvery: time.Second}})
 		defer c.Close()
 		cols = append(cols, c)
 	}

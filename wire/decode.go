@@ -37,7 +37,7 @@ func DecodeStatus(b []byte) (*Status, error) {
 	switch m.State {
 	case StatusOnline, StatusLost, StatusOffline:
 	default:
-		return nil, fmt.Errorf("decode status: state %q: %w", m.State, ErrMalformed)
+		return nil, fmt.Errorf("decode status: state %q: %w", Clip(string(m.State)), ErrMalformed)
 	}
 	if m.Info != nil {
 		for _, a := range m.Info.Addrs {
@@ -91,7 +91,12 @@ func DecodeEvent(b []byte) (*Event, error) {
 		return nil, fmt.Errorf("decode event: command %w", err)
 	}
 	if !m.State.Known() {
-		return nil, fmt.Errorf("decode event: state %q: %w", m.State, ErrMalformed)
+		return nil, fmt.Errorf("decode event: state %q: %w", Clip(string(m.State)), ErrMalformed)
+	}
+	if m.ResultID != "" {
+		if err := ValidMessageID(m.ResultID); err != nil {
+			return nil, fmt.Errorf("decode event: result %w", err)
+		}
 	}
 	if w := m.Window; w != nil {
 		if w.Edge != MarkStart && w.Edge != MarkEnd {

@@ -98,8 +98,9 @@ type testFleet struct {
 	web       string
 	db        string
 	accounts  string
-	signKey   string // the collector's Ed25519 private key (PEM)
-	verifyKey string // its public key, for the agents (hex)
+	signKey   string   // the collector's Ed25519 private key (PEM)
+	verifyKey string   // its public key, for the agents (hex)
+	serveArgs []string // more flags of serve
 	collector *proc
 }
 
@@ -108,9 +109,13 @@ const testCollectorPassword = "c0llect"
 // newTestFleet writes the accounts (devices pi-1, pi-2 of fleet lab, with
 // passwords one and two) and an Ed25519 key pair, and starts the
 // collector process.
-func newTestFleet(t *testing.T) *testFleet {
+func newTestFleet(t *testing.T) *testFleet { return newTestFleetWith(t, "") }
+
+// newTestFleetWith is newTestFleet with more device accounts (lines of
+// the accounts file's devices) and more flags of serve.
+func newTestFleetWith(t *testing.T, devices string, serveArgs ...string) *testFleet {
 	t.Helper()
-	return newTestFleetOn(t, testenv.FreeAddr(t), "", "pi-1:one", "pi-2:two")
+	return newTestFleetConf(t, testenv.FreeAddr(t), "", []string{"pi-1:one", "pi-2:two"}, devices, serveArgs)
 }
 
 // newTestFleetOn is newTestFleet with the embedded broker on listen, the
@@ -118,8 +123,19 @@ func newTestFleet(t *testing.T) *testFleet {
 // (id:password) of fleet lab.
 func newTestFleetOn(t *testing.T, listen, db string, devices ...string) *testFleet {
 	t.Helper()
+	return newTestFleetConf(t, listen, db, devices, "", nil)
+}
+
+// newTestFleetConf starts a fleet's collector: its broker on listen, its
+// store db (default a SQLite file of the test's), the devices
+// (id:password) of fleet lab and more lines of the accounts file's
+// devices, and more flags of serve.
+func newTestFleetConf(t *testing.T, listen, db string, devices []string, more string, serveArgs []string) *testFleet {
+	t.Helper()
 	fleetBinaries(t)
-	f := &testFleet{t: t, dir: t.TempDir(), listen: listen, web: testenv.FreeAddr(t), db: db}
+	// The schedules of the tests fire every second or two.
+	serveArgs = append([]string{"--schedule-min-every", "1s"}, serveArgs...)
+	f := &testFleet{t: t, dir: t.TempDir(), listen: listen, web: testenv.FreeAddr(t), db: db, serveArgs: serveArgs}
 	if f.db == "" {
 		f.db = filepath.Join(f.dir, "edgebench.db")
 	}
@@ -129,7 +145,7 @@ func newTestFleetOn(t *testing.T, listen, db string, devices ...string) *testFle
 		id, pw, _ := strings.Cut(d, ":")
 		accounts += fmt.Sprintf("  - {fleet: lab, id: %s, password: %s}\n", id, pw)
 	}
-	os.WriteFile(f.accounts, []byte(accounts), 0o600)
+	os.WriteFile(f.accounts, []byte(accounts+more), 0o600)
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +165,8 @@ func newTestFleetOn(t *testing.T, listen, db string, devices ...string) *testFle
 func (f *testFleet) startCollector() {
 	f.t.Helper()
 	colBin, _ := fleetBinaries(f.t)
-	f.collector = startProc(f.t, "collector", nil, colBin, "serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
-		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug")
+	f.collector = startProc(f.t, "collector", nil, colBin, append([]string{"serve", "--db", f.db, "--listen", f.listen, "--web", f.web,
+		"--accounts", f.accounts, "--sign-ed25519-key-file", f.signKey, "--log-level", "debug"}, f.serveArgs...)...)
 	testenv.Until(f.t, "the collector's web API", func() bool {
 		resp, err := http.Get("http://" + f.web + "/api/devices")
 		if err != nil {

@@ -28,7 +28,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // running collector, and the mistakes refused with one line and exit 2.
 func TestScheduleCommands(t *testing.T) {
 	c, err := collector.Start(context.Background(), collector.Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: testenv.FreeAddr(t), Web: "127.0.0.1:0",
-		Accounts: &broker.Accounts{Collector: broker.Account{Username: "collector", Password: "pw"}}})
+		Accounts: &broker.Accounts{Collector: broker.Account{Username: "collector", Password: "pw"}}, Schedules: store.ScheduleLimits{MinEvery: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,10 @@ type serveConfig struct {
 	ca, share, web, prefix     string
 	logLevel                   string
 	tokenFile, token           string
+	metricsTokenFile           string
+	metricsToken               string
+	webMaxExpensive            int
+	schedules                  store.ScheduleLimits
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
@@ -70,6 +74,8 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	c.tlsCert, c.tlsKey, c.clientCA = st.TLSCert, st.TLSKey, st.TLSClientCA
 	c.broker, c.username, c.ca, c.share, c.prefix = st.Broker, st.Username, st.CA, st.Share, st.Prefix
 	c.web, c.webHosts, c.tokenFile = st.Web, st.WebHost, st.APITokenFile
+	c.metricsTokenFile, c.webMaxExpensive = st.MetricsTokenFile, st.WebMaxExpensive
+	c.schedules = store.ScheduleLimits{Max: st.MaxSchedules, MinEvery: st.ScheduleMinEvery, MaxJitter: st.ScheduleMaxJitter}
 	c.signEd25519, c.signHMAC = st.SignEd25519KeyFile, st.SignHMACKeyFile
 	c.logLevel = st.LogLevel
 	for _, h := range c.webHosts {
@@ -122,6 +128,9 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 		return nil, err
 	}
 	c.token = token
+	if c.metricsToken, err = metricsToken(c.metricsTokenFile, env.Getenv); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -147,6 +156,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
 		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts,
+		MetricsToken: sc.metricsToken, WebMaxExpensive: sc.webMaxExpensive, Schedules: sc.schedules,
 		IngestWorkers: sc.ingest.Workers, BatchMax: sc.ingest.BatchMax, QueueLen: sc.ingest.QueueLen, BrokerLimits: sc.limits}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err

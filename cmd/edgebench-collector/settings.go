@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/config"
 )
 
@@ -40,6 +41,13 @@ type settings struct {
 	Web          string   `yaml:"web" help:"web UI and API address (- for none)"`
 	WebHost      []string `yaml:"web_host" help:"host names the web UI answers to besides IP addresses, localhost and web's: its name in the browser or behind a proxy (repeatable)"`
 	APITokenFile string   `yaml:"api_token_file" help:"file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when web is not loopback"`
+	// MetricsTokenFile is Prometheus' credentials_file's token.
+	MetricsTokenFile string `yaml:"metrics_token_file" help:"file holding the bearer token /metrics requires, besides the API's (or EDGEBENCH_METRICS_TOKEN): Prometheus' credentials_file"`
+	WebMaxExpensive  int    `yaml:"web_max_expensive" help:"requests for the pages whose work grows with the history (compare, changes, a schedule's runs) at once, and as many scrapes of /metrics; past it: 503 with Retry-After"`
+
+	MaxSchedules      int           `yaml:"max_schedules" help:"most schedules the API stores"`
+	ScheduleMinEvery  time.Duration `yaml:"schedule_min_every" help:"shortest --every of a schedule the API takes (a cron expression's is a minute)"`
+	ScheduleMaxJitter time.Duration `yaml:"schedule_max_jitter" help:"longest --jitter of a schedule the API takes"`
 
 	SignEd25519KeyFile string `yaml:"sign_ed25519_key_file" help:"sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key"`
 	SignHMACKeyFile    string `yaml:"sign_hmac_key_file" help:"sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices"`
@@ -83,7 +91,8 @@ type limitSettings struct {
 // would take, written out so that --help and the manual page show them.
 func defaultSettings() settings {
 	return settings{
-		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info",
+		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info", WebMaxExpensive: 2,
+		MaxSchedules: store.DefaultMaxSchedules, ScheduleMinEvery: store.DefaultMinEvery, ScheduleMaxJitter: store.DefaultMaxJitter,
 		Alerts: alertSettings{Interval: time.Minute, Quiet: 5 * time.Minute, SpoolMax: 10, Retries: 6, Backoff: time.Second, QueueLen: 1024},
 		Ingest: ingestSettings{Workers: 256, BatchMax: 256, QueueLen: 8192},
 		Limits: limitSettings{LoginWait: 10 * time.Second, Silent: 2 * time.Second, Pending: 64, PerSource: 8, LogEvery: time.Minute},
@@ -99,6 +108,8 @@ func (s *settings) check(src config.Sources) error {
 		v   int64
 	}
 	for _, n := range []num{
+		{"web_max_expensive", int64(s.WebMaxExpensive)}, {"max_schedules", int64(s.MaxSchedules)},
+		{"schedule_min_every", int64(s.ScheduleMinEvery)}, {"schedule_max_jitter", int64(s.ScheduleMaxJitter)},
 		{"alerts.interval", int64(s.Alerts.Interval)}, {"alerts.quiet", int64(s.Alerts.Quiet)},
 		{"alerts.spool_max", int64(s.Alerts.SpoolMax)}, {"alerts.retries", int64(s.Alerts.Retries)},
 		{"alerts.backoff", int64(s.Alerts.Backoff)}, {"alerts.queue_len", int64(s.Alerts.QueueLen)},

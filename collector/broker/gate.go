@@ -67,7 +67,9 @@ func (l *Limits) fill() {
 // a new connection is closed at once. When the gate is full, a new connection takes the place of one
 // that has not sent its whole CONNECT yet from an address that holds more
 // places than the new connection's (victimLocked): a device that keeps
-// retrying gets in, however many addresses crowd the gate. A connection leaves the gate when it logs in
+// retrying gets in, however many addresses crowd the gate; from the
+// collector's own host, past its cap per address, it may take the place
+// of its own address's silent ones. A connection leaves the gate when it logs in
 // (loggedIn) or closes.
 type loginGate struct {
 	net.Listener
@@ -128,7 +130,7 @@ func (g *loginGate) enter(c *gatedConn) string {
 	}
 	var victim *gatedConn
 	if g.n >= g.lim.Pending {
-		victim = g.victimLocked(mine, c.accepted)
+		victim = g.victimLocked(c.src, mine, c.accepted)
 		if victim == nil {
 			g.mu.Unlock()
 			return fmt.Sprintf("connection closed: %d others have not logged in yet", g.lim.Pending)
@@ -150,17 +152,23 @@ func (g *loginGate) enter(c *gatedConn) string {
 // broker to read it.
 const unreadGrace = 250 * time.Millisecond
 
-// victimLocked is the connection a newcomer whose address holds mine
-// places takes the place of, among those that have not sent their whole
-// CONNECT from an address that holds more places than mine: one that has
-// sent part of it before one nothing has been read from yet (and the
-// latter only past unreadGrace); then from the address with the most
+// victimLocked is the connection a newcomer from src, whose address
+// holds mine places, takes the place of, among those that have not sent
+// their whole CONNECT from an address that holds more places than mine,
+// or from its own address when that holds more than lim.PerSource (the
+// collector's own host, which the cap per address spares: a local
+// process holding every place with silent connections crowded out the
+// local agents, 5 of 5 logins reset): one that has sent part of it
+// before one nothing has been read from yet (and the latter only past
+// unreadGrace, but in the own address's crowd, which could keep every
+// place young by redialling); then from the address with the most
 // places; then the oldest. nil when there is none.
-func (g *loginGate) victimLocked(mine int, now time.Time) *gatedConn {
+func (g *loginGate) victimLocked(src netip.Prefix, mine int, now time.Time) *gatedConn {
 	var victim *gatedConn
 	var vTier, vCount int
-	for _, cs := range g.pending {
-		if len(cs) <= mine {
+	for from, cs := range g.pending {
+		crowd := from == src && len(cs) > g.lim.PerSource
+		if len(cs) <= mine && !crowd {
 			continue
 		}
 		for _, c := range cs {
@@ -169,7 +177,7 @@ func (g *loginGate) victimLocked(mine int, now time.Time) *gatedConn {
 			}
 			tier := 2
 			if !c.readSome.Load() {
-				if now.Sub(c.accepted) < unreadGrace {
+				if now.Sub(c.accepted) < unreadGrace && !crowd {
 					continue
 				}
 				tier = 1

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/edgebench/edgebench/wire"
 )
@@ -28,8 +29,17 @@ type Quota struct {
 	// BurstResults (room for a spool replayed after an outage).
 	ResultsPerMinute int `yaml:"results_per_minute"`
 	BurstResults     int `yaml:"burst_results"`
-	// BytesPerDay bounds the payload bytes taken in the last 24 hours.
+	// BytesPerDay bounds the payload bytes taken in the last 24 hours,
+	// results' and events' together.
 	BytesPerDay int64 `yaml:"bytes_per_day"`
+	// EventsPerMinute is the rate of command events taken, with bursts of
+	// up to BurstEvents (room for the events a device kept while
+	// disconnected: its outbox holds 4,096).
+	EventsPerMinute int `yaml:"events_per_minute"`
+	BurstEvents     int `yaml:"burst_events"`
+	// MaxReasonBytes bounds the reason an event keeps: a longer one is
+	// cut there.
+	MaxReasonBytes int `yaml:"max_reason_bytes"`
 }
 
 // DefaultQuota is every device's quota unless the accounts file says
@@ -42,6 +52,9 @@ func DefaultQuota() Quota {
 		ResultsPerMinute: 120,
 		BurstResults:     1000,
 		BytesPerDay:      128 << 20,
+		EventsPerMinute:  120,
+		BurstEvents:      4096,
+		MaxReasonBytes:   1024,
 	}
 }
 
@@ -66,6 +79,9 @@ func (q Quota) over(o *Quota) Quota {
 	seti(&q.ResultsPerMinute, o.ResultsPerMinute)
 	seti(&q.BurstResults, o.BurstResults)
 	set(&q.BytesPerDay, o.BytesPerDay)
+	seti(&q.EventsPerMinute, o.EventsPerMinute)
+	seti(&q.BurstEvents, o.BurstEvents)
+	seti(&q.MaxReasonBytes, o.MaxReasonBytes)
 	return q
 }
 
@@ -74,7 +90,8 @@ func (q Quota) check() error {
 		name string
 		v    int64
 	}{{"max_result_bytes", q.MaxResultBytes}, {"max_labels", int64(q.MaxLabels)}, {"max_label_bytes", int64(q.MaxLabelBytes)},
-		{"results_per_minute", int64(q.ResultsPerMinute)}, {"burst_results", int64(q.BurstResults)}, {"bytes_per_day", q.BytesPerDay}} {
+		{"results_per_minute", int64(q.ResultsPerMinute)}, {"burst_results", int64(q.BurstResults)}, {"bytes_per_day", q.BytesPerDay},
+		{"events_per_minute", int64(q.EventsPerMinute)}, {"burst_events", int64(q.BurstEvents)}, {"max_reason_bytes", int64(q.MaxReasonBytes)}} {
 		if f.v < -1 {
 			return fmt.Errorf("quota %s %d: want a positive number, or -1 for none", f.name, f.v)
 		}
@@ -143,10 +160,24 @@ func (q Quota) Shape(r *wire.Result) string {
 
 // usage is what one device took lately.
 type usage struct {
-	tokens float64   // results it may send now (a bucket of BurstResults, ResultsPerMinute a minute)
-	at     time.Time // of tokens
-	hours  [24]int64 // payload bytes taken in each of the last 24 hours, by hour % 24
-	hour   int64     // the hour (Unix hours) of hours' newest slot
+	results bucket    // results it may send now: BurstResults, ResultsPerMinute a minute
+	events  bucket    // events it may send now: BurstEvents, EventsPerMinute a minute
+	hours   [24]int64 // payload bytes taken in each of the last 24 hours, by hour % 24
+	hour    int64     // the hour (Unix hours) of hours' newest slot
+}
+
+// bucket is a token bucket: tokens at time at.
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// refill adds perMinute tokens a minute since the last refill, up to
+// burst, and reports whether a whole token is there.
+func (b *bucket) refill(now time.Time, perMinute, burst int) bool {
+	b.tokens = min(float64(max(burst, 1)), b.tokens+now.Sub(b.at).Minutes()*float64(perMinute))
+	b.at = now
+	return b.tokens >= 1
 }
 
 // Quotas keeps each device's usage against its quota, for the ingest.
@@ -175,6 +206,17 @@ func (qs *Quotas) Of(a wire.Addr) Quota { return qs.of(a) }
 // Take charges a result of n payload bytes to device a at now, or says
 // which quota it is over ("" when taken). An error is the store's.
 func (qs *Quotas) Take(ctx context.Context, a wire.Addr, n int64, now time.Time) (string, error) {
+	return qs.take(ctx, a, n, now, false)
+}
+
+// TakeEvent charges a command event of n payload bytes to device a at
+// now, as Take does a result: against the device's rate of events and
+// its bytes of the day, which results and events share.
+func (qs *Quotas) TakeEvent(ctx context.Context, a wire.Addr, n int64, now time.Time) (string, error) {
+	return qs.take(ctx, a, n, now, true)
+}
+
+func (qs *Quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time, event bool) (string, error) {
 	q := qs.of(a)
 	qs.mu.Lock()
 	u := qs.use[a]
@@ -184,7 +226,7 @@ func (qs *Quotas) Take(ctx context.Context, a wire.Addr, n int64, now time.Time)
 		if err != nil {
 			return "", err
 		}
-		u = &usage{tokens: float64(q.BurstResults), at: now, hour: now.Unix() / 3600}
+		u = &usage{results: bucket{float64(q.BurstResults), now}, events: bucket{float64(q.BurstEvents), now}, hour: now.Unix() / 3600}
 		u.hours[u.hour%24] = day
 		qs.mu.Lock()
 		if qs.use[a] == nil {
@@ -195,13 +237,12 @@ func (qs *Quotas) Take(ctx context.Context, a wire.Addr, n int64, now time.Time)
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	if limited(q.ResultsPerMinute) {
-		burst := float64(max(q.BurstResults, 1))
-		u.tokens = min(burst, u.tokens+now.Sub(u.at).Minutes()*float64(q.ResultsPerMinute))
-		u.at = now
-		if u.tokens < 1 {
-			return fmt.Sprintf("quota: over this device's %d results a minute (bursts of %d)", q.ResultsPerMinute, q.BurstResults), nil
-		}
+	b, perMinute, burst, what := &u.results, q.ResultsPerMinute, q.BurstResults, "results"
+	if event {
+		b, perMinute, burst, what = &u.events, q.EventsPerMinute, q.BurstEvents, "events"
+	}
+	if limited(perMinute) && !b.refill(now, perMinute, burst) {
+		return fmt.Sprintf("quota: over this device's %d %s a minute (bursts of %d)", perMinute, what, burst), nil
 	}
 	if h := now.Unix() / 3600; h > u.hour { // the slots of the hours gone by start again
 		if h-u.hour >= 24 {
@@ -220,9 +261,23 @@ func (qs *Quotas) Take(ctx context.Context, a wire.Addr, n int64, now time.Time)
 	if limited(q.BytesPerDay) && day+n > q.BytesPerDay {
 		return fmt.Sprintf("quota: %d bytes in 24 hours with this one, over this device's %d", day+n, q.BytesPerDay), nil
 	}
-	if limited(q.ResultsPerMinute) {
-		u.tokens--
+	if limited(perMinute) {
+		b.tokens--
 	}
 	u.hours[u.hour%24] += n
 	return "", nil
+}
+
+// CutReason returns an event's reason cut to q's MaxReasonBytes (at a
+// character's start, with how much was cut said at its end), and whether
+// it was cut.
+func (q Quota) CutReason(reason string) (string, bool) {
+	if !limited(q.MaxReasonBytes) || len(reason) <= q.MaxReasonBytes {
+		return reason, false
+	}
+	cut := q.MaxReasonBytes
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut] + fmt.Sprintf(" ... (%d bytes cut)", len(reason)-cut), true
 }

@@ -83,9 +83,92 @@ func TestQuotaTake(t *testing.T) {
 	if why, _ := qs.Take(ctx, a, 900, now); why != "" {
 		t.Errorf("a day later: %q", why)
 	}
+	// The tokens come a minute's worth a minute: 60 a minute, one a
+	// second; a result a second past an emptied burst is refused until
+	// the next second.
+	now = now.Add(time.Hour)
+	for range 3 {
+		qs.Take(ctx, a, 1, now)
+	}
+	if why, _ := qs.Take(ctx, a, 1, now.Add(500*time.Millisecond)); !strings.Contains(why, "results a minute") {
+		t.Errorf("half a second past the burst: %q, want refused", why)
+	}
 	other := wire.Addr{Fleet: "lab", Device: "pi-2"}
 	stored = 950
 	if why, _ := qs.Take(ctx, other, 100, now); !strings.Contains(why, "24 hours") {
 		t.Errorf("a device whose day the store holds: %q", why)
+	}
+}
+
+// TestQuotaHoursGoneBy: the bytes of the hours gone by leave the day
+// when their hour is 24 hours old, however many hours passed between two
+// results (each skipped hour's slot emptied, not only the current one's).
+func TestQuotaHoursGoneBy(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: -1, BytesPerDay: 1000}
+	qs := NewQuotas(func(wire.Addr) Quota { return q }, func(context.Context, wire.Addr, time.Time) (int64, error) { return 0, nil })
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	h0 := time.Date(2026, 12, 4, 0, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		hours int
+		n     int64
+		ok    bool
+	}{
+		{0, 900, true},  // hour 0
+		{2, 100, true},  // hour 2: 1000 in the day
+		{3, 1, false},   // hour 3: the day is full
+		{25, 800, true}, // hour 25: hour 0 left the day, hour 2's 100 is still in it
+		{25, 101, false},
+	} {
+		why, err := qs.Take(ctx, a, c.n, h0.Add(time.Duration(c.hours)*time.Hour))
+		if err != nil || (why == "") != c.ok {
+			t.Errorf("%d bytes at hour %d: %q %v, want taken %v", c.n, c.hours, why, err, c.ok)
+		}
+	}
+}
+
+// TestQuotaEvents: events have a rate and a burst of their own, and share
+// the bytes of the day with results; a reason past max_reason_bytes is
+// cut at a character's start and says how much was cut.
+func TestQuotaEvents(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: 60, BurstResults: 5, EventsPerMinute: 60, BurstEvents: 2, BytesPerDay: 1000, MaxReasonBytes: 5}
+	qs := NewQuotas(func(wire.Addr) Quota { return q }, func(context.Context, wire.Addr, time.Time) (int64, error) { return 0, nil })
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for i := range 2 {
+		if why, err := qs.TakeEvent(ctx, a, 100, now); why != "" || err != nil {
+			t.Fatalf("event %d of the burst: %q %v", i+1, why, err)
+		}
+	}
+	if why, _ := qs.TakeEvent(ctx, a, 100, now); why != "quota: over this device's 60 events a minute (bursts of 2)" {
+		t.Errorf("past the burst: %q", why)
+	}
+	// Results have their own rate: taken, up to the bytes of the day.
+	if why, _ := qs.Take(ctx, a, 700, now); why != "" {
+		t.Errorf("a result after the events: %q", why)
+	}
+	if why, _ := qs.Take(ctx, a, 200, now); !strings.Contains(why, "1100 bytes in 24 hours") {
+		t.Errorf("a result past the day's bytes, events counted: %q", why)
+	}
+	now = now.Add(time.Second)
+	if why, _ := qs.TakeEvent(ctx, a, 101, now); !strings.Contains(why, "1001 bytes in 24 hours") {
+		t.Errorf("an event past the day's bytes: %q", why)
+	}
+	if why, _ := qs.TakeEvent(ctx, a, 100, now); why != "" {
+		t.Errorf("an event up to the day's bytes: %q", why)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		{"longer", "longe ... (1 bytes cut)"},
+		{"abcdé", "abcd ... (2 bytes cut)"}, // é is 2 bytes: not split
+		{"abc€d", "abc ... (4 bytes cut)"},  // € is 3 bytes from byte 3
+	} {
+		if got, cut := q.CutReason(c.in); got != c.want || cut != (got != c.in) {
+			t.Errorf("CutReason(%q) = %q %v, want %q", c.in, got, cut, c.want)
+		}
+	}
+	if got, cut := (Quota{MaxReasonBytes: -1}).CutReason("anything long"); got != "anything long" || cut {
+		t.Errorf("no cap: %q %v", got, cut)
 	}
 }

@@ -1,8 +1,8 @@
 package compare
 
 import (
+	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,12 +66,15 @@ func Export(ctx context.Context, w io.Writer, st ExportStore, format string, f s
 	return fmt.Errorf("export: unknown format %q (want %s)", format, strings.Join(exportFormats, ", "))
 }
 
+// csvColumns are the CSV export's columns.
+var csvColumns = []string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
+	"board", "server", "throttled", "rps_mean", "mean_us_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "timeouts_total", "errors_total",
+	"cpu_pct_mean", "io_kbs_mean", "mem_kb_mean",
+	"reason", "method", "keepalive", "rate", "body_bytes", "headers", "sys_board", "sys_server"}
+
 func writeCSV(w io.Writer, rows []store.RunRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"id", "fleet", "device", "cmd_id", "outcome", "started", "url", "connections", "runs", "labels",
-		"board", "server", "throttled", "rps_mean", "mean_us_mean", "p50_us_mean", "p99_us_mean", "max_us_max", "timeouts_total", "errors_total",
-		"cpu_pct_mean", "io_kbs_mean", "mem_kb_mean",
-		"reason", "method", "keepalive", "rate", "body_bytes", "headers", "sys_board", "sys_server"})
+	bw := bufio.NewWriter(w)
+	writeCSVRecord(bw, csvColumns, nil)
 	for _, r := range rows {
 		sp := r.Spec
 		// board and server as compare groups them: a run label of the
@@ -83,18 +86,75 @@ func writeCSV(w io.Writer, rows []store.RunRow) error {
 		if v, ok := r.Labels["server"]; ok {
 			server = v
 		}
-		cw.Write([]string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL,
-			strconv.Itoa(r.Conns), strconv.Itoa(r.Runs), group.LabelString(r.Labels), board, server, strconv.FormatBool(r.Throttled),
+		// What a device sent (ids and outcomes are checked at the
+		// decoder, but escaped all the same) is text: escaped and quoted;
+		// the figures are numbers.
+		text := []string{r.ID, r.Fleet, r.Device, r.CommandID, r.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.URL}
+		rec := append(text, strconv.Itoa(r.Conns), strconv.Itoa(r.Runs))
+		rec = append(rec, group.LabelString(r.Labels), board, server)
+		rec = append(rec, strconv.FormatBool(r.Throttled),
 			csvFloat(r.RPS), csvFloat(r.MeanUS), csvFloat(r.P50US), csvFloat(r.P99US), csvFloat(r.MaxUS),
-			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB),
-			r.Reason, sp.Method, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10), strings.Join(sp.Headers, "; "),
-			r.Board, r.Server})
+			strconv.FormatInt(r.Timeouts, 10), strconv.FormatInt(r.Errors, 10), csvFloat(r.CPUPct), csvFloat(r.IOKBs), csvFloat(r.MemKB))
+		rec = append(rec, r.Reason, sp.Method)
+		rec = append(rec, optBool(sp.KeepAlive), csvFloat(sp.Rate), strconv.FormatInt(sp.BodyBytes, 10))
+		rec = append(rec, strings.Join(sp.Headers, "; "), r.Board, r.Server)
+		writeCSVRecord(bw, rec, csvText)
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("export csv: %w", err)
 	}
 	return nil
+}
+
+// csvText marks the CSV export's columns of text a device sent: all but
+// the counts, figures and flags the collector writes.
+var csvText = func() []bool {
+	text := make([]bool, len(csvColumns))
+	for i, c := range csvColumns {
+		switch c {
+		case "connections", "runs", "throttled", "rps_mean", "mean_us_mean", "p50_us_mean", "p99_us_mean", "max_us_max",
+			"timeouts_total", "errors_total", "cpu_pct_mean", "io_kbs_mean", "mem_kb_mean", "keepalive", "rate", "body_bytes":
+		default:
+			text[i] = true
+		}
+	}
+	return text
+}()
+
+// writeCSVRecord writes one CSV record (RFC 4180, lines ending in \n).
+// A field of text (text[i]) is made inert for a spreadsheet as OWASP's
+// CSV injection advice says: one that begins with =, +, -, @, a tab or a
+// carriage return, which a spreadsheet would take for a formula, gets a
+// single quote before it, and every text field is quoted, so that a
+// semicolon or a tab inside (other locales' separators) cannot start a
+// cell of its own. Other fields are quoted when they need it.
+func writeCSVRecord(w *bufio.Writer, fields []string, text []bool) {
+	for i, f := range fields {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		quote := strings.ContainsAny(f, ",\"\r\n") || strings.HasPrefix(f, " ")
+		if i < len(text) && text[i] {
+			f, quote = csvInert(f), true
+		}
+		if !quote {
+			w.WriteString(f)
+			continue
+		}
+		w.WriteByte('"')
+		w.WriteString(strings.ReplaceAll(f, `"`, `""`))
+		w.WriteByte('"')
+	}
+	w.WriteByte('\n')
+}
+
+// csvInert is s with a single quote before it when it begins with a
+// character a spreadsheet reads as the start of a formula.
+func csvInert(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // csvFloat writes an absent figure as an empty field.

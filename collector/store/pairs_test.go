@@ -182,6 +182,11 @@ func TestWindowEventsKept(t *testing.T) {
 		s := e.Open(t)
 		id := wire.NewID()
 		at := time.Now().UTC()
+		// A command's events are those of the devices it was sent to.
+		cmd := &wire.Command{V: 1, ID: id, Kind: wire.KindLoadTest, IssuedAt: at, ExpiresAt: at.Add(time.Minute)}
+		if err := s.AddCommand(ctx, "lab", "laptop", cmd, []byte{0x80}); err != nil {
+			t.Fatal(err)
+		}
 		for i, ev := range []*wire.Event{
 			{CommandID: id, Seq: 1, State: wire.StateRunning, At: at},
 			{CommandID: id, Seq: 2, State: wire.StateRunning, At: at, Window: &wire.WindowEdge{Edge: wire.MarkStart, Run: 0}},

@@ -336,10 +336,16 @@ type Event struct {
 	Window *wire.WindowEdge `json:"window,omitempty"`
 }
 
-// Events lists a command's events by device and sequence.
+// Events lists a command's events by device and sequence: the events of
+// the devices it was sent to (by name, or to their fleet) only. The
+// ingest refuses the others; some may have been stored by an older
+// collector, and a device's events must not join another fleet's
+// command: its status, a firing's missed devices, whom a cancel goes to.
 func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
-	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at, window_edge
-		FROM events WHERE command_id = ? ORDER BY fleet, device, seq`, commandID)
+	rows, err := s.query(ctx, s.r, `SELECT e.command_id, e.fleet, e.device, e.seq, e.state, e.reason, e.result_id, e.progress, e.at, e.window_edge
+		FROM events e WHERE e.command_id = ? AND EXISTS (SELECT 1 FROM command_targets t
+			WHERE t.command_id = e.command_id AND t.fleet = e.fleet AND t.target IN (e.device, ?))
+		ORDER BY e.fleet, e.device, e.seq`, commandID, wire.AllDevices)
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", commandID, err)
 	}
@@ -530,8 +536,9 @@ func (s *Store) LabelKeys(ctx context.Context, f Filter) ([]string, error) {
 
 // CancelTargets are the devices to send a cancel of command id to: those
 // whose last event of it is not final (accepted, queued, running) or,
-// when no device has answered yet, where the command was sent (a device
-// or a fleet's _all).
+// when no device has answered yet, where the command was sent (each
+// device, or a fleet's _all). Only the events of the devices the command
+// was sent to count (Events).
 func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, error) {
 	evs, err := s.Events(ctx, id)
 	if err != nil {
@@ -551,7 +558,8 @@ func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, erro
 		sort.Slice(out, func(i, j int) bool { return out[i].Fleet+"/"+out[i].Device < out[j].Fleet+"/"+out[j].Device })
 		return out, nil
 	}
-	rows, err := s.query(ctx, s.r, "SELECT fleet, target FROM commands WHERE id = ? AND kind = ?", id, string(wire.KindLoadTest))
+	rows, err := s.query(ctx, s.r, `SELECT t.fleet, t.target FROM command_targets t JOIN commands c ON c.id = t.command_id
+		WHERE t.command_id = ? AND c.kind = ? ORDER BY t.fleet, t.target`, id, string(wire.KindLoadTest))
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", id, err)
 	}

@@ -42,8 +42,10 @@ func TestPrune(t *testing.T) {
 		if _, err := s.Ingest(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
+		var cmds []string
 		for i, at := range []time.Time{now.Add(-300 * 24 * time.Hour), now} {
 			cmd := &wire.Command{V: 1, ID: wire.NewID(), IssuedAt: at, ExpiresAt: at.Add(time.Minute), Kind: wire.KindLoadTest}
+			cmds = append(cmds, cmd.ID)
 			if err := s.AddCommand(ctx, "lab", "pi-1", cmd, []byte{0x80}); err != nil {
 				t.Fatal(err)
 			}
@@ -60,6 +62,13 @@ func TestPrune(t *testing.T) {
 		}
 		if p != (store.Pruned{Results: 2*store.PruneChunk + 7, Commands: 1, Events: 1}) {
 			t.Errorf("pruned %+v", p)
+		}
+		// The command kept keeps its targets: its device's results and
+		// events are still taken (CommandSentTo), the pruned one's not.
+		for i, want := range []bool{false, true} {
+			if ok, err := s.CommandSentTo(ctx, cmds[i], "lab", "pi-1"); err != nil || ok != want {
+				t.Errorf("command %d sent to lab/pi-1 after pruning: %v %v, want %v", i, ok, err, want)
+			}
 		}
 		nres, nruns, err := s.CountResults(ctx)
 		if err != nil || nres != 3 || nruns != 3 {

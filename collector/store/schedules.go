@@ -96,7 +96,12 @@ func (s *Schedule) Check() error {
 // Next is the first due time strictly after t.
 func (s *Schedule) Next(t time.Time) time.Time {
 	if s.Every > 0 {
-		return t.Add(s.Every)
+		// A period that ends past what the store holds would come
+		// back from it wrapped around (251 years from 2026: 1944).
+		if n := t.Add(s.Every); !n.After(lastStorable()) {
+			return n
+		}
+		return time.Time{}
 	}
 	c, err := cron.Parse(s.Cron)
 	if err != nil {
@@ -116,6 +121,9 @@ func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) e
 	}
 	sch.CreatedAt = now.UTC()
 	sch.NextAt = sch.Next(now).UTC()
+	if sch.NextAt.IsZero() && sch.Every > 0 {
+		return fmt.Errorf("schedule: --every %v: its first firing would be after %d, past the times the store holds", sch.Every, lastStorable().Year())
+	}
 	if sch.NextAt.IsZero() {
 		return fmt.Errorf("schedule: cron %q is never due", sch.Cron)
 	}
@@ -207,7 +215,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now
 	if !paused && !next.After(now) {
 		next = sch.Next(now)
 	}
-	if _, err := s.exec(ctx, s.w, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, next.UnixNano(), name); err != nil {
+	if _, err := s.exec(ctx, s.w, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, nextAtNano(next), name); err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
 	return nil
@@ -257,7 +265,7 @@ func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time
 			return false, err
 		}
 	}
-	if _, err := s.exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, next.UnixNano(), sch.Name, sch.NextAt.UnixNano()); err != nil {
+	if _, err := s.exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, nextAtNano(next), sch.Name, sch.NextAt.UnixNano()); err != nil {
 		return false, err
 	}
 	return true, s.wrap(tx.Commit())

@@ -35,7 +35,7 @@ import (
 // library would be ten times the size for the two chart kinds the pages
 // need.
 //
-//go:embed *.html chart.js
+//go:embed *.html *.js
 var files embed.FS
 
 // Store is what the pages read of the store (a *store.Store).
@@ -103,14 +103,15 @@ func New(st Store, o Options) (*Web, error) {
 	w.mux.HandleFunc("GET /runs/{id}", w.run)
 	w.mux.HandleFunc("GET /compare", w.compare)
 	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
-	w.mux.Handle("GET /static/chart.js", http.StripPrefix("/static/", http.FileServerFS(files)))
+	for _, f := range []string{"chart.js", "schedules.js"} {
+		w.mux.Handle("GET /static/"+f, http.StripPrefix("/static/", http.FileServerFS(files)))
+	}
 	return w, nil
 }
 
 // ServeHTTP serves the pages.
 func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	rw.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'")
-	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	setSecurityHeaders(rw.Header())
 	w.mux.ServeHTTP(rw, r)
 }
 
