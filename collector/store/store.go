@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -46,6 +47,9 @@ type Store struct {
 	// results stored before the store kept them (zero when none were
 	// left), for the log.
 	backfilled VerdictBackfill
+
+	partsMu sync.Mutex
+	parts   map[int64]bool // PostgreSQL: the days result_samples has a table for, as far as this store knows
 }
 
 // Backfilled is what opening the store did to the verdicts of the
