@@ -414,11 +414,26 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(compare.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
 	format := fs.String("format", "text", "text or json")
+	columns := fs.String("columns", "default", "the tables' columns, comma-separated metrics ("+strings.Join(compare.MetricNames(), ", ")+
+		"), or seed (the seeds' table: mean, stdev, peak, requests, timeouts, user %, idle %), all or default")
+	samePath := fs.Bool("same-path", false, "compare one page served by different hosts (each device its own URL) in one table: URLs count by their path")
+	maxRuns := fs.Int("max-runs", compare.DefaultMaxRuns, "read at most this many runs, the newest received (0: all)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
 		return cli.Usagef("--format %q: want text or json", *format)
+	}
+	cols, err := compare.ParseColumns(*columns)
+	var cqe *compare.QueryError
+	if errors.As(err, &cqe) {
+		return cli.Usagef("--columns: %s", cqe.Msg)
+	}
+	if *maxRuns < 0 {
+		return cli.Usagef("--max-runs %d: want 0 (all) or more", *maxRuns)
+	}
+	if *maxRuns == 0 {
+		*maxRuns = -1 // compare's "no bound"
 	}
 	metrics := strings.Split(*metric, ",")
 	for _, m := range metrics {
@@ -431,7 +446,8 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	c, err := compare.Runs(ctx, s, compare.Options{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
+	c, err := compare.Runs(ctx, s, compare.Options{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter(), Columns: cols,
+		SamePath: *samePath, MaxRuns: *maxRuns})
 	var qe *compare.QueryError
 	if errors.As(err, &qe) {
 		return cli.Usagef("%s", qe.Msg)
