@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tinylib/msgp/msgp"
+
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -25,40 +27,109 @@ import (
 // as every result stored before did (the samples_legacy list holds those,
 // which pruning rewrites as summaries once they are old enough).
 
-// summaryOf is the payload of r without the bulk --keep-samples prunes:
-// each run's timeline, probe samples and histograms. It is nil when r
-// has none of them: its payload is its summary.
-func summaryOf(r *wire.Result) ([]byte, error) {
-	bulk := false
-	for i := range r.Runs {
-		bulk = bulk || hasBulk(&r.Runs[i])
+// summaryOf is payload, a result's msgpack as it came, without the bulk
+// --keep-samples prunes: each run's timeline (tl), histograms (hl, hc,
+// hw, hp, hh) and probe samples (sy.s). Everything else is kept byte for
+// byte, in its order, fields this collector does not know included (a
+// newer device's, for a newer collector to read). It is nil when payload
+// has none of them: the payload is its own summary.
+func summaryOf(payload []byte) ([]byte, error) {
+	out, stripped, err := filterMap(payload, func(key string, val []byte) ([]byte, bool, error) {
+		if key != "rs" {
+			return val, false, nil
+		}
+		return filterArray(val, stripRun)
+	})
+	if err != nil || !stripped {
+		return nil, err
 	}
-	if !bulk {
-		return nil, nil
-	}
-	sum := *r // r is the caller's: its runs and systems are copied, not changed
-	sum.Runs = make([]wire.Run, len(r.Runs))
-	for i := range r.Runs {
-		sum.Runs[i] = stripRun(r.Runs[i])
-	}
-	return sum.MarshalMsg(nil)
+	return out, nil
 }
 
-func hasBulk(run *wire.Run) bool {
-	return len(run.Timeline) > 0 || len(run.Latency) > 0 || len(run.Connect) > 0 || len(run.Waiting) > 0 ||
-		len(run.Processing) > 0 || len(run.Handshake) > 0 || (run.System != nil && len(run.System.Samples) > 0)
+// runBulk are the keys of a wire.Run that --keep-samples prunes.
+var runBulk = map[string]bool{"tl": true, "hl": true, "hc": true, "hw": true, "hp": true, "hh": true}
+
+// stripRun is a run's msgpack without its bulk.
+func stripRun(run []byte) ([]byte, bool, error) {
+	return filterMap(run, func(key string, val []byte) ([]byte, bool, error) {
+		switch {
+		case runBulk[key]:
+			return nil, true, nil
+		case key == "sy":
+			return filterMap(val, func(key string, val []byte) ([]byte, bool, error) {
+				if key == "s" {
+					return nil, true, nil
+				}
+				return val, false, nil
+			})
+		}
+		return val, false, nil
+	})
 }
 
-// stripRun is run without its bulk.
-func stripRun(run wire.Run) wire.Run {
-	run.Timeline = nil
-	run.Latency, run.Connect, run.Waiting, run.Processing, run.Handshake = nil, nil, nil, nil, nil
-	if run.System != nil {
-		sy := *run.System
-		sy.Samples = nil
-		run.System = &sy
+// filterMap rewrites the msgpack map at the start of b (nil: kept as it
+// is) with each value replaced by f's (nil: the entry dropped), and says
+// whether f changed any.
+func filterMap(b []byte, f func(key string, val []byte) ([]byte, bool, error)) ([]byte, bool, error) {
+	if msgp.IsNil(b) {
+		return b, false, nil
 	}
-	return run
+	n, rest, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil {
+		return nil, false, err
+	}
+	var body []byte
+	kept, changed := uint32(0), false
+	for range n {
+		key, after, err := msgp.ReadMapKeyZC(rest)
+		if err != nil {
+			return nil, false, err
+		}
+		end, err := msgp.Skip(after)
+		if err != nil {
+			return nil, false, err
+		}
+		val, ch, err := f(string(key), after[:len(after)-len(end)])
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || ch
+		if val != nil {
+			body = append(body, rest[:len(rest)-len(after)]...)
+			body = append(body, val...)
+			kept++
+		}
+		rest = end
+	}
+	return append(msgp.AppendMapHeader(nil, kept), body...), changed, nil
+}
+
+// filterArray rewrites each element of the msgpack array at the start of
+// b (nil: kept as it is) with f's, and says whether f changed any.
+func filterArray(b []byte, f func(elem []byte) ([]byte, bool, error)) ([]byte, bool, error) {
+	if msgp.IsNil(b) {
+		return b, false, nil
+	}
+	n, rest, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return nil, false, err
+	}
+	out := msgp.AppendArrayHeader(nil, n)
+	changed := false
+	for range n {
+		end, err := msgp.Skip(rest)
+		if err != nil {
+			return nil, false, err
+		}
+		elem, ch, err := f(rest[:len(rest)-len(end)])
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, elem...)
+		changed = changed || ch
+		rest = end
+	}
+	return out, changed, nil
 }
 
 // Kept says what the store still holds of a result.
@@ -249,7 +320,7 @@ func (s *Store) pruneSamples(ctx context.Context, cutoff time.Time, p *Pruned) e
 
 // stripLegacy rewrites the results of samples_legacy received before
 // before as summaries, a chunk at a time, and takes them off the list.
-// A payload that does not decode is left as it is.
+// A payload that does not parse, or holds no samples, is left as it is.
 func (s *Store) stripLegacy(ctx context.Context, before int64, p *Pruned) error {
 	for {
 		rows, err := s.query(ctx, s.w, `SELECT l.received, l.result_id, r.raw FROM samples_legacy l
@@ -270,10 +341,8 @@ func (s *Store) stripLegacy(ctx context.Context, before int64, p *Pruned) error 
 				rows.Close()
 				return fmt.Errorf("prune samples: %w", s.wrap(err))
 			}
-			if r, err := wire.DecodeResult(raw); err == nil {
-				if l.summary, err = summaryOf(r); err != nil {
-					l.summary = nil
-				}
+			if sum, err := summaryOf(raw); err == nil {
+				l.summary = sum
 			}
 			list = append(list, l)
 		}

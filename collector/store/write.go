@@ -49,7 +49,7 @@ func (in *Incoming) Prepare() {
 		}
 	}()
 	in.figs = runFigures(in.Result)
-	if sum, err := summaryOf(in.Result); err == nil {
+	if sum, err := summaryOf(in.Raw); err == nil {
 		in.summary, in.split = sum, true
 	}
 }
@@ -157,7 +157,7 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 		}
 		raw, summary, samples := in.Raw, any(nil), []byte(nil)
 		if !in.split {
-			if sum, err := summaryOf(r); err == nil {
+			if sum, err := summaryOf(in.Raw); err == nil {
 				in.summary, in.split = sum, true
 			}
 		}
