@@ -154,3 +154,7 @@ func (s *Store) RunsAfter(ctx context.Context, f Filter) (RunPage, error) {
 	}
 	return p, nil
 }
+
+// Cursor is r's place in a listing of results: the cursor of the page
+// that follows it.
+func (r RunRow) Cursor() Cursor { return r.cursor }

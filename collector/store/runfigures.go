@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -86,4 +87,42 @@ func (s *Store) backfillRunsBatch(ctx context.Context, ids []string, decoded map
 		}
 	}
 	return s.wrap(tx.Commit())
+}
+
+// RunFigures are the figures the store keeps of each of a result's runs,
+// in order: what is left of its latency once its histograms are pruned.
+func (s *Store) RunFigures(ctx context.Context, id string) ([]figures.Run, error) {
+	rows, err := s.query(ctx, s.r, `SELECT started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, stdev_us,
+		timeouts, errors, err_connect, err_read, err_write, err_status, err_length,
+		cpu_pct, cpu_user_pct, cpu_idle_pct, server_cpu_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled, capacity_rps, limited_by, valid
+		FROM runs WHERE result_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return nil, fmt.Errorf("figures of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []figures.Run
+	for rows.Next() {
+		var f figures.Run
+		var started int64
+		var mean, p50, p99, mx, stdev, cpu, user, idle, server, io, mem, cached, temp, capRPS sql.NullFloat64
+		var limitedBy sql.NullString
+		var valid sql.NullBool
+		e := &f.ErrBy
+		if err := rows.Scan(&started, &f.DurationS, &f.Completed, &f.RPS, &mean, &p50, &p99, &mx, &stdev,
+			&f.Timeouts, &f.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
+			&cpu, &user, &idle, &server, &io, &mem, &cached, &temp, &f.Throttled, &capRPS, &limitedBy, &valid); err != nil {
+			return nil, fmt.Errorf("figures of %s: %w", id, s.wrap(err))
+		}
+		e.Timeout = f.Timeouts
+		f.Started = unixTime(started)
+		f.MeanUS, f.P50US, f.P99US, f.MaxUS, f.StdevUS = nf(mean), nf(p50), nf(p99), nf(mx), nf(stdev)
+		f.CPUPct, f.CPUUser, f.CPUIdle, f.ServerCPU = nf(cpu), nf(user), nf(idle), nf(server)
+		f.IOKBs, f.MemKB, f.CachedKB, f.TempC, f.CapacityRPS = nf(io), nf(mem), nf(cached), nf(temp), nf(capRPS)
+		f.Invalid, f.GeneratorBound = runVerdict(limitedBy, valid)
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("figures of %s: %w", id, s.wrap(err))
+	}
+	return out, nil
 }
