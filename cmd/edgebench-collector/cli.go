@@ -19,6 +19,7 @@ import (
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/store"
@@ -319,14 +320,60 @@ func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Result(ctx, id)
+	res, kept, err := s.ResultKept(ctx, id)
 	if err != nil {
 		return err
 	}
 	if *idx >= len(res.Runs) {
 		return cli.Usagef("--run %d: result %s has runs 0 to %d", *idx, id, len(res.Runs)-1)
 	}
+	if kept.SamplesPruned && *format != "json" {
+		figs, err := s.RunFigures(ctx, id)
+		if err != nil {
+			return err
+		}
+		return writePruned(env.Stdout, res, figs, *idx)
+	}
 	return writeShow(env.Stdout, res, *format, *idx)
+}
+
+// writePruned writes what is kept of a result whose samples were pruned:
+// its head as writeShow's, then per run (or only run only) the figures
+// the store keeps, the verdict and the System section of the probe's
+// summary.
+func writePruned(w io.Writer, res *wire.Result, figs []figures.Run, only int) error {
+	escape.MakePrintable(res)
+	if err := writeShow(w, &wire.Result{ID: res.ID, Fleet: res.Fleet, Device: res.Device, CreatedAt: res.CreatedAt, Outcome: res.Outcome,
+		Reason: res.Reason, Labels: res.Labels, Spec: res.Spec, Fingerprint: res.Fingerprint, Capacity: res.Capacity}, "edgebench", -1); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nsamples pruned: the per-second samples, timelines and latency histograms of this result are no longer kept"+
+		" (the collector keeps them for --keep-samples); what is kept of each run:")
+	for i := range res.Runs {
+		if only >= 0 && i != only {
+			continue
+		}
+		run := &res.Runs[i]
+		if len(res.Runs) > 1 {
+			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
+		}
+		fmt.Fprintln(w)
+		if i < len(figs) {
+			if err := figures.WriteSummary(w, figs[i]); err != nil {
+				return err
+			}
+		}
+		if v := rebuild.VerdictOf(run); v != nil {
+			fmt.Fprintf(w, "Verdict:      %s\n", v.Line())
+		}
+		if run.System != nil {
+			fmt.Fprintln(w)
+			if err := rebuild.SystemReport(run.System).WriteText(w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeShow writes a result's report: its spec, the device, then per run

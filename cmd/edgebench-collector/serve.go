@@ -33,7 +33,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
-	keep                       time.Duration
+	keep, keepSamples          time.Duration
 	alerts                     alerts.Config
 }
 
@@ -62,10 +62,22 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	fs.StringVar(&c.tokenFile, "api-token-file", "", "file holding the token the API requires (or EDGEBENCH_API_TOKEN); needed when --web is not loopback")
 	fs.StringVar(&c.signEd25519, "sign-ed25519-key-file", "", "sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key")
 	fs.StringVar(&c.signHMAC, "sign-hmac-key-file", "", "sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices")
-	fs.Func("keep", "keep results (with their samples), commands and events this long, e.g. 180d or 720h; prune older ones (default: keep all)", func(s string) error {
+	fs.Func("keep", "keep results' summaries, commands, events, schedules' firings, changes and alerts this long, e.g. 365d or 720h; prune older ones (default: keep all)", func(s string) error {
 		d, err := parseKeep(s)
 		c.keep = d
 		return err
+	})
+	fs.Func("keep-samples", "keep results' per-second samples and histograms (the bulk of a result) this long, e.g. 30d, or all; their summaries stay for --keep (default 30d)", func(s string) error {
+		if s == "all" {
+			c.keepSamples = -1
+			return nil
+		}
+		d, err := parseKeep(s)
+		c.keepSamples = d
+		if err != nil {
+			return fmt.Errorf("%w, or all", err)
+		}
+		return nil
 	})
 	fs.StringVar(&c.prefix, "prefix", "", "topic prefix (default edgebench/v1)")
 	fs.Func("alert-webhook", "POST every alert (change, quiet device, missed firing, growing spool) as JSON to this URL, retried with backoff", func(s string) error {
@@ -130,7 +142,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts}
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, KeepSamples: sc.keepSamples, Log: log, Alerts: sc.alerts}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
 		return err
 	}

@@ -1,7 +1,10 @@
 package figures
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -130,4 +133,33 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 		}
 	}
 	return f
+}
+
+// WriteSummary writes what the store keeps of a run once its per-second
+// samples and histograms are pruned: its figures, a line each.
+func WriteSummary(w io.Writer, f Run) error {
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	lat := func(us float64) string {
+		switch {
+		case math.IsNaN(us):
+			return "-"
+		case us >= 1e6:
+			return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+		case us >= 1e3:
+			return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+		}
+		return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
+	}
+	_, err := fmt.Fprintf(w, "Requests/sec: %s (%d responses in %.2f s)\n"+
+		"Latency:      mean %s, stdev %s, p50 %s, p99 %s, max %s\n"+
+		"Errors:       %d (timeouts %d)\n"+
+		"CPU %%:        busy %s, user %s, idle %s; the server %s of one core\n",
+		num(f.RPS), f.Completed, f.DurationS, lat(f.MeanUS), lat(f.StdevUS), lat(f.P50US), lat(f.P99US), lat(f.MaxUS),
+		f.Errors, f.Timeouts, num(f.CPUPct), num(f.CPUUser), num(f.CPUIdle), num(f.ServerCPU))
+	return err
 }
