@@ -143,20 +143,33 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	dbVar(fs, env, &db)
 	format := formatFlag(fs)
 	asJSON := fs.Bool("json", false, "the same as --format json")
+	limit := fs.Int("limit", store.MaxPage, fmt.Sprintf("at most N devices, by fleet and id (1 to %d)", store.MaxPage))
+	afterFlag := fs.String("after", "", "the devices after this one (FLEET/DEVICE, as the last page said)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format); err != nil {
 		return err
 	}
+	if *limit < 1 || *limit > store.MaxPage {
+		return cli.Usagef("--limit %d: want 1 to %d (then --after the last one)", *limit, store.MaxPage)
+	}
+	after, err := store.ParseDeviceCursor(*afterFlag)
+	if err != nil {
+		return cli.Usagef("--after: %v", err)
+	}
 	s, err := openDB(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	devs, err := s.Devices(ctx)
+	page, err := s.DevicesAfter(ctx, after, *limit)
 	if err != nil {
 		return err
+	}
+	devs := page.Devices
+	if next := page.Next.String(); next != "" {
+		defer fmt.Fprintf(env.Stderr, "more devices: edgebench-collector devices --after %s\n", next)
 	}
 	if *asJSON || *format == "json" {
 		return writeJSON(env.Stdout, devs)
@@ -180,6 +193,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	var ff filterFlags
 	addFilterFlags(fs, env, &ff)
 	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
+	beforeFlag := fs.String("before", "", "the results received before this cursor (as the last page said)")
 	format := formatFlag(fs)
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
@@ -187,12 +201,28 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	if err := checkFormat(*format); err != nil {
 		return err
 	}
+	if ff.f.Limit < 0 {
+		return cli.Usagef("--limit %d: want 0 (all) or more", ff.f.Limit)
+	}
+	before, err := store.ParseCursor(*beforeFlag)
+	if err != nil {
+		return cli.Usagef("--before: %v", err)
+	}
 	s, err := openDB(ctx, ff.db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rows, err := s.Runs(ctx, ff.filter())
+	f := ff.filter()
+	f.Before = before
+	if f.Limit > 0 {
+		f.Limit++ // one more: is there a next page?
+	}
+	rows, err := s.Runs(ctx, f)
+	if err == nil && f.Limit > 0 && len(rows) == f.Limit {
+		rows = rows[:len(rows)-1]
+		defer fmt.Fprintf(env.Stderr, "more runs: edgebench-collector runs --before %s (with the same filters)\n", rows[len(rows)-1].Cursor())
+	}
 	if err == nil {
 		err = s.AddVerdicts(ctx, rows)
 	}
