@@ -163,12 +163,12 @@ type Comparison struct {
 	ByNote           string   `json:"by_note,omitempty"` // which of a label and a field of one name the groups are by
 	ExcludeInvalid   bool     `json:"exclude_invalid"`
 	Tables           []Table  `json:"tables"`
-	Columns  []string `json:"columns,omitempty"`
-	SamePath bool     `json:"same_path,omitempty"`
+	Columns          []string `json:"columns,omitempty"`
+	SamePath         bool     `json:"same_path,omitempty"`
 	// Capped, when not 0, is the number of runs compared: the newest
 	// received, as far as MaxRuns (and one), of more that matched.
-	Capped  int `json:"capped,omitempty"`
-	MaxRuns int `json:"max_runs,omitempty"`
+	Capped  int    `json:"capped,omitempty"`
+	MaxRuns int    `json:"max_runs,omitempty"`
 	base    string // the base group asked for, if any
 }
 
