@@ -26,6 +26,20 @@ func (l *resultLog) PublishResult(_ context.Context, r *wire.Result) error {
 	return nil
 }
 
+// run accepts cmd on a and runs it to its end: its one result.
+func (l *resultLog) run(t *testing.T, a *Agent, cmd *wire.Command) *wire.Result {
+	t.Helper()
+	a.command(context.Background(), incoming{cmd: cmd})
+	if ev := l.last(cmd.ID); ev == nil || ev.State != wire.StateAccepted {
+		t.Fatalf("%+v", ev)
+	}
+	a.execute(context.Background(), <-a.jobs)
+	if len(l.results) != 1 {
+		t.Fatalf("%d results", len(l.results))
+	}
+	return l.results[0]
+}
+
 func capacityCmd(url string, f func(*wire.CapacitySpec)) *wire.Command {
 	now := time.Now().UTC()
 	s := &wire.CapacitySpec{Load: wire.LoadTestSpec{URL: url, Connections: 4, KeepAlive: true}, SLO: "p99<500ms,errors<1%"}
@@ -169,15 +183,7 @@ func TestCapacityCommandStopsOnADeadTarget(t *testing.T) {
 	cmd := capacityCmd(testenv.Target(t, "")+"/status/404", func(s *wire.CapacitySpec) {
 		s.StartRate, s.TrialMS, s.FinalMS, s.Load.WarmupMS = 20, 300, 600, 100
 	})
-	a.command(context.Background(), incoming{cmd: cmd})
-	if ev := log.last(cmd.ID); ev == nil || ev.State != wire.StateAccepted {
-		t.Fatalf("%+v", ev)
-	}
-	a.execute(context.Background(), <-a.jobs)
-	if len(log.results) != 1 {
-		t.Fatalf("%d results", len(log.results))
-	}
-	r := log.results[0]
+	r := log.run(t, a, cmd)
 	c := r.Capacity
 	if c == nil || len(c.Trials) != 1 || c.CapacityRPS != 0 || c.LimitedBy != "errors" {
 		t.Fatalf("capacity %+v; outcome %s %q", c, r.Outcome, r.Reason)

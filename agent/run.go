@@ -74,16 +74,15 @@ func (a *Agent) execute(ctx context.Context, j *job) {
 	// later at the runtime's own pace: the daemon stays small between
 	// runs.
 	debug.FreeOSMemory()
-	state, reason := wire.StateSucceeded, ""
+	var stop measure.Stop
 	switch cause := context.Cause(jctx); {
 	case errors.Is(cause, errTimedOut):
-		state, reason = wire.StateTimedOut, fmt.Sprintf("over its time budget of %v", budget)
+		stop = measure.Stop{TimedOut: true, Reason: fmt.Sprintf("over its time budget of %v", budget)}
 	case errors.Is(cause, errCancelled) || errors.Is(cause, errShutdown):
-		state, reason = wire.StateCancelled, cause.Error()
-	case err != nil:
-		state, reason = wire.StateFailed, err.Error()
+		stop = measure.Stop{Reason: cause.Error()}
 	}
-	res.Outcome, res.Reason = state, reason
+	measure.Finish(res, stop, err)
+	state, reason := res.Outcome, res.Reason
 	// The run is over: a command arriving now is not refused as busy (the
 	// runner starts it once this result is out).
 	a.mu.Lock()
@@ -135,16 +134,10 @@ func (a *Agent) budget(cmd *wire.Command) time.Duration {
 	return min(d, a.cfg.Policy.MaxDuration*time.Duration(max(a.cfg.Policy.MaxRepeat, 1))+time.Minute)
 }
 
+// newResult is the envelope of j's result.
 func (a *Agent) newResult(j *job) *wire.Result {
-	r := &wire.Result{
-		V: wire.SchemaVersion, ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
-		BootID: a.bootID, CreatedAt: a.opt.Now().UTC(), Kind: j.cmd.Kind, Labels: map[string]string{},
-		Fingerprint: measure.FingerprintOf(a.info),
-	}
-	for k, v := range a.cfg.Labels {
-		r.Labels[k] = v
-	}
-	return r
+	return measure.NewResult(measure.Origin{ID: j.resultID, CommandID: j.cmd.ID, Fleet: a.cfg.Fleet, Device: a.cfg.DeviceID,
+		BootID: a.bootID, Kind: j.cmd.Kind, At: a.opt.Now(), Info: a.info, Labels: a.cfg.Labels})
 }
 
 // loadTest runs the load test (repeated as asked) with the probe.
@@ -188,12 +181,10 @@ func (a *Agent) loadTest(ctx context.Context, j *job, res *wire.Result) error {
 	if err != nil {
 		return err
 	}
-	if measure.OK(runs) == 0 && ctx.Err() == nil {
-		e := runs[0].Load.Errors
-		return fmt.Errorf("no successful response (connect %d, tls %d, read %d, write %d, timeout %d, status %d, reset %d, over a limit %d errors)",
-			e.Connect, e.TLS, e.Read, e.Write, e.Timeout, e.Status, e.Reset, e.Limit)
+	if ctx.Err() != nil {
+		return nil // stopped: the outcome says why
 	}
-	return nil
+	return measure.NoSuccess(runs)
 }
 
 // loadSpecOf is what the policy checks of a loadtest spec. Milliseconds

@@ -17,7 +17,6 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgebench/edgebench/collector/alerts"
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
@@ -112,11 +111,12 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 		return len(ds) == 1
 	})
 	d2.Close()
-	// pi-1's req/s fell by 15 % a few results ago.
+	// pi-1's req/s fell by 15 % 16 results ago: the change is final (its
+	// window full).
 	rng := rand.New(rand.NewPCG(9, 9))
-	at := time.Now().Add(-20 * time.Hour)
+	at := time.Now().Add(-28 * time.Hour)
 	var batch []store.Incoming
-	for i := range 20 {
+	for i := range 28 {
 		rps := 1000 * (1 + 0.02*rng.NormFloat64())
 		if i >= 12 {
 			rps *= 0.85
@@ -143,7 +143,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	if !strings.Contains(page, "lab/pi-1 · GET") || strings.Count(page, `stroke="#b3261e"`) != 2 || !strings.Contains(page, "<polyline") {
 		t.Errorf("the changes page:\n%s", page)
 	}
-	var api []series.Change
+	var api []store.Change
 	if err := json.Unmarshal([]byte(scrape(t, "http://"+col.WebAddr()+"/api/changes?days=2")), &api); err != nil || len(api) != 2 {
 		t.Errorf("/api/changes: %d changes, %v", len(api), err)
 	}

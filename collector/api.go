@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/compare"
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/transport"
@@ -116,8 +115,9 @@ func (c *Collector) cancelAPI(mux *http.ServeMux) {
 //	GET    /api/schedules/{name}/runs  []ScheduleRun, newest first (?limit=N, default 50)
 //	GET    /schedules                  the page, with pause, resume and remove buttons
 //	GET    /metrics                    the figures for Prometheus (package metrics)
-//	GET    /changes                    each series with a change: its req/s with the changes marked (?days=7)
-//	GET    /api/changes                []Change (?days=7, 0: all; &fleet=&device=)
+//	GET    /changes                    the stored changes, the latest first, a page at a time (?days=7&fleet=&device=&limit=&cursor=)
+//	GET    /api/changes                []Change: the same page, the provisional claims first on the first page
+//	                                   (&provisional=0: none); the next page in the Link header (rel="next")
 func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
@@ -210,21 +210,33 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	mux.Handle("GET /metrics", c.metrics.Handler())
 	mux.Handle("GET /changes", web.ChangesPage(c.store, c.log))
 	api.HandleFunc("GET /api/changes", func(w http.ResponseWriter, r *http.Request) {
-		days, err := strconv.Atoi(r.URL.Query().Get("days"))
-		if err != nil || days < 0 {
-			days = 7
+		q, _, err := web.ChangesQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
-		o := series.Options{Fleet: r.URL.Query().Get("fleet"), Device: r.URL.Query().Get("device")}
-		if days > 0 {
-			o.Since = time.Now().Add(-time.Duration(days) * 24 * time.Hour)
+		cs, next, err := c.store.ListChanges(r.Context(), q)
+		if err == nil && q.Cursor == "" && r.URL.Query().Get("provisional") != "0" {
+			var prov []store.Change
+			if prov, _, err = c.store.ProvisionalChanges(r.Context(), q); err == nil {
+				cs = append(prov, cs...)
+			}
 		}
-		cs, err := series.Changes(r.Context(), c.store, o)
+		if errors.Is(err, store.ErrBadCursor) {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		if cs == nil {
-			cs = []series.Change{}
+			cs = []store.Change{}
+		}
+		if next != "" {
+			v := r.URL.Query()
+			v.Set("cursor", next)
+			w.Header().Set("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
 		}
 		writeJSON(w, cs)
 	})

@@ -248,9 +248,10 @@ func (c *Collector) start() error {
 		brokerURL = "tcp://" + b.Addr()
 		user, pass = cfg.Accounts.Collector.Username, cfg.Accounts.Collector.Password
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.batcher()
 	go c.heartbeats()
+	go c.rebuildSeries()
 	c.wg.Add(1)
 	go c.retention()
 

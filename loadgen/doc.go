@@ -25,11 +25,15 @@
 //     layout), and watches them: progress once a second, the window's
 //     edges (Config.WindowStart, WindowEnd), cancellation, a target that
 //     refuses every connection.
-//   - engine_linux.go: the I/O state machine of one worker: each
+//   - engine_linux.go: one worker's event loop and what it holds: each
 //     connection's states (connecting, writing, reading, closing, waiting
-//     for the open-loop schedule), the ramp that opens the connections as
-//     the server answers them (rampMax), epoll events, timeouts, the
-//     window's close and the drain.
+//     for the open-loop schedule), epoll's events and waits. The loop's
+//     jobs have a file each: dial_linux.go opens the connections (the
+//     ramp that opens them as the server answers them, rampMax; a connect
+//     that failed); timers_linux.go keeps its time (the window's close,
+//     the waits of the open loop and of a back-off, timeouts and the
+//     drain's end); request_linux.go drives a request by its
+//     connection's state (HTTP/1.x written, read and parsed; its end).
 //   - stats_linux.go: what a worker counts as its requests end (record,
 //     recordFailure: tallies, histograms, the timeline, wrk's per-thread
 //     rates, ab's per-request timings), and merge, which adds the

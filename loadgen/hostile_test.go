@@ -42,7 +42,21 @@ func floodServerStop(t *testing.T, first, burst []byte, readRequest, drain bool)
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
 	stopped := false
-	addr, _ := connServer(t, func(c net.Conn) {
+	// A small receive buffer, so a client that answers each frame fills
+	// the socket soon, however slowly a busy box runs it: with the
+	// kernel's megabytes it had to parse a million frames in the run's
+	// second first, and under load it did not.
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	serve(t, ln, func(c net.Conn) {
 		mu.Lock()
 		if stopped {
 			mu.Unlock()

@@ -13,7 +13,8 @@ import (
 // This file is what the engine counts: each worker's tallies, histograms
 // and timeline, booked as its requests end (record, recordFailure), and
 // merged into one report.LoadResult when the run is over (merge). The I/O
-// state machine that drives the requests is in engine_linux.go.
+// state machine that drives the requests is in engine_linux.go and the
+// files it names.
 
 // stats is one worker's statistics. Only the worker's loop writes them;
 // Run reads them after the loop has ended.

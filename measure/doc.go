@@ -4,8 +4,10 @@
 // `edgebench ab`, `edgebench wrk` and the agent all measure through it.
 //
 //	runs, err := measure.Repeat(ctx, measure.Test{Load: cfg, Repeat: 3})
-//	res := &wire.Result{...}                // who, when, what was asked
-//	measure.AddRuns(res, runs)              // the runs, their spread, warnings, fingerprint
+//	res := measure.NewResult(measure.Origin{...})      // who, when, answering what
+//	res.Spec = measure.SpecOf(cfg, 3, time.Second, nil) // what was asked
+//	measure.AddRuns(res, runs)                          // the runs, their spread, warnings, fingerprint
+//	measure.Finish(res, stop, measure.NoSuccess(runs))  // how it ended, in the one text of each ending
 //
 // Each Run holds the load generator's report.LoadResult and the probe's
 // machine.Report: the caller prints them (report.WriteText, WriteAB,

@@ -39,6 +39,7 @@ func FromRun(res *report.LoadResult, sys *machine.Report) wire.Run {
 		Bytes:       res.Bytes, BodyBytes: res.BodyBytes, Connects: res.Connects,
 		DocLength: res.DocLength, Server: res.Server, WarmupRequests: res.WarmupRequests,
 		StatusCodes: statusCounts(res.StatusCodes), Sent: res.Sent, KeepAliveResponses: res.KeepAliveResponses,
+		Loops: res.Loops,
 	}
 	if d := res.Drained; d.Requests > 0 {
 		r.Drained = &wire.DrainedCounts{Requests: d.Requests, Completed: d.Completed, OK: d.OK, Errors: errorCounts(d.Errors),

@@ -236,13 +236,16 @@ func appendBytecode(req, filter []byte) []byte {
 	return append(req, append(attr, filter...)...)
 }
 
-// unixSock is a connected unix stream socket as sock_diag gives it.
+// unixSock is a connected or listening unix stream socket as sock_diag
+// gives it.
 type unixSock struct {
 	ino, peer uint64
-	// named: bound to a path or an abstract name, as the sockets a
-	// listener accepts are (they share its address); the side that
+	// named: bound to a path or an abstract name, as a listener is and
+	// the sockets it accepts are (they share its address); the side that
 	// connected has none.
-	named bool
+	named  bool
+	name   string // the address when named (an abstract one begins with NUL)
+	listen bool   // a listener; else connected
 }
 
 // Sizes and values of linux/unix_diag.h.
@@ -256,9 +259,9 @@ const (
 	sizeofRtattr      = 4
 )
 
-// unixStreams lists the connected unix stream sockets, with their peers'
-// inodes and whether they are named, asked of the kernel over sock_diag
-// (ss -x asks the same way).
+// unixStreams lists the connected and listening unix stream sockets,
+// with their peers' inodes and their names, asked of the kernel over
+// sock_diag (ss -x asks the same way).
 func unixStreams() ([]unixSock, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
@@ -269,14 +272,14 @@ func unixStreams() ([]unixSock, error) {
 	req := make([]byte, sizeofNlMsghdr+sizeofUnixDiagReq)
 	r := req[sizeofNlMsghdr:]
 	r[0] = unix.AF_UNIX
-	ne.PutUint32(r[4:], 1<<tcpEstablished)
+	ne.PutUint32(r[4:], 1<<tcpEstablished|1<<tcpListen)
 	ne.PutUint32(r[12:], udiagShowName|udiagShowPeer)
 	var out []unixSock
 	err = netlinkDump(fd, 1, req, make([]byte, 32<<10), func(m []byte) {
 		if len(m) < sizeofUnixDiagMsg || m[1] != unix.SOCK_STREAM {
 			return
 		}
-		s := unixSock{ino: uint64(ne.Uint32(m[4:]))}
+		s := unixSock{ino: uint64(ne.Uint32(m[4:])), listen: m[2] == tcpListen}
 		for a := m[sizeofUnixDiagMsg:]; len(a) >= sizeofRtattr; {
 			l := int(ne.Uint16(a[0:]))
 			if l < sizeofRtattr || l > len(a) {
@@ -285,6 +288,7 @@ func unixStreams() ([]unixSock, error) {
 			switch ne.Uint16(a[2:]) {
 			case unixDiagName:
 				s.named = l > sizeofRtattr
+				s.name = string(a[sizeofRtattr:l])
 			case unixDiagPeer:
 				if l >= sizeofRtattr+4 {
 					s.peer = uint64(ne.Uint32(a[sizeofRtattr:]))

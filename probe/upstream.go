@@ -230,28 +230,47 @@ func otherPorts(listening []tcpSock, own map[uint64]bool) []uint16 {
 	return out
 }
 
-// upstreamPeers returns the inodes of the peers of the sockets own
-// (one server's) that lead to an upstream: own's unnamed unix stream
-// sockets whose peer is named, and own's TCP connections it opened (from a
-// port it does not listen on) to a port a process of this machine listens
-// on.
+// upstreamPeers returns the inodes of the sockets that lead from the
+// sockets own (one server's) to an upstream: of own's unnamed unix stream
+// sockets whose peer is named, the peer and the listener of the peer's
+// name; of own's TCP connections it opened (from a port it does not
+// listen on) to a port a process of this machine listens on, the peer and
+// that listener. The listener is what finds the upstream: its processes
+// hold it for as long as they serve, while a peer lives for one request
+// and may be closed, or not yet accepted, by the time the processes'
+// descriptors are read (under load, a look that took the peers alone
+// found none).
 func upstreamPeers(own map[uint64]bool, tcp []tcpSock, us []unixSock) map[uint64]bool {
 	peers := map[uint64]bool{}
-	named := make(map[uint64]bool, len(us))
+	byIno := make(map[uint64]unixSock, len(us))
+	listeners := map[string][]uint64{}
 	for _, u := range us {
-		named[u.ino] = u.named
+		byIno[u.ino] = u
+		if u.listen && u.named {
+			listeners[u.name] = append(listeners[u.name], u.ino)
+		}
 	}
 	for _, u := range us {
-		if own[u.ino] && !u.named && u.peer != 0 && named[u.peer] {
+		if !own[u.ino] || u.named || u.listen || u.peer == 0 {
+			continue
+		}
+		if p, ok := byIno[u.peer]; ok && p.named && !p.listen {
 			peers[u.peer] = true
+			for _, l := range listeners[p.name] {
+				if !own[l] {
+					peers[l] = true
+				}
+			}
 		}
 	}
 	ownPorts := map[uint16]bool{}
 	listening := map[uint16]bool{}
+	var lst []tcpSock
 	byEnds := map[[2]netip.AddrPort]uint64{}
 	for _, t := range tcp {
 		switch t.state {
 		case tcpListen:
+			lst = append(lst, t)
 			listening[t.src.Port()] = true
 			if own[t.ino] {
 				ownPorts[t.src.Port()] = true
@@ -264,8 +283,20 @@ func upstreamPeers(own map[uint64]bool, tcp []tcpSock, us []unixSock) map[uint64
 		if t.state != tcpEstablished || !own[t.ino] || ownPorts[t.src.Port()] || !listening[t.dst.Port()] {
 			continue
 		}
-		if ino, ok := byEnds[[2]netip.AddrPort{t.dst, t.src}]; ok && ino != 0 && !own[ino] {
+		// The peer on this machine (its inode 0 while it waits in the
+		// accept queue): then the listener it came from is the upstream's.
+		ino, ok := byEnds[[2]netip.AddrPort{t.dst, t.src}]
+		if !ok || own[ino] {
+			continue
+		}
+		if ino != 0 {
 			peers[ino] = true
+		}
+		for _, l := range lst {
+			if l.ino != 0 && !own[l.ino] && l.src.Port() == t.dst.Port() &&
+				(l.src.Addr() == t.dst.Addr() || l.src.Addr().IsUnspecified()) {
+				peers[l.ino] = true
+			}
 		}
 	}
 	return peers

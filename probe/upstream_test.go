@@ -21,8 +21,11 @@ func TestUpstreamPeers(t *testing.T) {
 	ap := netip.MustParseAddrPort
 	own := map[uint64]bool{10: true, 11: true, 12: true, 13: true, 14: true, 15: true, 16: true, 17: true, 18: true}
 	us := []unixSock{
-		{ino: 10, peer: 100},               // nginx -> php-fpm's accepted socket
-		{ino: 100, peer: 10, named: true},  //
+		{ino: 10, peer: 100}, // nginx -> php-fpm's accepted socket
+		{ino: 100, peer: 10, named: true, name: "/run/fpm.sock"},     //
+		{ino: 105, named: true, name: "/run/fpm.sock", listen: true}, // php-fpm's listener
+		{ino: 106, named: true, name: "/run/other.sock", listen: true},
+		{ino: 107, named: true, name: "/run/fpm.sock2", listen: true},
 		{ino: 11, peer: 101},               // a socketpair, master to worker
 		{ino: 101, peer: 11},               //
 		{ino: 12, peer: 102, named: true},  // nginx listening on a unix path, a client accepted
@@ -48,9 +51,24 @@ func TestUpstreamPeers(t *testing.T) {
 		{src: ap("127.0.0.1:80"), dst: ap("127.0.0.1:9100"), state: tcpEstablished, ino: 19},
 		{src: ap("127.0.0.1:9100"), dst: ap("127.0.0.1:80"), state: tcpEstablished, ino: 206},
 	}
-	own[19] = true
+	// To another machine, on a port a process of this one listens on
+	// any address: not that process.
+	tcp = append(tcp,
+		tcpSock{src: ap("0.0.0.0:9200"), state: tcpListen, ino: 208},
+		tcpSock{src: ap("192.168.1.5:40005"), dst: ap("192.168.1.9:9200"), state: tcpEstablished, ino: 20},
+		// To a backend on any address, the peer still in its accept
+		// queue (no inode yet): the listener.
+		tcpSock{src: ap("0.0.0.0:9300"), state: tcpListen, ino: 209},
+		tcpSock{src: ap("127.0.0.1:9301"), state: tcpListen, ino: 210},
+		tcpSock{src: ap("127.0.0.2:9000"), state: tcpListen, ino: 211}, // the port, another address
+		tcpSock{src: ap("127.0.0.1:40006"), dst: ap("127.0.0.1:9300"), state: tcpEstablished, ino: 21},
+		tcpSock{src: ap("127.0.0.1:9300"), dst: ap("127.0.0.1:40006"), state: tcpEstablished, ino: 0},
+	)
+	own[19], own[20], own[21] = true, true, true
 	got := slices.Sorted(maps.Keys(upstreamPeers(own, tcp, us)))
-	if want := []uint64{100, 202, 204}; !slices.Equal(got, want) {
+	// 105 and 200: the listeners a look finds the upstream by, when the
+	// connection it saw is closed by the time descriptors are read.
+	if want := []uint64{100, 105, 200, 202, 204, 209}; !slices.Equal(got, want) {
 		t.Errorf("peers %v, want %v", got, want)
 	}
 }

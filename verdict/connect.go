@@ -51,6 +51,10 @@ func synRetries(in Input) string {
 		retried, opened, fmtSeconds(float64(h.Max())/1e6), where)
 }
 
+// listenBacklog is synRetries as a row of the table: a limit (the
+// server's, its backlog full) and a figure that does not stand.
+func (t Thresholds) listenBacklog(j *judgement) string { return synRetries(j.in) }
+
 // typicalConnect is the median of h's values above 0 (the requests that
 // opened a connection; opened of them), in microseconds.
 func typicalConnect(h *report.Histogram, opened int64) int64 {

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/probe/machine"
@@ -99,21 +100,84 @@ func newSide(what string, r *machine.Report, cores int, own float64) machineSide
 	return s
 }
 
+// twoJudgement is a run across two machines as its rules read it.
+type twoJudgement struct {
+	in TwoInput
+	l  *report.LoadResult
+	// jl is the loader's run as Judge reads it: the loader's rows of the
+	// table read it.
+	jl             judgement
+	loader, target machineSide
+	serverSeen     bool   // the target's server watched, its CPU known
+	serverName     string // its first watched process's, else "the server"
+}
+
+// twoRule is a row of the table of a run across two machines.
+type twoRule = rule[twoJudgement]
+
+// onLoader are the rows of rows whose resource is one of resources (all
+// of them without resources), read on a two-machine run's loader.
+func onLoader(rows []oneRule, resources ...string) []twoRule {
+	var out []twoRule
+	for _, r := range rows {
+		if resources != nil && !slices.Contains(resources, r.resource) {
+			continue
+		}
+		test := r.test
+		out = append(out, twoRule{r.precedence, r.name, r.resource, func(t Thresholds, j *twoJudgement) string { return test(t, &j.jl) }})
+	}
+	return out
+}
+
+// twoLimits are the rules on what limited a run across two machines
+// (JudgeTwo): the loader's generator, errors and rate first, as on one
+// machine (their rows, read on the loader), then the target's server at
+// its cores, a link at its speed on either machine, the target's disk
+// and memory, either machine's cores, packets lost or a queue on the
+// path, and, when neither machine was saturated and the rate stayed flat,
+// the link or something between the machines. A server that was idle is
+// never called the limit.
+var twoLimits = table(append(onLoader(limits, Generator, Errors, Rate),
+	twoRule{70, "server, all cores", Server, Thresholds.targetAllCores},
+	twoRule{80, "server, whole cores", Server, Thresholds.targetWholeCores},
+	twoRule{90, "server, its cores", CPU, Thresholds.targetCoresTaken},
+	twoRule{100, "network", Network, Thresholds.eitherLink},
+	twoRule{110, "disk", Disk, Thresholds.targetDisk},
+	twoRule{120, "memory", Memory, Thresholds.targetMemory},
+	twoRule{140, "cpu, steal or saturated", CPU, Thresholds.eitherSaturated},
+	twoRule{150, "cpu, one core", CPU, Thresholds.targetCoreHeld},
+	twoRule{160, "network, the path", Network, Thresholds.eitherPath},
+	twoRule{170, "cpu, close to saturated", CPU, Thresholds.eitherNear},
+	twoRule{175, "network, between the machines", Network, Thresholds.between},
+	twoRule{200, "connections", Connections, Thresholds.twoConnections},
+	twoRule{210, "server, not idle", Server, Thresholds.serverNotIdle},
+	twoRule{230, "connections, nothing measured", Connections, Thresholds.nothingMeasured},
+)...)
+
+// twoInvalidations are the loader's invalidations, then the target's.
+var twoInvalidations = table(append(onLoader(invalidations),
+	twoRule{90, "throttling, the target", "", Thresholds.targetThrottled},
+	twoRule{100, "other processes, the target", "", Thresholds.targetOthers},
+)...)
+
 // JudgeTwo says what limited a run across two machines and whether its
-// figure stands: the loader's generator, errors and rate first, then the
-// target's server at its cores, a link at its speed on either machine,
-// the target's disk and memory, either machine's cores, packets lost or
-// a queue on the path, and, when neither machine was saturated and the
-// rate stayed flat, the link or something between the machines. A server
-// that was idle is never called the limit.
+// figure stands, by the rows of twoLimits and twoInvalidations.
 func (t Thresholds) JudgeTwo(in TwoInput) Verdict {
 	if in.Target == nil {
 		return t.Judge(in.Loader)
 	}
+	j := t.judgeTwo(in)
+	by, why := decide(t, twoLimits, &j)
+	return verdictOf(by, why, reasons(t, twoInvalidations, &j))
+}
+
+// judgeTwo works out the figures of in that the rules read.
+func (t Thresholds) judgeTwo(in TwoInput) twoJudgement {
 	jl := t.judge(in.Loader)
-	l := in.Loader.Load
-	loader := newSide("the loader", in.Loader.System, jl.cores, jl.genCPU)
-	target := newSide("the target", in.Target, in.TargetCores, 0)
+	j := twoJudgement{in: in, l: in.Loader.Load, jl: jl,
+		loader: newSide("the loader", in.Loader.System, jl.cores, jl.genCPU),
+		target: newSide("the target", in.Target, in.TargetCores, 0)}
+	target := &j.target
 	if ps := target.sum.Procs; len(ps) > 0 {
 		target.server = &ps[0]
 		for i := range ps {
@@ -126,175 +190,186 @@ func (t Thresholds) JudgeTwo(in TwoInput) Verdict {
 		}
 		target.other = math.Max(target.other-target.serverCPU, 0)
 	}
-	serverSeen := target.server != nil && target.server.CPU != nil
-	serverName := "the server"
+	j.serverSeen = target.server != nil && target.server.CPU != nil
+	j.serverName = "the server"
 	if target.server != nil {
-		serverName = target.server.Name
+		j.serverName = target.server.Name
 	}
+	return j
+}
 
-	v := Verdict{}
-	limit := func(by, why string) {
-		if v.LimitedBy == "" {
-			v.LimitedBy = by
-			v.Reasons = append(v.Reasons, why)
-		}
-	}
-	invalid := jl.invalid
+// targetThrottled: the target's firmware reported throttling.
+func (t Thresholds) targetThrottled(j *twoJudgement) string {
+	target := j.target
 	if target.sum.Throttled != nil && target.sum.Throttled.Any() {
-		invalid = append(invalid, fmt.Sprintf("the target reported %s during the run (firmware flags): its clock was not its own", target.sum.Throttled))
+		return fmt.Sprintf("the target reported %s during the run (firmware flags): its clock was not its own", target.sum.Throttled)
 	}
-	if serverSeen && target.busy >= t.CPUBusy && target.other >= t.OtherCPU {
-		invalid = append(invalid, fmt.Sprintf("other processes took %.0f %% of one core on the target while its cores were %.0f %% busy: the figure is not %s's alone",
-			target.other, target.busy, serverName))
-	}
+	return ""
+}
 
-	// The loader: its generator, the errors, the offered rate.
-	if jl.genReason != "" {
-		limit(Generator, jl.genReason)
+// targetOthers: other processes on the target's saturated cores.
+func (t Thresholds) targetOthers(j *twoJudgement) string {
+	if target := j.target; j.serverSeen && target.busy >= t.CPUBusy && target.other >= t.OtherCPU {
+		return fmt.Sprintf("other processes took %.0f %% of one core on the target while its cores were %.0f %% busy: the figure is not %s's alone",
+			target.other, target.busy, j.serverName)
 	}
-	if jl.errRatio > t.ErrorRatio {
-		limit(Errors, fmt.Sprintf("%.1f %% of the requests failed (%s)", jl.errRatio, describeErrors(l.Errors)))
-	}
-	if l.Rate > 0 && !jl.rateShort {
-		limit(Rate, fmt.Sprintf("the offered %s req/s, achieved %.2f req/s", trim(jl.offered), jl.achieved))
-	}
+	return ""
+}
 
-	// The target's server at its cores.
-	serverCores := target.cores
-	if target.serverCPUs != nil {
-		serverCores = len(target.serverCPUs)
-	}
-	if serverSeen && serverCores > 0 {
-		all := 100 * float64(serverCores)
-		k := math.Round(target.serverCPU / 100)
-		switch {
-		case target.serverCPU >= all*t.ServerAllCores/100 && target.serverCPUs != nil:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of %s on the target, %s it may use", serverName, target.serverCPU, cpuList(target.serverCPUs), theCores(serverCores)))
-		case target.serverCPU >= all*t.ServerAllCores/100:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of the target's %d cores", serverName, target.serverCPU, target.cores))
-		case k >= 1 && target.serverCPU >= k*t.ServerWholeCore && target.serverCPU <= k*100+3:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of %s on the target (%d process%s): its busy workers each hold a full core",
-				serverName, target.serverCPU, coresText(int(k)), target.server.Count, pluralES(target.server.Count)))
-		}
-	}
-	if serverSeen && target.serverCPUs != nil {
-		busy, n := coresBusy(target.sum, target.serverCPUs)
-		if n == len(target.serverCPUs) && busy >= t.CPUBusy {
-			limit(CPU, fmt.Sprintf("%s, %s %s may use on the target, %.0f %% busy, %s %.0f %% of it: other processes took the rest",
-				cpuList(target.serverCPUs), theCores(n), serverName, busy, serverName, target.serverCPU))
-		}
-	}
+// The target's server at its cores: server.go's rules, on the target.
 
-	// A link at its speed, on either machine.
-	for _, s := range []machineSide{target, loader} {
-		if why, ok := t.busyLink(s); ok {
-			limit(Network, why)
+func (t Thresholds) targetAllCores(j *twoJudgement) string {
+	if !j.serverSeen {
+		return ""
+	}
+	return t.allCores(j.serverName, j.target.serverCPU, j.target.serverCPUs, j.target.cores, "the target")
+}
+
+func (t Thresholds) targetWholeCores(j *twoJudgement) string {
+	if !j.serverSeen || serverCores(j.target.serverCPUs, j.target.cores) == 0 {
+		return ""
+	}
+	return t.wholeCores(j.serverName, j.target.serverCPU, j.target.server.Count, "the target")
+}
+
+func (t Thresholds) targetCoresTaken(j *twoJudgement) string {
+	if !j.serverSeen || j.target.serverCPUs == nil {
+		return ""
+	}
+	return t.coresTaken(j.target.sum, j.serverName, j.target.serverCPU, j.target.serverCPUs, "the target")
+}
+
+// eitherLink: a link at its speed, on either machine.
+func (t Thresholds) eitherLink(j *twoJudgement) string {
+	for _, s := range []machineSide{j.target, j.loader} {
+		if why := t.busyLink(s.sum, s.what); why != "" {
+			return why
 		}
 	}
+	return ""
+}
 
-	// The target's disk and memory.
-	{
-		sum := target.sum
-		for _, d := range sum.Disks {
-			if !d.Partition && d.Busy.Mean >= t.DiskBusy {
-				limit(Disk, fmt.Sprintf("the target's disk %s %.0f %% busy", d.Name, d.Busy.Mean))
-			}
-		}
-		if p := sum.PSI; p != nil && p.IOSome != nil && p.IOSome.Mean >= t.IOPressure {
-			limit(Disk, fmt.Sprintf("IO pressure %.0f %% on the target (some tasks stalled on IO)", p.IOSome.Mean))
-		}
-		if p := sum.PSI; p != nil && p.MemSome != nil && p.MemSome.Mean >= t.MemPressure {
-			limit(Memory, fmt.Sprintf("memory pressure %.0f %% on the target (some tasks stalled on memory)", p.MemSome.Mean))
-		}
-		if m := sum.Mem; m != nil && m.Available != nil && m.Total > 0 {
-			if pct := 100 * m.Available.Mean / float64(m.Total); pct < t.MemAvailable {
-				limit(Memory, fmt.Sprintf("%.1f %% of the target's memory available", pct))
-			}
-		}
-	}
+// The target's disk and memory: resources.go's rules, on the target.
 
-	// Either machine's cores.
-	for _, s := range []machineSide{target, loader} {
+func (t Thresholds) targetDisk(j *twoJudgement) string { return t.diskBusy(j.target.sum, "the target") }
+func (t Thresholds) targetMemory(j *twoJudgement) string {
+	return t.memoryShort(j.target.sum, "the target")
+}
+
+// eitherSaturated: either machine's cores, taken by its host (steal) or
+// saturated.
+func (t Thresholds) eitherSaturated(j *twoJudgement) string {
+	for _, s := range []machineSide{j.target, j.loader} {
 		if s.sum == nil || s.sum.CPU == nil || s.cores == 0 {
 			continue
 		}
 		if c := s.sum.CPU; c.Steal.Mean >= t.Steal {
-			limit(CPU, fmt.Sprintf("%s's host took %.0f %% of its CPU (steal)", s.what, c.Steal.Mean))
+			return fmt.Sprintf("%s's host took %.0f %% of its CPU (steal)", s.what, c.Steal.Mean)
 		}
 		if s.busy >= t.CPUBusy {
-			limit(CPU, fmt.Sprintf("%s's cores were %.0f %% busy: %s", s.what, s.busy, shares(s, serverName, jl.genCPU)))
+			return fmt.Sprintf("%s's cores were %.0f %% busy: %s", s.what, s.busy, shares(s, j.serverName, j.jl.genCPU))
 		}
 	}
-	// A core of the target held while the machine was not: a single
-	// thread's limit, the server's when it is not watched to say so.
-	if !serverSeen && target.busy >= 0 && target.busy < t.CPUBusy {
+	return ""
+}
+
+// targetCoreHeld: a core of the target held while the machine was not: a
+// single thread's limit, the server's when it is not watched to say so.
+func (t Thresholds) targetCoreHeld(j *twoJudgement) string {
+	target := j.target
+	if !j.serverSeen && target.busy >= 0 && target.busy < t.CPUBusy {
 		for _, c := range target.sum.PerCPUBusy {
 			if c.Mean >= t.CPUBusy {
-				limit(CPU, fmt.Sprintf("the target's cpu%d was %.0f %% busy while the machine was %.0f %%: one thread held it (watch the server to name it)", c.ID, c.Mean, target.busy))
+				return fmt.Sprintf("the target's cpu%d was %.0f %% busy while the machine was %.0f %%: one thread held it (watch the server to name it)", c.ID, c.Mean, target.busy)
 			}
 		}
 	}
+	return ""
+}
 
-	// The path: packets lost, or a queue between the machines.
-	for _, s := range []machineSide{target, loader} {
+// eitherPath: packets lost between the machines, or a queue on the path.
+func (t Thresholds) eitherPath(j *twoJudgement) string {
+	for _, s := range []machineSide{j.target, j.loader} {
 		if why, ok := t.retransmitted(s); ok {
-			limit(Network, why)
+			return why
 		}
 	}
-	if why, ok := t.pathQueue(in.Loader.System, l); ok {
-		limit(Network, why+t.linkFigures(target, loader))
+	if why, ok := t.pathQueue(j.in.Loader.System, j.l); ok {
+		return why + t.linkFigures(j.target, j.loader)
 	}
+	return ""
+}
 
-	// Close to saturated: more load adds to the cores, not to the rate.
-	for _, s := range []machineSide{target, loader} {
+// eitherNear: close to saturated: more load adds to the cores, not to the
+// rate.
+func (t Thresholds) eitherNear(j *twoJudgement) string {
+	for _, s := range []machineSide{j.target, j.loader} {
 		if s.sum != nil && s.cores > 0 && s.busy >= t.CPUNear {
-			limit(CPU, fmt.Sprintf("%s's cores were %.0f %% busy, close to saturated: %s", s.what, s.busy, shares(s, serverName, jl.genCPU)))
+			return fmt.Sprintf("%s's cores were %.0f %% busy, close to saturated: %s", s.what, s.busy, shares(s, j.serverName, j.jl.genCPU))
 		}
 	}
+	return ""
+}
 
-	// Neither machine saturated, and the rate flat: a bound outside
-	// both, on the link or in something between them (a switch, a
-	// proxy, a shaper), or the path's latency with these connections.
+// between: neither machine saturated, and the rate flat: a bound outside
+// both, on the link or in something between them (a switch, a proxy, a
+// shaper), or the path's latency with these connections.
+func (t Thresholds) between(j *twoJudgement) string {
+	l, loader, target := j.l, j.loader, j.target
 	if rsd, ok := t.flat(l); ok && loader.roomy(t.CPUNear) && target.roomy(t.CPUNear) {
-		limit(Network, fmt.Sprintf("neither machine was saturated: the link or something between them limited the run (%.0f req/s, each second within %.1f %%; %s; %s%s)",
-			l.RPS(), rsd, headroom(loader, "edgebench", jl.genCPU), headroom(target, serverName, target.serverCPU), t.pathFigures(in.Loader.System)))
+		return fmt.Sprintf("neither machine was saturated: the link or something between them limited the run (%.0f req/s, each second within %.1f %%; %s; %s%s)",
+			l.RPS(), rsd, headroom(loader, "edgebench", j.jl.genCPU), headroom(target, j.serverName, target.serverCPU), t.pathFigures(j.in.Loader.System))
 	}
+	return ""
+}
 
-	// The connections: each waits for its answer.
-	server := ""
-	if serverSeen {
-		server = fmt.Sprintf("%s at %.0f %% CPU, ", serverName, target.serverCPU)
+// serverAt is the target's server's CPU as the last rows begin their
+// reasons, "" when it was not watched.
+func (j *twoJudgement) serverAt() string {
+	if j.serverSeen {
+		return fmt.Sprintf("%s at %.0f %% CPU, ", j.serverName, j.target.serverCPU)
 	}
+	return ""
+}
+
+// twoConnections: the connections, each waiting for its answer.
+func (t Thresholds) twoConnections(j *twoJudgement) string {
+	l := j.l
 	if lat := l.Latency; lat != nil && lat.Count() > 0 && lat.Mean() > 0 {
 		wait := lat.Mean() / 1e6
 		if l.Rate > 0 && l.Waiting != nil && l.Waiting.Count() > 0 && l.Waiting.Mean() > 0 {
 			wait = l.Waiting.Mean() / 1e6
 		}
-		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request carry at most %.1f req/s; no resource saturated on either machine: more connections (-c)",
-			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait))
+		return fmt.Sprintf("%s%d connection%s at %s per request carry at most %.1f req/s; no resource saturated on either machine: more connections (-c)",
+			j.serverAt(), l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait)
 	}
-	if serverSeen && target.serverCPU >= t.ServerIdle {
-		limit(Server, fmt.Sprintf("%s%d connections; no resource saturated on either machine", server, l.Connections))
-	}
-	limit(Connections, fmt.Sprintf("%s%d connections; no resource saturated on either machine, and no request measured", server, l.Connections))
-
-	v.Valid = len(invalid) == 0
-	for _, r := range invalid {
-		if r != v.Reasons[0] {
-			v.Reasons = append(v.Reasons, r)
-		}
-	}
-	return v
+	return ""
 }
 
-// busyLink is a machine's interface (loopback left out) that ran at
-// LinkBusy % of its speed or more, received or sent with Ethernet's
-// framing, and the reason naming it.
-func (t Thresholds) busyLink(s machineSide) (string, bool) {
-	if s.sum == nil {
-		return "", false
+// serverNotIdle: nothing saturated, no latency: the server, if it was
+// not idle.
+func (t Thresholds) serverNotIdle(j *twoJudgement) string {
+	if j.serverSeen && j.target.serverCPU >= t.ServerIdle {
+		return fmt.Sprintf("%s%d connections; no resource saturated on either machine", j.serverAt(), j.l.Connections)
 	}
-	for _, n := range s.sum.Nets {
+	return ""
+}
+
+// nothingMeasured is the last row: it always applies.
+func (t Thresholds) nothingMeasured(j *twoJudgement) string {
+	return fmt.Sprintf("%s%d connections; no resource saturated on either machine, and no request measured", j.serverAt(), j.l.Connections)
+}
+
+// busyLink is the first interface of sum (loopback left out) of known
+// speed that ran at LinkBusy % of it or more, received or sent with
+// Ethernet's framing, as a reason: "eth0 received 94.1 Mb/s of its 100
+// Mb/s link (94 %)". of names the interface's machine, "" for the run's
+// own: "the target's eth0 ...", and then a half-duplex link says so.
+func (t Thresholds) busyLink(sum *machine.Summary, of string) string {
+	if sum == nil {
+		return ""
+	}
+	for _, n := range sum.Nets {
 		if n.SpeedMbps <= 0 || n.Name == "lo" {
 			continue
 		}
@@ -304,13 +379,23 @@ func (t Thresholds) busyLink(s machineSide) (string, bool) {
 		}
 		if speed := float64(n.SpeedMbps); mbps >= speed*t.LinkBusy/100 {
 			half := ""
-			if n.Duplex == "half" {
+			if of != "" && n.Duplex == "half" {
 				half = ", half duplex"
 			}
-			return fmt.Sprintf("%s's %s %s %.1f Mb/s of its %d Mb/s link%s (%.0f %%)", s.what, n.Name, dir, mbps, n.SpeedMbps, half, 100*mbps/speed), true
+			return fmt.Sprintf("%s%s %s %.1f Mb/s of its %d Mb/s link%s (%.0f %%)", possessive(of), n.Name, dir, mbps, n.SpeedMbps, half, 100*mbps/speed)
 		}
 	}
-	return "", false
+	return ""
+}
+
+// linkLimit: a link of this machine at its speed, unless the target is
+// on loopback: the run's traffic is on lo, and a busy link carried
+// another process's.
+func (t Thresholds) linkLimit(j *judgement) string {
+	if loopbackTarget(j.in) {
+		return ""
+	}
+	return t.busyLink(j.sum, "")
 }
 
 // retransmitted is the reason when a machine retransmitted RetransPct %
@@ -467,18 +552,20 @@ func msText(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-// pathLimit applies the path's rules to a run whose target is on another
+// pathLimit is the path's rule on a run whose target is on another
 // machine that nobody watched (Judge): packets lost, or a queue on the
 // path, as the loader alone sees them.
-func (t Thresholds) pathLimit(in Input, sum *machine.Summary, limit func(by, why string)) {
+func (t Thresholds) pathLimit(j *judgement) string {
+	in, sum := j.in, j.sum
 	if sum == nil || loopbackTarget(in) {
-		return
+		return ""
 	}
 	s := newSide("the loader", in.System, 0, 0)
 	if why, ok := t.retransmitted(s); ok {
-		limit(Network, why)
+		return why
 	}
 	if why, ok := t.pathQueue(in.System, in.Load); ok {
-		limit(Network, why+t.linkFigures(s)+" (the target's machine was not watched)")
+		return why + t.linkFigures(s) + " (the target's machine was not watched)"
 	}
+	return ""
 }

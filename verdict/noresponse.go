@@ -31,6 +31,10 @@ func noLatency(l *report.LoadResult) string {
 	return s
 }
 
+// noResponse is noLatency as a row of the table: a limit (the server's,
+// which did not answer) and a figure that does not stand.
+func (t Thresholds) noResponse(j *judgement) string { return noLatency(j.l) }
+
 // mib is a count of bytes in KiB, MiB or GiB, as the text report prints
 // them.
 func mib(b float64) string {

@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -91,4 +93,114 @@ func shareName(p *machine.ProcSummary) string {
 		return p.Name + " (upstream of " + p.Of + ")"
 	}
 	return p.Name
+}
+
+// serverCores is the number of cores a server may use: those of its
+// affinity (cpus: taskset, worker_cpu_affinity, CPUAffinity=), else every
+// core of its machine's.
+func serverCores(cpus []int, cores int) int {
+	if cpus != nil {
+		return len(cpus)
+	}
+	return cores
+}
+
+// The server's rules, on this machine and (JudgeTwo) on a two-machine
+// run's target: of names its machine as the reasons say it, "" for the
+// run's own, "the target" for the target.
+
+// allCores: a server (name, at cpu % of one core) at ServerAllCores % of
+// the cores it may use.
+func (t Thresholds) allCores(name string, cpu float64, cpus []int, cores int, of string) string {
+	n := serverCores(cpus, cores)
+	all := 100 * float64(n)
+	switch {
+	case n == 0 || cpu < all*t.ServerAllCores/100:
+		return ""
+	case cpus != nil:
+		return fmt.Sprintf("%s at %.0f %% of %s%s, %s it may use", name, cpu, cpuList(cpus), onThe(of), theCores(n))
+	}
+	whose := "the "
+	if of != "" {
+		whose = possessive(of)
+	}
+	return fmt.Sprintf("%s at %.0f %% of %s%d cores", name, cpu, whose, cores)
+}
+
+// wholeCores: a server's processes (name, count of them at cpu % of one
+// core) within ServerWholeCore %..100 % (+3) of a whole number of cores:
+// single-threaded workers at their limit.
+func (t Thresholds) wholeCores(name string, cpu float64, count int, of string) string {
+	if k := math.Round(cpu / 100); k >= 1 && cpu >= k*t.ServerWholeCore && cpu <= k*100+3 {
+		return fmt.Sprintf("%s at %.0f %% of %s%s (%d process%s): its busy workers each hold a full core",
+			name, cpu, coresText(int(k)), onThe(of), count, pluralES(count))
+	}
+	return ""
+}
+
+// coresTaken: a server pinned to some cores (cpus), those CPUBusy %
+// busy while it had cpu % of one core of them: other processes took the
+// rest.
+func (t Thresholds) coresTaken(sum *machine.Summary, name string, cpu float64, cpus []int, of string) string {
+	busy, n := coresBusy(sum, cpus)
+	if n == len(cpus) && busy >= t.CPUBusy {
+		return fmt.Sprintf("%s, %s %s may use%s, %.0f %% busy, %s %.0f %% of it: other processes took the rest",
+			cpuList(cpus), theCores(n), name, onThe(of), busy, name, cpu)
+	}
+	return ""
+}
+
+// serverAllCores: the server, its rows summed, at its cores.
+func (t Thresholds) serverAllCores(j *judgement) string {
+	if !j.serverSeen() {
+		return ""
+	}
+	return t.allCores(j.serverName, j.serverCPU, j.serverCPUs, j.cores, "")
+}
+
+// serverWholeCores: single-threaded workers at their limit: the
+// server's, or one of its parts' (php-fpm's workers behind nginx).
+func (t Thresholds) serverWholeCores(j *judgement) string {
+	if !j.serverSeen() || serverCores(j.serverCPUs, j.cores) == 0 {
+		return ""
+	}
+	parts := []*machine.ProcSummary{j.server}
+	if len(j.servers) > 1 {
+		parts = append(parts, j.servers...)
+	}
+	for _, p := range parts {
+		if p.CPU == nil {
+			continue
+		}
+		if why := t.wholeCores(p.Name, p.CPU.Mean, p.Count, ""); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// serverCoresTaken: the server pinned to cores that other processes
+// took: it could not get what its cores had.
+func (t Thresholds) serverCoresTaken(j *judgement) string {
+	if j.serverCPUs == nil || !j.serverSeen() {
+		return ""
+	}
+	return t.coresTaken(j.sum, j.serverName, j.serverCPU, j.serverCPUs, "")
+}
+
+// onThe is where the machine of is, as a reason says it: "", or " on
+// the target".
+func onThe(of string) string {
+	if of == "" {
+		return ""
+	}
+	return " on " + of
+}
+
+// possessive is of's, as a reason says it: "", or "the target's ".
+func possessive(of string) string {
+	if of == "" {
+		return ""
+	}
+	return of + "'s "
 }

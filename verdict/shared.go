@@ -2,9 +2,9 @@ package verdict
 
 import "fmt"
 
-// shared is the rule on a load generator that shared its cores with
-// other processes in open loop (a capacity trial, run --rate): every core
-// edgebench may use CPUBusy % busy, and other processes (neither the
+// generatorShared is the rule on a load generator that shared its cores
+// with other processes in open loop (a capacity trial, run --rate): every
+// core edgebench may use CPUBusy % busy, and other processes (neither the
 // server, its upstreams, edgebench, the interrupts nor the host's steal)
 // took OtherCPU % of one core of them. Its sends then leave late and in
 // bursts: the latency, counted from the scheduled send, and the errors of
@@ -14,26 +14,28 @@ import "fmt"
 // processes held the cores). The figure is a lower bound, as the other
 // generator rules say.
 //
-// A generator pinned to some cores is judged on those by generator's
-// starved rule. Other processes are told from the server only when the
+// A generator pinned to some cores is judged on those by
+// generatorStarved. Other processes are told from the server only when the
 // server is watched, or when no process of this machine listens on the
 // target's port and the target is not on loopback (the server is
 // elsewhere).
 //
-// j's generator, server, busy and other are known.
-func (t Thresholds) shared(in Input, j *judgement) {
-	l := in.Load
-	if l.Rate <= 0 || j.genReason != "" || j.busy < 0 || j.cores == 0 {
-		return
+// It is the last of the generator's rows: it applies when the others do
+// not.
+func (t Thresholds) generatorShared(j *judgement) string {
+	in, l := j.in, j.l
+	if l.Rate <= 0 || j.busy < 0 || j.cores == 0 {
+		return ""
 	}
 	if len(in.GeneratorCPUs) > 0 && len(in.GeneratorCPUs) < j.cores {
-		return
+		return ""
 	}
 	if !j.serverSeen() && (j.server != nil || loopbackTarget(in)) {
-		return
+		return ""
 	}
 	if j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
-		j.genReason = fmt.Sprintf("edgebench shared the cores with other processes (%.0f %% busy, other processes %.0f %% of one core): its sends left late; the server's capacity is at least this",
+		return fmt.Sprintf("edgebench shared the cores with other processes (%.0f %% busy, other processes %.0f %% of one core): its sends left late; the server's capacity is at least this",
 			j.busy, j.other)
 	}
+	return ""
 }

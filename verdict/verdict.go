@@ -4,8 +4,11 @@
 // of the USE method (utilization, saturation and errors of each
 // resource). It is pure: figures in, a Verdict out, no clock, no file.
 //
-// The thresholds are the fields of Thresholds, their values Default; the
-// README's "Verdicts" section has them as a table.
+// The rules are the rows of a table (rules.go): each names a resource,
+// tests the figures and gives its reason with them, and the first that
+// applies, by precedence, names the limit. The thresholds are the fields
+// of Thresholds, their values Default; the README's "Verdicts" section
+// has the rows, by the same names, in the same order.
 package verdict
 
 import (
@@ -129,20 +132,31 @@ func GeneratorBound(in Input) (bool, string) {
 	return j.genReason != "", j.genReason
 }
 
-// judgement is what Judge works out before it concludes.
+// judgement is a run's figures as the rules read them: what Judge works
+// out before the table concludes (rules.go).
 type judgement struct {
+	in  Input
+	l   *report.LoadResult
+	sum *machine.Summary // nil: without the probe
+	// cores is the machine's cores online.
 	cores int
 	// server is the server's rows summed (gather), gen the generator's
 	// row; servers are the server's rows: what listens on the port, and
 	// its upstreams.
-	server, gen         *machine.ProcSummary
-	servers             []*machine.ProcSummary
-	serverCPU, genCPU   float64 // % of one core
-	genCap              float64 // % of one core the generator could use
+	server, gen       *machine.ProcSummary
+	servers           []*machine.ProcSummary
+	serverCPU, genCPU float64 // % of one core
+	// genKnown says genCPU was measured; genThreads are the threads the
+	// generator could run at once (its threads, at most its cores),
+	// genCap the CPU they could use (% of one core), and genBusy that
+	// it used GeneratorBusy % of it.
+	genKnown            bool
+	genThreads          int
+	genCap              float64
+	genBusy             bool
 	achieved, offered   float64
 	rateShort           bool
-	genReason           string
-	invalid             []string
+	genReason           string // the generator's rows' reason: edgebench, not the server, was the limit
 	errRatio            float64
 	busy                float64 // % of the whole machine, -1 unknown
 	serverName, genName string
@@ -157,13 +171,16 @@ type judgement struct {
 	serverCPUs []int
 }
 
+// judge works out the figures of in that the rules read, and whether the
+// generator's rows apply (genReason).
 func (t Thresholds) judge(in Input) judgement {
-	j := judgement{busy: -1}
+	j := judgement{in: in, l: in.Load, busy: -1}
 	l := in.Load
 	var sum *machine.Summary
 	if in.System != nil {
 		sum = &in.System.Summary
 	}
+	j.sum = sum
 	j.cores = in.Cores
 	if j.cores == 0 && sum != nil {
 		j.cores = len(sum.PerCPUBusy)
@@ -191,235 +208,22 @@ func (t Thresholds) judge(in Input) judgement {
 		j.rateShort = j.achieved < l.Rate*t.RateReached/100
 	}
 
-	// The generator: its threads at their limit, or starved on its cores.
-	t.generator(in, sum, &j)
+	// The generator's CPU, and what its threads could use.
+	t.generatorCPU(in, &j)
 
 	if c := sum; c != nil && c.CPU != nil && j.cores > 0 {
 		n := float64(j.cores)
 		j.irq = (c.CPU.IRQ.Mean + c.CPU.SoftIRQ.Mean) * n
 		j.other = math.Max(j.busy*n-j.serverCPU-j.genCPU-j.irq-c.CPU.Steal.Mean*n, 0)
 	}
-	// Open loop: the generator's cores shared with other processes.
-	t.shared(in, &j)
-
-	// What invalidates the figure.
-	if j.serverSeen() && j.busy >= t.CPUBusy && j.other >= t.OtherCPU {
-		whose := j.serverName + "'s"
-		if len(j.servers) > 1 {
-			whose = "the server's (" + j.serverName + ")"
-		}
-		j.invalid = append(j.invalid, fmt.Sprintf("other processes took %.0f %% of one core while the cores were %.0f %% busy: the figure is not %s alone",
-			j.other, j.busy, whose))
-	}
-	if sum != nil && sum.Throttled != nil && sum.Throttled.Any() {
-		j.invalid = append(j.invalid, fmt.Sprintf("the board reported %s during the run (firmware flags): its clock was not its own", sum.Throttled))
-	}
-	if j.genReason != "" {
-		j.invalid = append(j.invalid, j.genReason)
-	}
-	if j.rateShort {
-		j.invalid = append(j.invalid, fmt.Sprintf("offered %s req/s, achieved %.2f req/s (%.0f %%): the rate was not reached",
-			trim(j.offered), j.achieved, 100*j.achieved/j.offered))
-	}
 	failed := l.Failed()
 	if tot := l.OK + failed; tot > 0 {
 		j.errRatio = 100 * float64(failed) / float64(tot)
 	}
-	if j.errRatio > t.ErrorRatio {
-		j.invalid = append(j.invalid, fmt.Sprintf("%.1f %% of the requests failed (%d of %d), above %s %%", j.errRatio, failed, l.OK+failed, trim(t.ErrorRatio)))
-	}
-	if why := synRetries(in); why != "" {
-		j.invalid = append(j.invalid, why)
-	}
-	if why := noLatency(l); why != "" {
-		j.invalid = append(j.invalid, why)
-	} else if n := latencyCount(l); n < t.MinRequests {
-		j.invalid = append(j.invalid, fmt.Sprintf("only %d requests measured: the p99 printed needs at least %d", n, t.MinRequests))
-	}
+	// The generator's rows of the table, the first: whether edgebench,
+	// not the server, was the limit.
+	j.genReason = t.generatorReason(&j)
 	return j
-}
-
-// Judge says what limited the run of in and whether its figure stands.
-func (t Thresholds) Judge(in Input) Verdict {
-	j := t.judge(in)
-	v := Verdict{Valid: len(j.invalid) == 0}
-	limit := func(by, why string) {
-		if v.LimitedBy == "" {
-			v.LimitedBy = by
-			v.Reasons = append(v.Reasons, why)
-		}
-	}
-	var sum *machine.Summary
-	if in.System != nil {
-		sum = &in.System.Summary
-	}
-	l := in.Load
-
-	if j.genReason != "" {
-		limit(Generator, j.genReason)
-	}
-	if j.errRatio > t.ErrorRatio {
-		limit(Errors, fmt.Sprintf("%.1f %% of the requests failed (%s)", j.errRatio, describeErrors(l.Errors)))
-	}
-	if l.Rate > 0 && !j.rateShort {
-		limit(Rate, fmt.Sprintf("the offered %s req/s, achieved %.2f req/s", trim(j.offered), j.achieved))
-	}
-	// The server against the cores it may use: all of them, or those of
-	// its affinity (taskset, worker_cpu_affinity, CPUAffinity=).
-	serverCores := j.cores
-	if j.serverCPUs != nil {
-		serverCores = len(j.serverCPUs)
-	}
-	if j.server != nil && j.server.CPU != nil && serverCores > 0 {
-		all := 100 * float64(serverCores)
-		switch {
-		case j.serverCPU >= all*t.ServerAllCores/100 && j.serverCPUs != nil:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of %s, %s it may use", j.serverName, j.serverCPU, cpuList(j.serverCPUs), theCores(serverCores)))
-		case j.serverCPU >= all*t.ServerAllCores/100:
-			limit(Server, fmt.Sprintf("%s at %.0f %% of the %d cores", j.serverName, j.serverCPU, j.cores))
-		}
-		// Single-threaded workers at their limit: the server's, or one of
-		// its parts' (php-fpm's workers behind nginx).
-		parts := []*machine.ProcSummary{j.server}
-		if len(j.servers) > 1 {
-			parts = append(parts, j.servers...)
-		}
-		for _, p := range parts {
-			if p.CPU == nil {
-				continue
-			}
-			c := p.CPU.Mean
-			if k := math.Round(c / 100); k >= 1 && c >= k*t.ServerWholeCore && c <= k*100+3 {
-				limit(Server, fmt.Sprintf("%s at %.0f %% of %s (%d process%s): its busy workers each hold a full core",
-					p.Name, c, coresText(int(k)), p.Count, pluralES(p.Count)))
-			}
-		}
-	}
-	// The server pinned to cores that other processes took: it could not
-	// get what its cores had.
-	if j.serverCPUs != nil && sum != nil && j.server.CPU != nil {
-		busy, n := coresBusy(sum, j.serverCPUs)
-		if n == len(j.serverCPUs) && busy >= t.CPUBusy {
-			limit(CPU, fmt.Sprintf("%s, %s %s may use, %.0f %% busy, %s %.0f %% of it: other processes took the rest",
-				cpuList(j.serverCPUs), theCores(n), j.serverName, busy, j.serverName, j.serverCPU))
-		}
-	}
-	if sum != nil && !loopbackTarget(in) {
-		for _, n := range sum.Nets {
-			if n.SpeedMbps <= 0 || n.Name == "lo" {
-				continue
-			}
-			dir, mbps := "received", wireMbps(n.RxKBs.Mean, n.RxPps.Mean)
-			if tx := wireMbps(n.TxKBs.Mean, n.TxPps.Mean); tx > mbps {
-				dir, mbps = "sent", tx
-			}
-			if speed := float64(n.SpeedMbps); mbps >= speed*t.LinkBusy/100 {
-				limit(Network, fmt.Sprintf("%s %s %.1f Mb/s of its %d Mb/s link (%.0f %%)", n.Name, dir, mbps, n.SpeedMbps, 100*mbps/speed))
-			}
-		}
-	}
-	if sum != nil {
-		for _, d := range sum.Disks {
-			if !d.Partition && d.Busy.Mean >= t.DiskBusy {
-				limit(Disk, fmt.Sprintf("disk %s %.0f %% busy", d.Name, d.Busy.Mean))
-			}
-		}
-		if p := sum.PSI; p != nil && p.IOSome != nil && p.IOSome.Mean >= t.IOPressure {
-			limit(Disk, fmt.Sprintf("IO pressure %.0f %% (some tasks stalled on IO)", p.IOSome.Mean))
-		}
-		if p := sum.PSI; p != nil && p.MemSome != nil && p.MemSome.Mean >= t.MemPressure {
-			limit(Memory, fmt.Sprintf("memory pressure %.0f %% (some tasks stalled on memory)", p.MemSome.Mean))
-		}
-		if m := sum.Mem; m != nil && m.Available != nil && m.Total > 0 {
-			if pct := 100 * m.Available.Mean / float64(m.Total); pct < t.MemAvailable {
-				limit(Memory, fmt.Sprintf("%.1f %% of memory available", pct))
-			}
-		}
-		if c := sum.CPU; c != nil && c.Steal.Mean >= t.Steal {
-			limit(CPU, fmt.Sprintf("the host took %.0f %% of the CPU (steal)", c.Steal.Mean))
-		}
-		if j.busy >= t.CPUBusy && j.cores > 0 {
-			switch {
-			case !j.serverSeen():
-				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy: %s (--watch the server to tell it from other processes)", j.busy, j.cpuShares(sum)))
-			case j.other >= t.OtherCPU:
-				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, other processes took them: %s", j.busy, j.cpuShares(sum)))
-			default:
-				limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, shared by the server and edgebench: %s", j.busy, j.cpuShares(sum)))
-			}
-		}
-		// A core held while the machine was not: a single thread's limit,
-		// the server's when it is not watched to say so.
-		if !j.serverSeen() && j.busy >= 0 && j.busy < t.CPUBusy {
-			for _, c := range sum.PerCPUBusy {
-				if c.Mean >= t.CPUBusy {
-					limit(CPU, fmt.Sprintf("cpu%d was %.0f %% busy while the machine was %.0f %%: one thread held it (--watch the server to name it)", c.ID, c.Mean, j.busy))
-				}
-			}
-		}
-		// A target on another machine: packets lost, or a queue on the
-		// path.
-		t.pathLimit(in, sum, limit)
-		// Close to saturated: more connections add load, not cores.
-		if j.busy >= t.CPUNear && j.cores > 0 {
-			limit(CPU, fmt.Sprintf("the cores were %.0f %% busy, close to saturated: %s", j.busy, j.cpuShares(sum)))
-		}
-	}
-	// Nothing saturated, yet the run measured something else than the
-	// server's work: connects that waited for TCP to send a dropped SYN
-	// again (connect.go), or no response at all (noresponse.go).
-	if why := synRetries(in); why != "" {
-		limit(Server, why)
-	}
-	if why := noLatency(l); why != "" {
-		limit(Server, why)
-	}
-	server := ""
-	if j.serverSeen() {
-		server = fmt.Sprintf("%s at %.0f %% CPU, ", j.serverName, j.serverCPU)
-	}
-	// Whether anything saturated is known only from the machine's CPU
-	// figures: none without the probe, nor over a run too short for
-	// its rates.
-	unseen := ""
-	switch {
-	case sum == nil:
-		unseen = "without the probe, the machine was not seen"
-	case sum.CPU == nil:
-		unseen = "the run was too short for the probe to see the machine"
-	}
-	// Nothing saturated: the test's connections, each waiting for its
-	// answer, carry what the server's time per request lets them. In
-	// open loop the latency counts from the scheduled send: the server's
-	// own time is the wait from the request written to the first byte,
-	// and a schedule that fell behind by what its connections carry was
-	// held by them, probe or not. In closed loop that bound is what the
-	// run achieved by its nature: only the probe's figures, nothing
-	// saturated, make it the limit.
-	if j.rateShort && l.Waiting != nil && l.Waiting.Count() > 0 && l.Waiting.Mean() > 0 {
-		wait := l.Waiting.Mean() / 1e6
-		what := "no resource saturated"
-		if unseen != "" {
-			what = unseen
-		}
-		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request (request written to first byte) carry at most %.1f req/s; %s: more connections (-c) or a faster server",
-			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait, what))
-	}
-	if unseen != "" {
-		limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; %s", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6), unseen))
-	}
-	if l.Rate <= 0 && l.Latency != nil && l.Latency.Count() > 0 && l.Latency.Mean() > 0 {
-		wait := l.Latency.Mean() / 1e6
-		limit(Connections, fmt.Sprintf("%s%d connection%s at %s per request carry at most %.1f req/s; no resource saturated: more connections (-c) or a faster server",
-			server, l.Connections, plural(l.Connections), fmtSeconds(wait), float64(l.Connections)/wait))
-	}
-	limit(Server, fmt.Sprintf("%s%d connections, mean latency %s; no resource saturated", server, l.Connections, fmtSeconds(l.Latency.Mean()/1e6)))
-	for _, r := range j.invalid {
-		if r != v.Reasons[0] {
-			v.Reasons = append(v.Reasons, r)
-		}
-	}
-	return v
 }
 
 func (j *judgement) serverSeen() bool { return j.server != nil && j.server.CPU != nil }

@@ -426,6 +426,13 @@ func frozenMessages(t *testing.T) map[string]interface{ MarshalMsg([]byte) ([]by
 							{I: 1, PID: 790, Count: 5, CPUBP: &wire.WindowStat{Mean: 13100, Max: 15200}, Role: wire.ProcUpstream, Of: new(int32)},
 							{I: 2, PID: 4242, Count: 1, CPUBP: &wire.WindowStat{Mean: 2500, Max: 2900}, Role: wire.ProcGenerator}}}},
 				Verdict: &wire.Verdict{LimitedBy: "cpu", Valid: true, Reasons: []string{"the cores were 99 % busy, shared by the server and edgebench: nginx 39 %, php-fpm8.2 (upstream of nginx) 131 %, edgebench 25 %, interrupts 3 %, other processes 0 % of 200 %"}}}}},
+		// The event loops that ran the threads (issue 32): -t10 on 2 cores
+		// ran 2.
+		"result-loadtest-loops": &wire.Result{V: wire.SchemaVersion, ID: resID, CommandID: cmdID, Fleet: "lab", Device: "pi4-07", CreatedAt: at,
+			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded,
+			Spec: wire.RunSpec{URL: "http://127.0.0.1/index.html", Method: "GET", Connections: 10, Threads: 10, DurationMS: 30_000, KeepAlive: true, Mode: "wrk"},
+			Runs: []wire.Run{{StartedAt: at, DurationUS: 30_000_000, Completed: 90_000, OK: 90_000, DocLength: 612, Latency: hist(90_000, 300, 3),
+				Loops: 2}}},
 		// Two machines (issue 30): a device's addresses in its birth, the
 		// watch on the target and the marks of the load's windows, the
 		// loader's window events, the network's figures (drops, duplex,

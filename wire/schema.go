@@ -456,6 +456,10 @@ type Run struct {
 	// were counted.
 	Sent               int64 `msg:"se,omitempty" json:"sent,omitempty"`
 	KeepAliveResponses int64 `msg:"ka,omitempty" json:"keepalive_responses,omitempty"`
+	// Loops are the event loops that ran the spec's threads: at most one
+	// per CPU, so -t10 on 2 cores ran 2. 0 in results recorded before it
+	// was sent.
+	Loops int `msg:"lp,omitempty" json:"loops,omitempty"`
 
 	// Histograms in loadgen's compact encoding (microseconds, HDR; packed,
 	// see FromRun for their digits): decode with report.DecodeHistogram.

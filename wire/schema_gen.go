@@ -9253,8 +9253,8 @@ func (z *Result) Msgsize() (s int) {
 func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(27)
-	var zb0001Mask uint32 /* 27 bits */
+	zb0001Len := uint32(28)
+	var zb0001Mask uint32 /* 28 bits */
 	_ = zb0001Mask
 	if z.Interrupted == false {
 		zb0001Len--
@@ -9276,57 +9276,61 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x2000
 	}
-	if z.Latency == nil {
+	if z.Loops == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
-	if z.Connect == nil {
+	if z.Latency == nil {
 		zb0001Len--
 		zb0001Mask |= 0x8000
 	}
-	if z.Waiting == nil {
+	if z.Connect == nil {
 		zb0001Len--
 		zb0001Mask |= 0x10000
 	}
-	if z.Processing == nil {
+	if z.Waiting == nil {
 		zb0001Len--
 		zb0001Mask |= 0x20000
 	}
-	if z.Timeline == nil {
+	if z.Processing == nil {
 		zb0001Len--
 		zb0001Mask |= 0x40000
 	}
-	if z.System == nil {
+	if z.Timeline == nil {
 		zb0001Len--
 		zb0001Mask |= 0x80000
 	}
-	if z.Drained == nil {
+	if z.System == nil {
 		zb0001Len--
 		zb0001Mask |= 0x100000
 	}
-	if z.WarmupRequests == 0 {
+	if z.Drained == nil {
 		zb0001Len--
 		zb0001Mask |= 0x200000
 	}
-	if z.TLS == nil {
+	if z.WarmupRequests == 0 {
 		zb0001Len--
 		zb0001Mask |= 0x400000
 	}
-	if z.Handshake == nil {
+	if z.TLS == nil {
 		zb0001Len--
 		zb0001Mask |= 0x800000
 	}
-	if z.H2 == nil {
+	if z.Handshake == nil {
 		zb0001Len--
 		zb0001Mask |= 0x1000000
 	}
-	if z.Verdict == nil {
+	if z.H2 == nil {
 		zb0001Len--
 		zb0001Mask |= 0x2000000
 	}
-	if z.Window == nil {
+	if z.Verdict == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4000000
+	}
+	if z.Window == nil {
+		zb0001Len--
+		zb0001Mask |= 0x8000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -9399,26 +9403,31 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendInt64(o, z.KeepAliveResponses)
 		}
 		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// string "lp"
+			o = append(o, 0xa2, 0x6c, 0x70)
+			o = msgp.AppendInt(o, z.Loops)
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
 			// string "hl"
 			o = append(o, 0xa2, 0x68, 0x6c)
 			o = msgp.AppendBytes(o, z.Latency)
 		}
-		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
 			// string "hc"
 			o = append(o, 0xa2, 0x68, 0x63)
 			o = msgp.AppendBytes(o, z.Connect)
 		}
-		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
 			// string "hw"
 			o = append(o, 0xa2, 0x68, 0x77)
 			o = msgp.AppendBytes(o, z.Waiting)
 		}
-		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
 			// string "hp"
 			o = append(o, 0xa2, 0x68, 0x70)
 			o = msgp.AppendBytes(o, z.Processing)
 		}
-		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
 			// string "tl"
 			o = append(o, 0xa2, 0x74, 0x6c)
 			o = msgp.AppendArrayHeader(o, uint32(len(z.Timeline)))
@@ -9430,7 +9439,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
 			// string "sy"
 			o = append(o, 0xa2, 0x73, 0x79)
 			if z.System == nil {
@@ -9443,7 +9452,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x100000) == 0 { // if not omitted
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
 			// string "dr"
 			o = append(o, 0xa2, 0x64, 0x72)
 			if z.Drained == nil {
@@ -9456,12 +9465,12 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x200000) == 0 { // if not omitted
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
 			// string "wr"
 			o = append(o, 0xa2, 0x77, 0x72)
 			o = msgp.AppendInt64(o, z.WarmupRequests)
 		}
-		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+		if (zb0001Mask & 0x800000) == 0 { // if not omitted
 			// string "tls"
 			o = append(o, 0xa3, 0x74, 0x6c, 0x73)
 			if z.TLS == nil {
@@ -9474,12 +9483,12 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x800000) == 0 { // if not omitted
+		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
 			// string "hh"
 			o = append(o, 0xa2, 0x68, 0x68)
 			o = msgp.AppendBytes(o, z.Handshake)
 		}
-		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x2000000) == 0 { // if not omitted
 			// string "h2"
 			o = append(o, 0xa2, 0x68, 0x32)
 			if z.H2 == nil {
@@ -9492,7 +9501,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x2000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000000) == 0 { // if not omitted
 			// string "vd"
 			o = append(o, 0xa2, 0x76, 0x64)
 			if z.Verdict == nil {
@@ -9505,7 +9514,7 @@ func (z *Run) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x4000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000000) == 0 { // if not omitted
 			// string "wn"
 			o = append(o, 0xa2, 0x77, 0x6e)
 			if z.Window == nil {
@@ -9693,6 +9702,12 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.KeepAliveResponses, bts, err = msgp.ReadInt64Bytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "KeepAliveResponses")
+				return
+			}
+		case "lp":
+			z.Loops, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Loops")
 				return
 			}
 		case "hl":
@@ -9983,7 +9998,7 @@ func (z *Run) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Run) Msgsize() (s int) {
-	s = 3 + 3 + msgp.TimeSize + 3 + msgp.Int64Size + 3 + msgp.BoolSize + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 2 + z.Errors.Msgsize() + 3 + msgp.ArrayHeaderSize + (len(z.StatusCodes) * (5 + msgp.IntSize + msgp.Int64Size)) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.StringPrefixSize + len(z.Server) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.BytesPrefixSize + len(z.Latency) + 3 + msgp.BytesPrefixSize + len(z.Connect) + 3 + msgp.BytesPrefixSize + len(z.Waiting) + 3 + msgp.BytesPrefixSize + len(z.Processing) + 3 + msgp.ArrayHeaderSize
+	s = 3 + 3 + msgp.TimeSize + 3 + msgp.Int64Size + 3 + msgp.BoolSize + 2 + msgp.Int64Size + 3 + msgp.Int64Size + 2 + z.Errors.Msgsize() + 3 + msgp.ArrayHeaderSize + (len(z.StatusCodes) * (5 + msgp.IntSize + msgp.Int64Size)) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.StringPrefixSize + len(z.Server) + 3 + msgp.Int64Size + 3 + msgp.Int64Size + 3 + msgp.IntSize + 3 + msgp.BytesPrefixSize + len(z.Latency) + 3 + msgp.BytesPrefixSize + len(z.Connect) + 3 + msgp.BytesPrefixSize + len(z.Waiting) + 3 + msgp.BytesPrefixSize + len(z.Processing) + 3 + msgp.ArrayHeaderSize
 	for za0002 := range z.Timeline {
 		s += z.Timeline[za0002].Msgsize()
 	}

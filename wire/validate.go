@@ -216,7 +216,7 @@ func (r *Run) check() error {
 		field{"connect errors", e.Connect}, field{"read errors", e.Read}, field{"write errors", e.Write},
 		field{"timeouts", e.Timeout}, field{"status errors", e.Status}, field{"length errors", e.Length},
 		field{"tls errors", e.TLS}, field{"reset errors", e.Reset}, field{"limit errors", e.Limit},
-		field{"bytes", r.Bytes}, field{"body_bytes", r.BodyBytes}, field{"connects", r.Connects}); err != nil {
+		field{"bytes", r.Bytes}, field{"body_bytes", r.BodyBytes}, field{"connects", r.Connects}, field{"loops", int64(r.Loops)}); err != nil {
 		return err
 	}
 	if t := r.TLS; t != nil {

@@ -53,6 +53,7 @@ func TestDecodeResultRefusesBadIndexes(t *testing.T) {
 		{"negative completed", func(r *wire.Result) { r.Runs[0].Completed = -1 }},
 		{"negative duration", func(r *wire.Result) { r.Runs[0].DurationUS = -1 }},
 		{"negative timeouts", func(r *wire.Result) { r.Runs[0].Errors.Timeout = -5 }},
+		{"negative event loops", func(r *wire.Result) { r.Runs[0].Loops = -1 }},
 		{"negative status count", func(r *wire.Result) { r.Runs[0].StatusCodes[0].N = -1 }},
 		{"doc length below -1", func(r *wire.Result) { r.Runs[0].DocLength = -2 }},
 		{"timeline second -1", func(r *wire.Result) { r.Runs[0].Timeline[0].T = -1 }},

@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/loadgen"
-	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
 	"github.com/edgebench/edgebench/verdict"
@@ -140,8 +138,8 @@ func StopIfDead(r Runner, why *string) func(context.Context, capacity.Trial) (ca
 	first, measured := true, r.Measured
 	r.Measured = func(t capacity.Trial, run measure.Run) {
 		if first && run.Load.AllOK() == 0 {
-			*why = fmt.Sprintf("no successful response in the first trial, at %s req/s (%s): the search stops",
-				strconv.FormatFloat(t.Rate, 'f', -1, 64), report.FailureSummary(run.Load))
+			where := "in the first trial, at " + strconv.FormatFloat(t.Rate, 'f', -1, 64) + " req/s"
+			*why = measure.NoSuccessText(where, run.Load) + ": the search stops"
 		}
 		first = false
 		if measured != nil {

@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/edgebench/edgebench/collector/escape"
-	"github.com/edgebench/edgebench/collector/series"
+	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -16,11 +18,14 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("changes", "edgebench-collector changes [--since 7d] [flags]", env.Stdout)
 	var db dbFlag
 	dbVar(fs, env, &db)
-	var o series.Options
-	fs.StringVar(&o.Fleet, "fleet", "", "only this fleet")
-	fs.StringVar(&o.Device, "device", "", "only this device")
+	var q store.ChangeQuery
+	fs.StringVar(&q.Fleet, "fleet", "", "only this fleet")
+	fs.StringVar(&q.Device, "device", "", "only this device")
 	since := fs.String("since", "7d", "changes within this long ago, e.g. 7d, 36h; 0: all")
-	fs.Float64Var(&o.Detect.MinPct, "min-pct", 5, "the smallest change reported, % of the figure before")
+	minPct := fs.Float64("min-pct", 5, "only the changes of at least this much, % of the figure before (the store finds them from its own floor: rebuild-series --min-pct)")
+	fs.IntVar(&q.Limit, "limit", store.DefaultChangesLimit, fmt.Sprintf("the changes listed at most, from 1 to %d (the latest first); the next page's --cursor follows", store.MaxChangesLimit))
+	fs.StringVar(&q.Cursor, "cursor", "", "list from there: the cursor a page before ended with")
+	final := fs.Bool("final", false, "only the final changes, not the provisional claims (windows not full yet)")
 	asJSON := fs.Bool("json", false, "JSON instead of text")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
@@ -29,28 +34,59 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return cli.Usagef("--since %q: %v", *since, err)
 	}
-	if o.Detect.MinPct <= 0 {
+	if *minPct <= 0 {
 		return cli.Usagef("--min-pct must be positive")
 	}
+	if q.Limit < 1 || q.Limit > store.MaxChangesLimit {
+		return cli.Usagef("--limit must be from 1 to %d", store.MaxChangesLimit)
+	}
 	if d > 0 {
-		o.Since = time.Now().Add(-d)
+		q.Since = time.Now().Add(-d)
 	}
 	s, err := openDB(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	cs, err := series.Changes(ctx, s, o)
+	cs, next, err := s.ListChanges(ctx, q)
+	if errors.Is(err, store.ErrBadCursor) {
+		return cli.Usagef("--cursor %q: not one a page of changes gave", q.Cursor)
+	}
 	if err != nil {
 		return err
 	}
+	if q.Cursor == "" && !*final {
+		prov, more, err := s.ProvisionalChanges(ctx, q)
+		if err != nil {
+			return err
+		}
+		if more {
+			fmt.Fprintf(env.Stderr, "more series have a provisional change than the %d listed (--fleet, --device)\n", store.MaxProvisional)
+		}
+		cs = append(prov, cs...)
+	}
+	cs = slices.DeleteFunc(cs, func(c store.Change) bool { return math.Abs(c.Pct) < *minPct })
+	if rb, err := s.SeriesRebuildState(ctx); err == nil {
+		if floor := rb.Detect.Filled().MinPct; *minPct < floor {
+			fmt.Fprintf(env.Stderr, "the store finds changes of at least %g %%: 'edgebench-collector rebuild-series --min-pct %g' finds smaller ones\n", floor, *minPct)
+		}
+		if rb.Pending {
+			fmt.Fprintf(env.Stderr, "the series are being rebuilt from the stored results (%d devices done): changes may be missing until it ends\n", rb.Devices)
+		}
+	}
 	if *asJSON {
 		if cs == nil {
-			cs = []series.Change{}
+			cs = []store.Change{}
 		}
-		return writeIndented(env.Stdout, cs)
+		if err := writeIndented(env.Stdout, cs); err != nil {
+			return err
+		}
+	} else {
+		writeChanges(env.Stdout, cs)
 	}
-	writeChanges(env.Stdout, cs)
+	if next != "" {
+		fmt.Fprintf(env.Stderr, "more: --cursor %s\n", next)
+	}
 	return nil
 }
 
@@ -70,7 +106,7 @@ func parseSince(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func writeChanges(w io.Writer, cs []series.Change) {
+func writeChanges(w io.Writer, cs []store.Change) {
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "no change")
 		return
@@ -89,11 +125,18 @@ func writeChanges(w io.Writer, cs []series.Change) {
 		if c.Worse() {
 			verdict = "worse"
 		}
-		fmt.Fprintf(w, "  %s  %-12s %s -> %s  %+.1f%%%s %s (p=%.3f, %d results before, %d after)  from result %s\n",
+		prov := ""
+		if c.Provisional {
+			prov = "  (provisional: its window is not full yet)"
+		}
+		fmt.Fprintf(w, "  %s  %-12s %s -> %s  %+.1f%%%s %s (p=%.3f, %d results before, %d after)  from result %s%s\n",
 			c.At.UTC().Format("2006-01-02 15:04"), c.Metric, changeNum(c.Before), changeNum(c.After), c.Pct, ci, verdict, c.P,
-			len(c.BeforeIDs), len(c.AfterIDs), c.ResultID)
+			len(c.BeforeIDs), len(c.AfterIDs), c.ResultID, prov)
 		for _, a := range c.Also {
 			fmt.Fprintf(w, "      also: %s\n", a)
+		}
+		if l := c.LeftOutText(); l != "" {
+			fmt.Fprintf(w, "      left out: %s\n", l)
 		}
 	}
 }

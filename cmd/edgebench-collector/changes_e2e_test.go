@@ -35,15 +35,20 @@ func slowableServer(t *testing.T, delay *atomic.Int64) string {
 }
 
 // TestScheduledFleetFindsTheSlowerServer: the collector binary and two
-// real agents, each fired by its own schedule every second at an open
-// loop of 200 req/s for 500 ms; halfway, pi-2's server starts taking 20 ms per
-// request (at 2 connections, at most 100 req/s). `changes` finds pi-2's
+// real agents, each fired by its own schedule every second, 2 connections
+// for 1.5 s against a server that takes 2 ms per request (about 1,000
+// req/s, the connections the limit: a valid run on a busy box too);
+// halfway, pi-2's server starts taking 20 ms (about 100 req/s, still 150
+// requests a run, enough for its p99: valid). `changes` finds pi-2's
 // req/s change, worse, at the first result after the slowdown, and none
-// of that size on pi-1. A firing that finds its device still busy sends nothing and
-// records it as missed.
+// of that size on pi-1. A firing that finds its device still busy sends
+// nothing and records it as missed. (An open loop the slower server
+// cannot keep up with is NOT VALID, and detection leaves such runs out.)
 func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	f := newTestFleet(t)
 	var fast, slow atomic.Int64
+	fast.Store(int64(2 * time.Millisecond))
+	slow.Store(int64(2 * time.Millisecond))
 	urls := map[string]string{"pi-1": slowableServer(t, &fast), "pi-2": slowableServer(t, &slow)}
 	f.startAgent("pi-1", "one")
 	f.startAgent("pi-2", "two")
@@ -60,7 +65,7 @@ func TestScheduledFleetFindsTheSlowerServer(t *testing.T) {
 	}
 	for id, u := range urls {
 		cli("schedule", "add", "bench-"+id, "--server", "http://"+f.web, "--every", "1s", "--device", id, "--fleet", "lab",
-			"-c", "2", "-d", "500ms", "--rate", "200", "--label", "server=go", u)
+			"-c", "2", "-d", "1500ms", "--label", "server=go", u)
 	}
 	count := func(id string) (n int, last time.Time) {
 		out := cli("export", "--db", f.db, "--device", id, "--format", "json")

@@ -15,6 +15,7 @@ func program() *cli.Program {
 		{Name: "cancel", Args: "CMD_ID [flags]", Summary: "stop a triggered test on the devices running it", Run: cmdCancel},
 		{Name: "schedule", Args: "add|list|runs|rm|pause|resume", Summary: "fire triggers by themselves", Run: cmdSchedule},
 		{Name: "changes", Args: "[--since 7d] [flags]", Summary: "lasting changes found in each series", Run: cmdChanges},
+		{Name: "rebuild-series", Args: "[flags]", Summary: "rebuild the series and their changes from the stored results", Run: cmdRebuildSeries},
 		{Name: "devices", Args: "[flags]", Summary: "list the devices", Run: cmdDevices},
 		{Name: "runs", Args: "[flags]", Summary: "list stored results", Run: cmdRuns},
 		{Name: "show", Args: "RUN [flags]", Summary: "print a stored result's report", Run: cmdShow},

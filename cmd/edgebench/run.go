@@ -16,8 +16,6 @@ import (
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/measure"
 	"github.com/edgebench/edgebench/probe"
-	"github.com/edgebench/edgebench/probe/machine"
-	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -222,7 +220,11 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 				fmt.Fprintln(env.Stderr, w)
 			}
 			if text {
-				if err := writeRun(env, rf, r); err != nil {
+				var tr measure.ToolReport
+				if rf.tool != nil {
+					tr = func(w io.Writer, l *report.LoadResult) error { return rf.tool.report(w, env.Stderr, l) }
+				}
+				if err := measure.WriteRun(env.Stdout, r, rf.format, tr); err != nil {
 					return err
 				}
 			}
@@ -255,7 +257,9 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		}
 		return err
 	}
-	if err := writeSummary(env.Stdout, rf, runs); err != nil {
+	if text {
+		measure.WriteSpread(env.Stdout, runs, rf.auto)
+	} else if err := measure.WriteJSON(env.Stdout, runs, rf.auto, rf.labels); err != nil {
 		return err
 	}
 	if rf.publish.publish {
@@ -279,7 +283,7 @@ func runLoadTest(ctx context.Context, env *cli.Env, rf *runFlags) error {
 		// measured; one that never answered was not.
 		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no response (%s)", report.FailureSummary(last))}
 	case rf.tool == nil && ok == 0:
-		return &cli.ExitError{Code: 1, Msg: fmt.Sprintf("no successful response (%s)", report.FailureSummary(last))}
+		return &cli.ExitError{Code: 1, Msg: measure.NoSuccess(runs).Error()}
 	}
 	return nil
 }
@@ -298,173 +302,21 @@ func oneURL(rest []string, synopsis string) (string, error) {
 
 // wireResult is the result of the runs as the agent would send it.
 func wireResult(ctx context.Context, rf *runFlags, runs []measure.Run) *wire.Result {
-	r := &wire.Result{
-		V: wire.SchemaVersion, ID: wire.NewID(), CreatedAt: time.Now().UTC(),
-		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: rf.labels,
-		Spec: measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil),
-	}
-	var info *wire.DeviceInfo
-	info, r.BootID = measure.DeviceInfo(rf.probeRoot, version, rf.labels)
-	r.Fingerprint = measure.FingerprintOf(info)
+	info, boot := measure.DeviceInfo(rf.probeRoot, version, rf.labels)
+	r := measure.NewResult(measure.Origin{ID: wire.NewID(), BootID: boot, Kind: wire.KindLoadTest, At: time.Now(),
+		Info: info, Labels: rf.labels})
+	r.Spec = measure.SpecOf(rf.cfg, rf.repeat, rf.probeInterval, nil)
 	for _, w := range rf.watches {
 		r.Spec.Watch = append(r.Spec.Watch, w.String())
 	}
 	measure.AddRuns(r, runs)
 	measure.MarkAuto(r, runs, rf.auto)
-	switch {
-	case runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil:
-		r.Outcome, r.Reason = wire.StateCancelled, "interrupted"
-	case measure.OK(runs) == 0:
-		r.Outcome, r.Reason = wire.StateFailed, "no successful response"
+	var stop measure.Stop
+	if runs[len(runs)-1].Load.Interrupted || ctx.Err() != nil {
+		stop.Reason = "interrupted"
 	}
+	measure.Finish(r, stop, measure.NoSuccess(runs))
 	return r
-}
-
-// runJSON is the --format json document.
-type runJSON struct {
-	runJSONRun
-	Labels map[string]string `json:"labels,omitempty"`
-	Runs   []runJSONRun      `json:"runs,omitempty"`
-	Repeat *report.Repeated  `json:"repeat,omitempty"`
-	// Repetitions and Stable are --repeat auto's: the runs it took and
-	// whether their req/s became stable.
-	Repetitions int   `json:"repetitions,omitempty"`
-	Stable      *bool `json:"stable,omitempty"`
-	// Judged is the figure Stable was judged on ("req/s"; "p99" in open
-	// loop, where the rate fixes req/s) and JudgedRSD its relative
-	// standard deviation across the runs, in %.
-	Judged    string   `json:"judged,omitempty"`
-	JudgedRSD *float64 `json:"judged_rsd_pct,omitempty"`
-}
-
-type runJSONRun struct {
-	report.JSON
-	System  *machine.Report  `json:"system,omitempty"`
-	Verdict *verdict.Verdict `json:"verdict,omitempty"`
-}
-
-// writeRun writes the text report of one run: the tool's, or the format
-// asked of run, then the System section.
-func writeRun(env *cli.Env, rf *runFlags, o measure.Run) error {
-	w := env.Stdout
-	var err error
-	switch {
-	case rf.tool != nil:
-		err = rf.tool.report(w, env.Stderr, o.Load)
-	case rf.format == "ab":
-		err = report.WriteAB(w, o.Load, report.ABOptions{})
-	case rf.format == "h2load":
-		if err = report.WriteH2loadHead(w, o.Load); err == nil {
-			err = report.WriteH2load(w, o.Load)
-		}
-	case rf.format == "wrk":
-		err = report.WriteWrk(w, o.Load, report.WrkOptions{Latency: true})
-	default:
-		// The rate offered and reached, and the verdict, right after the
-		// throughput.
-		var b strings.Builder
-		if err = report.WriteText(&b, o.Load); err == nil {
-			_, err = io.WriteString(w, verdict.InsertText(b.String(), verdict.TextLines(o.Verdict, o.Load)))
-		}
-	}
-	if err == nil && o.System != nil {
-		// A blank line and the section's own heading: no line of it
-		// repeats a label of the report, so scripts that grep the
-		// report's lines find each once.
-		fmt.Fprintln(w)
-		err = o.System.WriteText(w)
-	}
-	if err == nil && (rf.tool != nil || rf.format == "ab" || rf.format == "wrk" || rf.format == "h2load") {
-		// The tools' layouts stay line for line; what limited the run
-		// follows them, after the System section, its lines as run's.
-		if lines := verdict.TextLines(o.Verdict, o.Load); len(lines) > 0 {
-			_, err = fmt.Fprintf(w, "\n%s\n", strings.Join(trimLines(lines), "\n"))
-		}
-	}
-	return err
-}
-
-func trimLines(ls []string) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = strings.TrimSpace(l)
-	}
-	return out
-}
-
-// writeSummary writes what follows the runs: the JSON document of all
-// of them, or the spread of a text report's repeated runs.
-func writeSummary(w io.Writer, rf *runFlags, runs []measure.Run) error {
-	last := runs[len(runs)-1]
-	var rep *report.Repeated
-	if len(runs) > 1 {
-		s := report.Summarize(measure.Loads(runs))
-		rep = &s
-	}
-	var stable *bool
-	var judged string
-	var judgedRSD float64
-	if rf.auto != nil {
-		st, rsd := rf.auto.Stable(runs)
-		stable = &st
-		judged, _ = measure.Judged(runs)
-		judgedRSD = rsd
-	}
-	if rf.format != "json" {
-		if rep != nil {
-			writeRepeat(w, rep)
-		}
-		if stable != nil {
-			word := "stable"
-			if !*stable {
-				word = "NOT stable"
-			}
-			fixed := ""
-			if judged != "req/s" {
-				word, fixed = word+" on "+judged, "; req/s is fixed by --rate"
-			}
-			fmt.Fprintf(w, "  %s after %d runs: %s varies by %.1f %% (--repeat-rsd %s %%%s)\n", word, len(runs), judged, judgedRSD, strconv.FormatFloat(rf.auto.RSDPct, 'f', -1, 64), fixed)
-		}
-		return nil
-	}
-	doc := runJSON{runJSONRun: runJSONRun{JSON: last.Load.JSON(), System: last.System, Verdict: last.Verdict}, Repeat: rep, Stable: stable}
-	if rf.auto != nil {
-		doc.Repetitions, doc.Judged, doc.JudgedRSD = len(runs), judged, &judgedRSD
-	}
-	if len(rf.labels) > 0 {
-		doc.Labels = rf.labels
-	}
-	if len(runs) > 1 {
-		for _, r := range runs {
-			doc.Runs = append(doc.Runs, runJSONRun{r.Load.JSON(), r.System, r.Verdict})
-		}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// writeRepeat writes the spread of the runs: each figure's mean and
-// standard deviation, and its geometric mean with the 95 % confidence
-// interval computed on the logarithms (report.Spread), which stays
-// positive; when a run's figure was 0 there is no logarithm, and the
-// mean's interval, clamped at 0, says so.
-func writeRepeat(w io.Writer, s *report.Repeated) {
-	fmt.Fprintf(w, "\nover %d runs (mean ± stdev; geometric mean [95%% CI, on logarithms])\n", s.Runs)
-	row := func(name string, sp report.Spread, unit string) {
-		switch sp.CIOf {
-		case "":
-			fmt.Fprintf(w, "  %-8s none: no run had a response to measure\n", name)
-		case "mean":
-			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f mean [%.2f, %.2f] %s (a run had 0: the mean's interval, clamped at 0)\n",
-				name, sp.Mean, sp.StdDev, sp.CILow, sp.CIHigh, unit)
-		default:
-			fmt.Fprintf(w, "  %-8s %12.2f ± %-10.2f geo %.2f [%.2f, %.2f] %s\n", name, sp.Mean, sp.StdDev, sp.GeoMean, sp.CILow, sp.CIHigh, unit)
-		}
-	}
-	row("req/s", s.RPS, fmt.Sprintf("(rsd %.1f%%)", s.RSD))
-	row("p50", s.P50, "us")
-	row("p99", s.P99, "us")
 }
 
 // progressLine returns a Progress callback that redraws one stderr line.

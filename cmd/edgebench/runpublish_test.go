@@ -10,6 +10,7 @@ import (
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/loadgen/report"
+	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -66,5 +67,44 @@ func TestRunPublishReachesTheCollector(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(spool, "*.msg")); len(m) != 0 {
 		t.Errorf("%d results left in the spool: %v\n%s", len(m), m, r.stderr)
+	}
+}
+
+// TestRunPublishWithoutASuccess: a run of which no request succeeded
+// exits with the one text of it (measure.NoSuccess), and the result it
+// publishes fails with the same text, not a shorter one: here every
+// request timed out in the drain. The broker is not there: the result
+// stays in the spool, where it is read.
+func TestRunPublishWithoutASuccess(t *testing.T) {
+	const want = "no successful response (errors in the measured window: none; drained at the end: 3 in flight, 0 completed, failed: timeout 3)"
+	dir := t.TempDir()
+	r := runBinary(t, "run", "-c", "3", "-d", "1s", "--timeout", "2s", "--no-probe", "--publish", "--broker", "tcp://127.0.0.1:1",
+		"--spool", dir, "--publish-timeout", "300ms", "--agent-config", writeAgentConfig(t), startTarget(t)+"/delay/5000")
+	if r.code == 0 || !strings.Contains(r.stderr, "stays in the spool") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	sp, err := spool.Open(dir, spool.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := sp.List()
+	if len(ids) != 1 {
+		t.Fatalf("spool holds %q", ids)
+	}
+	b, err := sp.Get(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wire.DecodeResult(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != wire.StateFailed || res.Reason != want {
+		t.Errorf("published %s %q, want failed %q", res.Outcome, res.Reason, want)
+	}
+	// The same run without --publish exits with it.
+	r = runBinary(t, "run", "-c", "3", "-d", "1s", "--timeout", "2s", "--no-probe", startTarget(t)+"/delay/5000")
+	if r.code != 1 || r.stderr != "edgebench run: "+want+"\n" {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 )
 
@@ -89,7 +88,7 @@ type Alert struct {
 	Subject  string             `json:"subject"` // the device id, or the schedule's name
 	At       time.Time          `json:"at"`
 	Summary  string             `json:"summary"`
-	Change   *series.Change     `json:"change,omitempty"`
+	Change   *store.Change      `json:"change,omitempty"`
 	Run      *store.ScheduleRun `json:"run,omitempty"`
 	LastSeen time.Time          `json:"last_seen,omitzero"`
 	Spooled  int                `json:"spooled,omitempty"`
@@ -107,7 +106,12 @@ func (a *Alert) retained() bool { return a.Kind == KindQuiet || a.Kind == KindSp
 
 // Store is what the alerts read and write of the store (a *store.Store).
 type Store interface {
-	series.Store
+	// ChangesToAlert lists, oldest first, at most limit stored changes no
+	// alert was raised for.
+	ChangesToAlert(ctx context.Context, limit int) ([]store.Change, error)
+	// ClaimChange records that the alert of the stored change seq is
+	// raised and reports whether this collector is the one to raise it.
+	ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error)
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
 	// ClaimAlert records that an alert about key was raised and reports
@@ -309,25 +313,8 @@ func (al *Alerter) watch(ctx context.Context) {
 
 // check raises the alerts due at now.
 func (al *Alerter) check(ctx context.Context, now time.Time) error {
-	// Changes found in the last day, with 30 days of history before.
-	cs, err := series.Changes(ctx, al.st, series.Options{Since: now.Add(-24 * time.Hour), History: 30 * 24 * time.Hour})
-	if err != nil {
+	if err := al.changes(ctx, now); err != nil {
 		return err
-	}
-	for i := range cs {
-		ch := &cs[i]
-		ok, err := al.st.ClaimAlert(ctx, ch.Series, ch.Metric, ch.ResultID, ch.At, ch)
-		if err != nil {
-			return err
-		}
-		if ok {
-			verdict := "better"
-			if ch.Worse() {
-				verdict = "worse"
-			}
-			al.Raise(&Alert{Kind: KindChange, Fleet: ch.Fleet, Subject: ch.Device, At: now, Change: ch,
-				Summary: fmt.Sprintf("%s %s: %.4g -> %.4g (%+.1f%%, %s) on %s", ch.Fleet+"/"+ch.Device, ch.Metric, ch.Before, ch.After, ch.Pct, verdict, ch.Spec)})
-		}
 	}
 	devs, err := al.st.Devices(ctx)
 	if err != nil {
@@ -378,6 +365,42 @@ func (al *Alerter) check(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// changeBatch is how many stored changes one read of the alert loop
+// takes.
+const changeBatch = 500
+
+// changes raises an alert for each change stored since the last pass (the
+// changes no alert was raised for yet, whichever collector found them):
+// each is claimed once among the collectors sharing the store. A pass
+// reads what changed, never the history.
+func (al *Alerter) changes(ctx context.Context, now time.Time) error {
+	for {
+		cs, err := al.st.ChangesToAlert(ctx, changeBatch)
+		if err != nil {
+			return err
+		}
+		for i := range cs {
+			ch := &cs[i]
+			ok, err := al.st.ClaimChange(ctx, ch.Seq, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			verdict := "better"
+			if ch.Worse() {
+				verdict = "worse"
+			}
+			al.Raise(&Alert{Kind: KindChange, Fleet: ch.Fleet, Subject: ch.Device, At: now, Change: ch,
+				Summary: fmt.Sprintf("%s %s: %.4g -> %.4g (%+.1f%%, %s) on %s", ch.Fleet+"/"+ch.Device, ch.Metric, ch.Before, ch.After, ch.Pct, verdict, ch.Spec)})
+		}
+		if len(cs) < changeBatch {
+			return nil
+		}
+	}
 }
 
 // Missed raises an alert for a firing that missed devices or failed, in

@@ -3,10 +3,12 @@ package compare
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +54,27 @@ func TestExportReadByBenchstat(t *testing.T) {
 		// One req/s delta per device table, significant.
 		if n := len(regexp.MustCompile(`\+\d+\.\d+% \(p=0\.008 n=5\)`).FindAllString(text, -1)); n < 2 {
 			t.Errorf("%d significant increases (p=0.008 n=5) in benchstat's output, want one per device at least", n)
+		}
+		// compare's change in % is a ratio, as benchstat's (the ratio of
+		// the medians): on these runs the two agree within a point.
+		for _, part := range regexp.MustCompile(`(?m)^device: `).Split(text, -1)[1:] {
+			dev, _, _ := strings.Cut(part, "\n")
+			c, err := Runs(context.Background(), s, Options{By: "server", Metrics: []string{"rps", "p99"}, Base: "nginx", Filter: store.Filter{Device: dev}})
+			if err != nil || len(c.Tables) != 1 || len(c.Tables[0].Groups) != 2 {
+				t.Fatalf("compare of %s: %v", dev, err)
+			}
+			for name, unit := range map[string]string{"rps": "req/s", "p99": "p99-sec"} {
+				m := regexp.MustCompile(`│\s+` + regexp.QuoteMeta(unit) + `\s+vs base\s+│\n.*?([+-]\d+\.\d+)% \(p=`).FindStringSubmatch(part)
+				if m == nil {
+					t.Errorf("%s: no %s delta in benchstat's output", dev, unit)
+					continue
+				}
+				theirs, _ := strconv.ParseFloat(m[1], 64)
+				d := c.Tables[0].Groups[1].Deltas[name]
+				if math.Abs(d.Pct-theirs) > 1 || !d.Significant {
+					t.Errorf("%s %s: compare %+.2f%% (significant %v), benchstat %+.2f%%", dev, name, d.Pct, d.Significant, theirs)
+				}
+			}
 		}
 	})
 }

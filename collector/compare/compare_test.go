@@ -208,6 +208,7 @@ func TestCompareJSON(t *testing.T) {
 						Deltas map[string]struct {
 							Pct         *float64 `json:"pct"`
 							Low         *float64 `json:"pct_ci95_low"`
+							Of          string   `json:"pct_of"`
 							Significant bool     `json:"significant"`
 						} `json:"deltas"`
 					} `json:"groups"`
@@ -222,7 +223,7 @@ func TestCompareJSON(t *testing.T) {
 			for i, g := range cmp.Tables[0].Groups {
 				for k, d := range g.Deltas {
 					jd := got.Tables[0].Groups[i].Deltas[k]
-					if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) {
+					if jd.Significant != d.Significant || (jd.Pct == nil) != math.IsNaN(d.Pct) || (jd.Low == nil) != math.IsNaN(d.LowPct) || jd.Of != d.PctOf || jd.Of != stats.PctOfRatio {
 						t.Errorf("%s %s: JSON %+v, delta %+v", g.Key, k, jd, d)
 					}
 				}
@@ -561,4 +562,35 @@ func TestCompareByLabelNamedLikeSystemField(t *testing.T) {
 			t.Errorf("CSV board column %d: %v", col, recs[:2])
 		}
 	})
+}
+
+// TestCompareTextSaysHowTheChangeIsComputed: the legend says the change is
+// a ratio on logarithms, and when a tested figure has a 0 (errors of a
+// group that had none) that its change is the shift, at least -100 %.
+func TestCompareTextSaysHowTheChangeIsComputed(t *testing.T) {
+	table := func(base, other []float64) *Comparison {
+		return &Comparison{By: "server", Tested: []string{"errors"}, Tables: []Table{{Base: "a", Groups: []Group{
+			{Key: "a", N: len(base), Stats: map[string]stats.GroupStats{"errors": stats.Describe(base)}},
+			{Key: "b", N: len(other), Stats: map[string]stats.GroupStats{"errors": stats.Describe(other)},
+				Deltas: map[string]stats.Delta{"errors": stats.Compare(base, other)}},
+		}}}}
+	}
+	for _, tc := range []struct {
+		base, other []float64
+		shift       bool
+		cell        string
+	}{
+		{[]float64{2, 4, 8, 16, 32}, []float64{1, 2, 4, 8, 16}, false, "~ [-93.75% +300.00%]"},
+		{[]float64{0, 2, 4, 6, 8}, []float64{0, 0, 0, 0, 0}, true, "[-100.00% +0.00%]"},
+	} {
+		var b bytes.Buffer
+		if err := table(tc.base, tc.other).WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "exp(Hodges-Lehmann shift of the logarithms) - 1") || !strings.Contains(out, tc.cell) ||
+			strings.Contains(out, "has no logarithm") != tc.shift {
+			t.Errorf("%v vs %v:\n%s", tc.base, tc.other, out)
+		}
+	}
 }

@@ -42,6 +42,7 @@ type deltaJSON struct {
 	Pct         num    `json:"pct"`
 	LowPct      num    `json:"pct_ci95_low"`
 	HighPct     num    `json:"pct_ci95_high"`
+	PctOf       string `json:"pct_of,omitempty"` // "ratio" or "shift" (stats.Delta)
 	P           num    `json:"p"`
 	Significant bool   `json:"significant"`
 	Note        string `json:"note,omitempty"`
@@ -88,7 +89,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			if len(g.Deltas) > 0 {
 				gj.Deltas = map[string]deltaJSON{}
 				for k, d := range g.Deltas {
-					gj.Deltas[k] = deltaJSON{d.N1, d.N2, num(d.Base), num(d.Other), num(d.Pct), num(d.LowPct), num(d.HighPct), num(d.P), d.Significant, d.Note}
+					gj.Deltas[k] = deltaJSON{d.N1, d.N2, num(d.Base), num(d.Other), num(d.Pct), num(d.LowPct), num(d.HighPct), d.PctOf, num(d.P), d.Significant, d.Note}
 				}
 			}
 			tj.Groups = append(tj.Groups, gj)

@@ -34,7 +34,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if len(c.Tables) > 1 {
 		fmt.Fprintf(&b, "%d specs: runs of different work are compared apart\n\n", len(c.Tables))
 	}
-	throttled, invalid, infinite, deltas := 0, 0, false, false
+	throttled, invalid, infinite, deltas, shifts := 0, 0, false, false, false
 	var columns []Metric // shown by any table
 	var notes []string
 	for ti, t := range c.Tables {
@@ -113,6 +113,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			for _, name := range tested {
 				d := g.Deltas[name]
 				row = append(row, d.String())
+				shifts = shifts || d.PctOf == stats.PctOfShift
 				if d.Note != "" && !slices.Contains(notes, d.Note) {
 					notes = append(notes, d.Note)
 				}
@@ -134,7 +135,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", stats.MedianCIRuns)
 	}
 	if deltas {
-		fmt.Fprintf(&b, "vs: Hodges-Lehmann shift of the medians, its 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f\n", stats.Alpha)
+		fmt.Fprintf(&b, "vs: the change in %%, exp(Hodges-Lehmann shift of the logarithms) - 1 (a ratio, never -100 %% or below), its 95 %% interval, Mann-Whitney U p; ~ = not significant at alpha %.2f\n", stats.Alpha)
+		if shifts {
+			b.WriteString("    a figure with a 0 has no logarithm: its change is the Hodges-Lehmann shift in % of the base median, at least -100 %\n")
+		}
 	}
 	switch {
 	case throttled > 0:

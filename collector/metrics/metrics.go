@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
@@ -12,18 +11,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
 )
 
 // The collector's figures for Prometheus, at GET /metrics on its web
 // address. Labels are bounded: fleet and device (the fleet's accounts),
 // server (a result's server label, or else the server's name without its
-// version), metric (one of series.Metrics()); never a result's, command's or
-// URL's id. Of the series of one fleet, device and server (several specs
-// or labels), the one that ran last is exported, and at most
-// Config.MaxSeries of them (those that ran last); the rest are counted in
-// edgebench_series_not_exported.
+// version), metric (one of store.SeriesMetrics()); never a result's,
+// command's or URL's id. The latest figures are the store's latest table
+// (store.Latest: each series' last result received, kept at ingest), read
+// in the order the collector received them, never by a device's clock:
+// of each device at most store.SeriesPerDevice series (those it sent
+// last; the ones its cap left out are counted per device in
+// edgebench_series_dropped_total), of the series of one fleet, device and
+// server (several specs or labels) the one received last, and at most
+// Config.MaxSeries in all (those received last). So one device that
+// makes a new series with each result pushes out its own, never the
+// others'. The series with a result in the last 30 days that are not
+// exported are counted in edgebench_series_not_exported.
 //
 //	edgebench_results_stored_total                 counter  results committed (new)
 //	edgebench_results_duplicate_total              counter  results already stored, resent by their device
@@ -35,7 +40,8 @@ import (
 //	edgebench_devices{fleet,state}                 gauge    devices online / offline
 //	edgebench_device_spooled_results{fleet,device} gauge   results waiting in a device's spool (its last heartbeat)
 //	edgebench_series_latest{fleet,device,server,metric} gauge  the latest result's figure of a series
-//	edgebench_series_not_exported                  gauge    series left out past Config.MaxSeries
+//	edgebench_series_not_exported                  gauge    series of the last 30 days not exported (merged, capped)
+//	edgebench_series_dropped_total{fleet,device}   counter  a device's series its cap left out (the 100 devices with most)
 //	edgebench_alerts_published_total, edgebench_alerts_posted_total, edgebench_alerts_dropped_total
 //	edgebench_schedules{state}                     gauge    schedules active / paused
 
@@ -46,8 +52,12 @@ type Store interface {
 	Devices(ctx context.Context) ([]store.Device, error)
 	// Schedules lists the schedules.
 	Schedules(ctx context.Context) ([]store.Schedule, error)
-	// Runs lists the results f selects, the last received first.
-	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
+	// Latest lists the latest figures of the series that may be
+	// exported, received since since, the last received first, at most
+	// limit; total counts the series received since since.
+	Latest(ctx context.Context, since time.Time, limit int) ([]store.LatestSeries, int64, error)
+	// SeriesDropped lists the devices whose series their cap left out.
+	SeriesDropped(ctx context.Context, limit int) ([]store.DroppedSeries, error)
 }
 
 // Config configures the metrics: the store and the collector's counts,
@@ -130,13 +140,14 @@ var (
 	descDevices  = prometheus.NewDesc("edgebench_devices", "Devices by state (online, offline).", []string{"fleet", "state"}, nil)
 	descSpooled  = prometheus.NewDesc("edgebench_device_spooled_results", "Results waiting in a device's spool, from its last heartbeat.", []string{"fleet", "device"}, nil)
 	descLatest   = prometheus.NewDesc("edgebench_series_latest", "The latest result's figure of each series (metric: rps, p99_us, cpu_per_kreq).", []string{"fleet", "device", "server", "metric"}, nil)
-	descDropped  = prometheus.NewDesc("edgebench_series_not_exported", "Series left out of edgebench_series_latest past its cap.", nil, nil)
+	descDropped  = prometheus.NewDesc("edgebench_series_not_exported", "Series with a result in the last 30 days left out of edgebench_series_latest: merged into one of the same fleet, device and server, or past a cap.", nil, nil)
+	descCapped   = prometheus.NewDesc("edgebench_series_dropped_total", "Series of a device its cap (the series it sent last) left out of edgebench_series_latest.", []string{"fleet", "device"}, nil)
 	descSchedule = prometheus.NewDesc("edgebench_schedules", "Schedules by state (active, paused).", []string{"state"}, nil)
 	descUp       = prometheus.NewDesc("edgebench_store_up", "1 when the store answered the last scrape's queries.", nil, nil)
 )
 
 func (f *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDevices, descSpooled, descLatest, descDropped, descSchedule, descUp} {
+	for _, d := range []*prometheus.Desc{descDevices, descSpooled, descLatest, descDropped, descCapped, descSchedule, descUp} {
 		ch <- d
 	}
 }
@@ -203,72 +214,37 @@ func (fc *fleetCollector) fleetMetrics(ctx context.Context) ([]prometheus.Metric
 	}
 	gauge(descSchedule, float64(active), "active")
 	gauge(descSchedule, float64(paused), "paused")
-	// The latest result of each series within the last 30 days.
-	runs, err := fc.st.Runs(ctx, store.Filter{Since: time.Now().Add(-30 * 24 * time.Hour)})
+	// The latest result of each series within the last 30 days, the last
+	// received first: of one fleet, device and server, the first.
+	ls, total, err := fc.st.Latest(ctx, time.Now().Add(-30*24*time.Hour), fc.max)
 	if err != nil {
 		return nil, err
 	}
-	keys, by := series.Of(runs, nil)
-	// One series per fleet, device and server: of several (specs,
-	// labels), the one whose latest result ran last.
 	type lk struct{ fleet, device, server string }
-	latest := map[lk]store.RunRow{}
-	dropped := 0
-	for _, k := range keys {
-		rs := by[k]
-		r := rs[len(rs)-1]
-		l := lk{r.Fleet, r.Device, serverLabel(&r)}
-		if have, ok := latest[l]; ok {
-			dropped++
-			if have.Started.After(r.Started) {
-				continue
-			}
-		}
-		latest[l] = r
-	}
-	ls := make([]lk, 0, len(latest))
-	for l := range latest {
-		ls = append(ls, l)
-	}
-	sort.Slice(ls, func(i, j int) bool { return latest[ls[i]].Started.After(latest[ls[j]].Started) })
-	if len(ls) > fc.max { // the most recent ones are kept
-		dropped += len(ls) - fc.max
-		ls = ls[:fc.max]
-	}
+	seen := map[lk]bool{}
 	for _, l := range ls {
-		r := latest[l]
-		for _, m := range series.Metrics() {
-			if v := series.Value(&r, m); !math.IsNaN(v) {
-				gauge(descLatest, v, l.fleet, l.device, l.server, m)
+		k := lk{l.Fleet, l.Device, l.Server}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		for m, v := range []float64{l.RPS, l.P99US, l.CPUPerKReq} {
+			if !math.IsNaN(v) {
+				gauge(descLatest, v, l.Fleet, l.Device, l.Server, store.SeriesMetrics()[m])
 			}
 		}
+	}
+	dropped := total - int64(len(seen))
+	capped, err := fc.st.SeriesDropped(ctx, 100)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range capped {
+		out = append(out, prometheus.MustNewConstMetric(descCapped, prometheus.CounterValue, float64(d.N), d.Fleet, d.Device))
 	}
 	gauge(descDropped, float64(dropped))
 	gauge(descUp, 1)
 	return out, nil
-}
-
-// serverLabel is a result's server: its server label, or else the Server
-// header's product without its version ("nginx/1.22.1" -> "nginx").
-func serverLabel(r *store.RunRow) string {
-	if s := r.Labels["server"]; s != "" {
-		return clip(s, 64)
-	}
-	s := r.Server
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' || s[i] == ' ' {
-			s = s[:i]
-			break
-		}
-	}
-	return clip(s, 64)
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // Handler serves /metrics.

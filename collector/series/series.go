@@ -2,15 +2,10 @@ package series
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"time"
 
-	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
@@ -19,88 +14,37 @@ import (
 
 // A series is the succeeded results of one device running one Spec with
 // the same labels, in the order they ran; the labels a series ignores
-// (the schedule's, unless told otherwise) do not split it: a scheduled
-// run and a manual one of the same work are one experiment. The detector
-// watches three figures of each series:
-//
-//	rps          requests per second (higher is better)
-//	p99_us       the 99th percentile of latency, µs (lower is better)
-//	cpu_per_kreq the device's CPU % per 1000 req/s (lower is better): what
-//	             one request costs the machine serving it
-
-// Metrics are the figures the change detector watches, in order.
-func Metrics() []string { return []string{"rps", "p99_us", "cpu_per_kreq"} }
-
-// Value is the figure m (one of Metrics) of r, NaN when r has none.
-func Value(r *store.RunRow, m string) float64 {
-	switch m {
-	case "rps":
-		return r.RPS
-	case "p99_us":
-		return r.P99US
-	case "cpu_per_kreq":
-		if r.RPS <= 0 || math.IsNaN(r.CPUPct) {
-			return math.NaN()
-		}
-		return 1000 * r.CPUPct / r.RPS
-	}
-	return math.NaN()
-}
+// (the schedule's) do not split it: a scheduled run and a manual one of
+// the same work are one experiment. The store keeps each series' state
+// and its changes as results arrive (store/series.go); this package
+// holds what the series are over the stored results as a whole: the
+// detection over every series from its first result (Changes), the
+// reference the stored changes are held to, and the grouping of listed
+// runs into series (Of).
 
 // Change is a lasting change found in a series.
-type Change struct {
-	Series   string            `json:"series"` // fleet/device · spec · labels
-	Fleet    string            `json:"fleet"`
-	Device   string            `json:"device"`
-	Spec     string            `json:"spec"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	Metric   string            `json:"metric"`
-	At       time.Time         `json:"at"`        // when the first result after it ran
-	ResultID string            `json:"result_id"` // the first result after it
-	Before   float64           `json:"before"`    // medians
-	After    float64           `json:"after"`
-	Pct      float64           `json:"pct"` // the shift, % of Before, with its 95 % interval
-	LowPct   float64           `json:"low_pct"`
-	HighPct  float64           `json:"high_pct"`
-	P        float64           `json:"p"`
-	// The results compared on each side, oldest first.
-	BeforeIDs []string `json:"before_ids"`
-	AfterIDs  []string `json:"after_ids"`
-	// Also is what else changed there: the fingerprint of the last result
-	// before against the first after (kernel, firmware, edgebench's
-	// version, the server's, the CPU governor), and throttling on each
-	// side.
-	Also []string `json:"also,omitempty"`
-}
+type Change = store.Change
 
-// Worse reports whether the change is for the worse.
-func (c *Change) Worse() bool {
-	if c.Metric == "rps" {
-		return c.Pct < 0
-	}
-	return c.Pct > 0
-}
+// Metrics are the figures the change detector watches, in order
+// (store.SeriesMetrics).
+func Metrics() []string { return store.SeriesMetrics() }
+
+// Value is the figure m (one of Metrics) of r, NaN when r has none.
+func Value(r *store.RunRow, m string) float64 { return store.MetricValue(m, r.RPS, r.P99US, r.CPUPct) }
 
 // Options select the changes Changes finds.
 type Options struct {
-	Since time.Time // changes at or after this; the results before it still count as history
-	// History, when set, bounds the results read before Since (all of
-	// them otherwise).
-	History time.Duration
-	Fleet   string
-	Device  string
-	Detect  stats.DetectOptions
-	// Ignore are the labels that do not split a series; nil: the
-	// schedule's label (store.ScheduleLabel).
-	Ignore []string
+	Fleet  string
+	Device string
+	Detect stats.DetectOptions
 }
 
-// Store is what the series read of the store (a *store.Store).
+// Store is what Changes reads of the store (a *store.Store).
 type Store interface {
-	// Runs lists the results f selects, the last received first.
-	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
-	// Result returns a stored result, decoded from its payload.
-	Result(ctx context.Context, id string) (*wire.Result, error)
+	// Devices lists the devices the store knows.
+	Devices(ctx context.Context) ([]store.Device, error)
+	// SeriesHistories reads the series of a device from its stored results.
+	SeriesHistories(ctx context.Context, a wire.Addr) ([]store.SeriesHistory, error)
 }
 
 // Of groups runs (newest first, as Runs returns them) into series, each
@@ -135,55 +79,39 @@ func Of(runs []store.RunRow, ignore []string) (keys []string, by map[string][]st
 	return keys, by
 }
 
-// Changes runs the detector over every series of the store and returns
-// the changes found at or after o.Since, oldest first.
+// Changes runs stats.DetectChanges over every series of the store's
+// devices (o's fleet and device), each read whole from its stored
+// results in order, and returns every change it claims, oldest first:
+// the whole-series detection. The store's changes, found as the results
+// arrived, are held to it: its claims are the final changes stored
+// followed by each series' provisional ones (a test compares them). Its
+// cost is the history's: it is for tests and checks, never for a page.
 func Changes(ctx context.Context, s Store, o Options) ([]Change, error) {
-	f := store.Filter{Fleet: o.Fleet, Device: o.Device}
-	var from time.Time
-	if o.History > 0 && !o.Since.IsZero() {
-		// The history is by the results' own times, as the series are;
-		// the store selects by receive time, which is at most a day
-		// before a result's time (a later stamp is refused at ingest).
-		from = o.Since.Add(-o.History)
-		f.Since = from.Add(-24 * time.Hour)
-	}
-	runs, err := s.Runs(ctx, f)
+	devs, err := s.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if !from.IsZero() {
-		runs = slices.DeleteFunc(runs, func(r store.RunRow) bool { return r.Started.Before(from) })
-	}
-	keys, by := Of(runs, o.Ignore)
-	var out []Change
 	opt := o.Detect.Filled()
-	for _, key := range keys {
-		rs := by[key]
-		for _, m := range Metrics() {
-			xs := make([]float64, len(rs))
-			for i := range rs {
-				xs[i] = Value(&rs[i], m)
-			}
-			for _, cp := range stats.DetectChanges(xs, opt) {
-				r := rs[cp.Index]
-				if r.Started.Before(o.Since) {
-					continue
+	var out []Change
+	for _, d := range devs {
+		if o.Fleet != "" && d.Fleet != o.Fleet || o.Device != "" && d.ID != o.Device {
+			continue
+		}
+		hs, err := s.SeriesHistories(ctx, wire.Addr{Fleet: d.Fleet, Device: d.ID})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			for m, metric := range Metrics() {
+				xs := make([]float64, len(h.Results))
+				for i, r := range h.Results {
+					xs[i] = r.Values[m]
 				}
-				c := Change{Series: key, Fleet: r.Fleet, Device: r.Device, Spec: r.Spec.String(), Labels: r.Labels, Metric: m,
-					At: r.Started, ResultID: r.ID, Before: cp.Delta.Base, After: cp.Delta.Other,
-					Pct: cp.Delta.Pct, LowPct: cp.Delta.LowPct, HighPct: cp.Delta.HighPct, P: cp.Delta.P}
-				before, after := sideIDs(rs, xs, cp.Index, opt)
-				for _, i := range before {
-					c.BeforeIDs = append(c.BeforeIDs, rs[i].ID)
+				start := 0 // the segment's first result
+				for _, cp := range stats.DetectChanges(xs, opt) {
+					out = append(out, change(d, h, metric, xs, start, cp, opt))
+					start = cp.Index
 				}
-				for _, i := range after {
-					c.AfterIDs = append(c.AfterIDs, rs[i].ID)
-				}
-				c.Also, err = alsoChanged(ctx, s, rs, before, after)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, c)
 			}
 		}
 	}
@@ -191,118 +119,40 @@ func Changes(ctx context.Context, s Store, o Options) ([]Change, error) {
 	return out, nil
 }
 
-// sideIDs are the indexes of the finite values the detector compared on
-// each side of a change at k: at most MaxBefore before, Window from k on.
-func sideIDs(rs []store.RunRow, xs []float64, k int, o stats.DetectOptions) (before, after []int) {
-	for i := k - 1; i >= 0 && len(before) < o.MaxBefore; i-- {
-		if !math.IsNaN(xs[i]) {
-			before = append(before, i)
+// change is the Change of a change point cp of series h's metric, whose
+// segment started at the result start: the finite values compared on each
+// side (at most MaxBefore since start before, Window from cp on), and the
+// results left out between the first and the last of them.
+func change(d store.Device, h store.SeriesHistory, metric string, xs []float64, start int, cp stats.ChangePoint, o stats.DetectOptions) Change {
+	rs := h.Results
+	r := rs[cp.Index]
+	c := Change{Series: h.Key, Fleet: d.Fleet, Device: d.ID, Spec: h.Spec, Labels: h.Labels, Metric: metric, At: r.Started, ResultID: r.ID,
+		Before: cp.Delta.Base, After: cp.Delta.Other, Pct: cp.Delta.Pct, LowPct: cp.Delta.LowPct, HighPct: cp.Delta.HighPct, P: cp.Delta.P,
+		BeforeIDs: []string{}, AfterIDs: []string{}}
+	first, last := cp.Index, cp.Index
+	for i := cp.Index - 1; i >= start && len(c.BeforeIDs) < o.MaxBefore; i-- {
+		if !math.IsNaN(xs[i]) && !math.IsInf(xs[i], 0) {
+			c.BeforeIDs = append(c.BeforeIDs, rs[i].ID)
+			c.BeforeValues = append(c.BeforeValues, xs[i])
+			first = i
 		}
 	}
-	slices.Reverse(before)
-	for i := k; i < len(rs) && len(after) < o.Window; i++ {
-		if !math.IsNaN(xs[i]) {
-			after = append(after, i)
+	slices.Reverse(c.BeforeIDs)
+	slices.Reverse(c.BeforeValues)
+	for i := cp.Index; i < len(rs) && len(c.AfterIDs) < o.Window; i++ {
+		if !math.IsNaN(xs[i]) && !math.IsInf(xs[i], 0) {
+			c.AfterIDs = append(c.AfterIDs, rs[i].ID)
+			c.AfterValues = append(c.AfterValues, xs[i])
+			last = i
 		}
 	}
-	return before, after
-}
-
-// alsoChanged compares the fingerprints on both sides of a change.
-func alsoChanged(ctx context.Context, s Store, rs []store.RunRow, before, after []int) ([]string, error) {
-	if len(before) == 0 || len(after) == 0 {
-		return nil, nil
-	}
-	a, err := s.Result(ctx, rs[before[len(before)-1]].ID)
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.Result(ctx, rs[after[0]].ID)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	diff := func(what, x, y string) {
-		if x != y {
-			out = append(out, fmt.Sprintf("%s %s -> %s", what, escape.Printable(orNone(x)), escape.Printable(orNone(y))))
-		}
-	}
-	fa, fb := a.Fingerprint, b.Fingerprint
-	diff("kernel", fa.Kernel, fb.Kernel)
-	diff("firmware", extra(fa.Extra, "firmware"), extra(fb.Extra, "firmware"))
-	diff("edgebench", fa.AgentVersion, fb.AgentVersion)
-	diff("server", fa.Server, fb.Server)
-	diff("server binary", short(fa.ServerSHA256), short(fb.ServerSHA256))
-	diff("os", fa.OS, fb.OS)
-	diff("governor", fa.Governor, fb.Governor)
-	diff("max MHz", strconv.Itoa(fa.MaxFreqMHz), strconv.Itoa(fb.MaxFreqMHz))
-	thr := func(idx []int) int {
-		n := 0
-		for _, i := range idx {
-			if rs[i].Throttled {
-				n++
+	for i := first; i <= last; i++ {
+		if why := rs[i].LeftOut; why != "" {
+			if c.LeftOut == nil {
+				c.LeftOut = map[string]int{}
 			}
-		}
-		return n
-	}
-	if tb, ta := thr(before), thr(after); tb > 0 || ta > 0 {
-		out = append(out, fmt.Sprintf("throttled in %d of %d results before, %d of %d after", tb, len(before), ta, len(after)))
-	}
-	return out, nil
-}
-
-func extra(ls []wire.Label, k string) string {
-	for _, l := range ls {
-		if l.K == k {
-			return l.V
+			c.LeftOut[why]++
 		}
 	}
-	return ""
-}
-
-func orNone(s string) string {
-	if s == "" || s == "0" {
-		return "(none)"
-	}
-	return s
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-// MarshalJSON writes the interval's bounds as null when there is none
-// (JSON has no NaN).
-func (c Change) MarshalJSON() ([]byte, error) {
-	type plain Change
-	out := struct {
-		plain
-		LowPct  *float64 `json:"low_pct"`
-		HighPct *float64 `json:"high_pct"`
-	}{plain: plain(c)}
-	if !math.IsNaN(c.LowPct) && !math.IsNaN(c.HighPct) {
-		out.LowPct, out.HighPct = &c.LowPct, &c.HighPct
-	}
-	return json.Marshal(out)
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote, null bounds as NaN.
-func (c *Change) UnmarshalJSON(b []byte) error {
-	type plain Change
-	in := struct {
-		*plain
-		LowPct  *float64 `json:"low_pct"`
-		HighPct *float64 `json:"high_pct"`
-	}{plain: (*plain)(c)}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	c.LowPct, c.HighPct = math.NaN(), math.NaN()
-	if in.LowPct != nil && in.HighPct != nil {
-		c.LowPct, c.HighPct = *in.LowPct, *in.HighPct
-	}
-	return nil
+	return c
 }

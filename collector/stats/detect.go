@@ -18,7 +18,8 @@ import (
 // its 95 % interval (stats.go). A change is claimed where
 //
 //   - the p-value is below Alpha,
-//   - the shift is at least MinPct of the median before, and
+//   - the change is at least MinPct % (Delta.Pct: a ratio, from the
+//     logarithms, so a fall is never -100 % or below), and
 //   - its 95 % interval excludes zero, and the medians differ by at
 //     least MinNoise (1.5) times the noise of the values before (1.4826 MAD),
 //
@@ -40,7 +41,7 @@ type DetectOptions struct {
 	MaxBefore int     // values before a candidate compared, at most; default 30
 	Window    int     // values from a candidate on compared, at most; default 8
 	Alpha     float64 // the rank test's level; default 0.01
-	MinPct    float64 // the smallest shift claimed, % of the median before; default 5
+	MinPct    float64 // the smallest change claimed (Delta.Pct), %; default 5
 	// MinNoise is the smallest shift claimed in units of the noise before
 	// it (1.4826 times the median absolute deviation); default 1.5.
 	MinNoise float64

@@ -185,11 +185,27 @@ func rank(x, y []float64) ([]float64, float64) {
 }
 
 // uDist returns the number of arrangements of m and n values giving each
-// U from 0 to m*n, and their total C(m+n, m). It uses the recurrence
-// f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u), additions only, so the
-// counts stay accurate in float64.
+// U from 0 to m*n, and their total C(m+n, m): from the table computed
+// once (tables.go) when both are at most exactMax, else by uDistRows.
 func uDist(m, n int) ([]float64, float64) {
-	// prev[k] is the distribution for sizes (i-1, k); cur[k] for (i, k).
+	if m <= exactMax && n <= exactMax {
+		t := exactTables()
+		return t.dist[m][n], t.total[m][n]
+	}
+	rows := uDistRows(m, n)
+	dist := rows[m][n]
+	var total float64
+	for _, c := range dist {
+		total += c
+	}
+	return dist, total
+}
+
+// uDistRows returns the distributions of U for every i <= m and k <= n
+// values, rows[i][k]. It uses the recurrence f(m, n, u) = f(m-1, n, u-n)
+// + f(m, n-1, u), additions only, so the counts stay accurate in float64.
+func uDistRows(m, n int) [][][]float64 {
+	// rows[i-1] is the distribution for sizes (i-1, k); rows[i] for (i, k).
 	newRow := func(i int) [][]float64 {
 		row := make([][]float64, n+1)
 		for k := range row {
@@ -197,10 +213,12 @@ func uDist(m, n int) ([]float64, float64) {
 		}
 		return row
 	}
+	rows := make([][][]float64, m+1)
 	prev := newRow(0)
 	for k := range prev {
 		prev[k][0] = 1 // no x values: U is 0 in one way
 	}
+	rows[0] = prev
 	for i := 1; i <= m; i++ {
 		cur := newRow(i)
 		cur[0][0] = 1
@@ -216,14 +234,10 @@ func uDist(m, n int) ([]float64, float64) {
 				cur[k][u] = c
 			}
 		}
+		rows[i] = cur
 		prev = cur
 	}
-	dist := prev[n]
-	var total float64
-	for _, c := range dist {
-		total += c
-	}
-	return dist, total
+	return rows
 }
 
 // exactP is the exact two-sided p-value of U for samples of m and n
@@ -304,7 +318,7 @@ func mosesK(m, n int, tail float64) int {
 		return k
 	}
 	mm, nn := float64(m), float64(n)
-	z := normalQuantile(1 - tail)
+	z := quantile(1 - tail)
 	return int(math.Floor(mm*nn/2 - z*math.Sqrt(mm*nn*(mm+nn+1)/12)))
 }
 
@@ -326,25 +340,48 @@ func normalQuantile(p float64) float64 {
 // Delta is the difference of one figure between a base group and another,
 // as benchstat reports it.
 //
-// The difference is the Hodges-Lehmann shift (the median of all pairwise
-// differences) relative to the base group's median, with Moses' 95 %
-// interval. It was chosen over a bootstrap of the difference of means
-// because it is the estimator that goes with the Mann-Whitney test (the
-// interval leaves out 0 about when the test rejects), it needs no
-// normality and no random seed, it is robust to the odd disturbed run,
-// and it is defined for the 3 to 10 runs users repeat. The percentages
-// treat the base median as fixed, which understates the interval's width
-// a little when the base group is noisy.
+// The figures compared (req/s, latencies, CPU, memory) are positive and
+// change by factors, so the difference is a ratio: the Hodges-Lehmann
+// shift of their logarithms (the median of all pairwise log ratios
+// log(other[j] / base[i])) with Moses' 95 % interval of it, brought back
+// as exp(shift) - 1 and exp(lo) - 1 .. exp(hi) - 1, in % (PctOf "ratio").
+// A change in % is then never -100 % or below, whatever the spread, where
+// the shift of the raw figures in % of the base median gave a maximum
+// latency "shrinking" by -108.53 %. When a figure is 0 or less (a count
+// of errors, a run that completed nothing) there is no logarithm: the
+// difference is the shift of the raw figures in % of the base group's
+// median (PctOf "shift"), clamped at -100 % when no figure is negative.
+//
+// Hodges-Lehmann was chosen over a bootstrap of the difference of means
+// because it is the estimator that goes with the Mann-Whitney test (its
+// interval leaves out 0 about when the test rejects; a logarithm moves no
+// rank and turns the sign of no pair's difference, so the p-value and
+// whether the interval leaves out 0 are the same on the figures and on
+// their logarithms), it needs no normality and no random seed, it is robust to
+// the odd disturbed run, and it is defined for the 3 to 10 runs users
+// repeat. The ratio's interval counts the spread of both groups.
 type Delta struct {
 	N1, N2      int
 	Base, Other float64 // medians
-	Pct         float64 // shift relative to the base median, %
+	Pct         float64 // the change from base to other, %
 	LowPct      float64 // 95 % interval of Pct; NaN when the samples are too small
 	HighPct     float64
+	PctOf       string  // how Pct was computed: PctOfRatio or PctOfShift; "" when it was not
 	P           float64 // two-sided Mann-Whitney p-value
 	Significant bool    // P < Alpha and the samples large enough to show it
 	Note        string  // why a difference is not claimed, if not by P alone
 }
+
+// How a Delta's Pct was computed (Delta.PctOf).
+const (
+	// PctOfRatio: exp(Hodges-Lehmann shift of the logarithms) - 1, the
+	// estimate of the ratio other / base, with its interval the same way.
+	PctOfRatio = "ratio"
+	// PctOfShift: the Hodges-Lehmann shift of the figures in % of the
+	// base median, clamped at -100 % when none is negative; for figures
+	// of which one is 0 or less.
+	PctOfShift = "shift"
+)
 
 // Compare computes the Delta from base to other.
 func Compare(base, other []float64) Delta {
@@ -361,11 +398,21 @@ func Compare(base, other []float64) Delta {
 	sort.Float64s(so)
 	d.Base, d.Other = median(sb), median(so)
 	d.P = MannWhitneyU(base, other).P
-	shift, lo, hi, ok := HodgesLehmann(base, other, 0.95)
-	if d.Base != 0 {
-		d.Pct = 100 * shift / math.Abs(d.Base)
+	switch least := math.Min(sb[0], so[0]); {
+	case least > 0:
+		shift, lo, hi, ok := HodgesLehmann(logs(base), logs(other), 0.95)
+		d.PctOf, d.Pct = PctOfRatio, 100*math.Expm1(shift)
+		if ok {
+			d.LowPct, d.HighPct = 100*math.Expm1(lo), 100*math.Expm1(hi)
+		}
+	case d.Base != 0:
+		shift, lo, hi, ok := HodgesLehmann(base, other, 0.95)
+		d.PctOf, d.Pct = PctOfShift, 100*shift/math.Abs(d.Base)
 		if ok {
 			d.LowPct, d.HighPct = 100*lo/math.Abs(d.Base), 100*hi/math.Abs(d.Base)
+		}
+		if least >= 0 { // figures of 0 and more fall by at most all of them
+			d.Pct, d.LowPct, d.HighPct = math.Max(d.Pct, -100), math.Max(d.LowPct, -100), math.Max(d.HighPct, -100)
 		}
 	}
 	switch {
@@ -375,6 +422,15 @@ func Compare(base, other []float64) Delta {
 		d.Significant = true
 	}
 	return d
+}
+
+// logs is the natural logarithm of each of xs, all positive.
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Log(x)
+	}
+	return out
 }
 
 // Verdict is the delta column as benchstat writes it: "+12.34%" when the

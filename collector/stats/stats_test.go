@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -192,5 +193,92 @@ func TestSummarizeMedianInterval(t *testing.T) {
 	pooled := Describe([]float64{1010, 1003, 998, 40, 1005, 45})
 	if pooled.MedianLow != 40 || pooled.MedianHigh != 1010 || pooled.Sum != 4101 {
 		t.Errorf("pooled: %+v", pooled)
+	}
+}
+
+// TestCompareIsARatio pins the change in % by hand. A doubling: base 1, 2,
+// 4, 8, 16 against 2, 4, 8, 16, 32. The log2 ratios log2(y[j] / x[i]) are
+// 1 + j - i, from -3 to 5 (value v 5 - |v - 1| times): their median is 1
+// (a ratio of 2: +100 %), and for 5 + 5 runs Moses' bounds are the 3rd
+// smallest (-2: a ratio of 1/4, -75 %) and the 3rd largest (4: 16,
+// +1500 %). The shift of the raw figures in % of the base median said
+// +75 % [-200 % +700 %]: a fall of twice the whole.
+func TestCompareIsARatio(t *testing.T) {
+	d := Compare([]float64{1, 2, 4, 8, 16}, []float64{2, 4, 8, 16, 32})
+	if d.PctOf != PctOfRatio || !near(d.Pct, 100, 1e-9) || !near(d.LowPct, -75, 1e-9) || !near(d.HighPct, 1500, 1e-9) {
+		t.Errorf("a doubling: %s %+.6f%% [%+.6f%% %+.6f%%], want ratio +100%% [-75%% +1500%%]", d.PctOf, d.Pct, d.LowPct, d.HighPct)
+	}
+	if d.Base != 4 || d.Other != 8 {
+		t.Errorf("medians %v %v", d.Base, d.Other)
+	}
+	// Its inverse, a halving: -50 % [-93.75 % +300 %] (1/16 and 4).
+	h := Compare([]float64{2, 4, 8, 16, 32}, []float64{1, 2, 4, 8, 16})
+	if !near(h.Pct, -50, 1e-9) || !near(h.LowPct, -93.75, 1e-9) || !near(h.HighPct, 300, 1e-9) {
+		t.Errorf("a halving: %+.6f%% [%+.6f%% %+.6f%%], want -50%% [-93.75%% +300%%]", h.Pct, h.LowPct, h.HighPct)
+	}
+	// Six runs' maximum latencies (ms) of two servers, spread as maxima
+	// are: the raw shift's interval was [-184.24 % -11.11 %], an
+	// impossible fall; the ratio's is [-95.03 % -56.13 %] around -89.78 %.
+	m := Compare([]float64{15.24, 17.55, 78.36, 82.51, 160.69, 92.27}, []float64{4.1, 5.2, 6.3, 9.8, 12.5, 7.7})
+	if !near(m.Pct, -89.78399900708102, 1e-9) || !near(m.LowPct, -95.0309053448067, 1e-9) || !near(m.HighPct, -56.12535612535613, 1e-9) {
+		t.Errorf("maxima: %+.6f%% [%+.6f%% %+.6f%%], want -89.78%% [-95.03%% -56.13%%]", m.Pct, m.LowPct, m.HighPct)
+	}
+	// Errors, a count with zeros, have no logarithm: the shift in % of the
+	// base median (4), clamped at -100 %. The pairwise differences 0 - x
+	// are 0, -2, -4, -6, -8 five times each: median -4 (-100 %), bounds
+	// the 3rd smallest (-8: -200 %, clamped) and the 3rd largest (0).
+	z := Compare([]float64{0, 2, 4, 6, 8}, []float64{0, 0, 0, 0, 0})
+	if z.PctOf != PctOfShift || z.Pct != -100 || z.LowPct != -100 || z.HighPct != 0 {
+		t.Errorf("errors to none: %s %+v%% [%+v%% %+v%%], want shift -100%% [-100%% +0%%]", z.PctOf, z.Pct, z.LowPct, z.HighPct)
+	}
+	// A figure that can be negative keeps its raw shift, unclamped.
+	neg := Compare([]float64{-1, 2, 4, 6, 8}, []float64{-20, -20, -20, -20, -20})
+	if neg.PctOf != PctOfShift || neg.LowPct != -700 {
+		t.Errorf("negative figures: %s low %v, want shift -700", neg.PctOf, neg.LowPct)
+	}
+	// No base median: no percentage.
+	if n := Compare([]float64{0, 0, 0, 1, 2}, []float64{1, 2, 3, 4, 5}); !math.IsNaN(n.Pct) || n.PctOf != "" {
+		t.Errorf("base median 0: %+v", n)
+	}
+}
+
+// TestComparePositiveStaysAboveMinus100: for random positive samples of
+// every size from 1 to 12 runs, spread up to a factor of e^3 and apart by
+// up to e^4 either way, the change and its interval are above -100 %,
+// in order, and the verdict is the Mann-Whitney test's on the figures
+// themselves. With zeros among them the change is at least -100 %.
+func TestComparePositiveStaysAboveMinus100(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	for i := range 4000 {
+		n1, n2 := 1+rng.IntN(12), 1+rng.IntN(12)
+		sigma, shift := 3*rng.Float64(), 8*rng.Float64()-4
+		base, other := make([]float64, n1), make([]float64, n2)
+		for j := range base {
+			base[j] = 1000 * math.Exp(sigma*rng.NormFloat64())
+		}
+		for j := range other {
+			other[j] = 1000 * math.Exp(shift+sigma*rng.NormFloat64())
+		}
+		if i%4 == 3 { // a count: whole numbers, zeros among them
+			for j := range base {
+				base[j] = math.Floor(base[j] / 500)
+			}
+			for j := range other {
+				other[j] = math.Floor(other[j] / 500)
+			}
+		}
+		d := Compare(base, other)
+		floor := -100.0
+		if d.PctOf == PctOfRatio && !(d.Pct > floor) || !(d.Pct >= floor) && !math.IsNaN(d.Pct) {
+			t.Fatalf("%v vs %v: %s %v%%", base, other, d.PctOf, d.Pct)
+		}
+		if !math.IsNaN(d.LowPct) {
+			if d.PctOf == PctOfRatio && !(d.LowPct > floor) || !(d.LowPct >= floor) || !(d.LowPct <= d.Pct && d.Pct <= d.HighPct) {
+				t.Fatalf("%v vs %v: %s %v%% [%v%% %v%%]", base, other, d.PctOf, d.Pct, d.LowPct, d.HighPct)
+			}
+		}
+		if mw := MannWhitneyU(base, other); d.P != mw.P || d.Significant != (mw.P < Alpha && minP(n1, n2) < Alpha) {
+			t.Fatalf("%v vs %v: verdict %v p %v, the test's p %v", base, other, d.Significant, d.P, mw.P)
+		}
 	}
 }

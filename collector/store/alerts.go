@@ -11,8 +11,9 @@ import (
 // PostgreSQL raise each alert once).
 func (s *Store) ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
 	b, _ := json.Marshal(body)
-	res, err := s.exec(ctx, s.w, `INSERT INTO changes (series, metric, result_id, at, detected_at, body) VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
-		key, kind, instance, at.UnixNano(), time.Now().UnixNano(), string(b))
+	now := time.Now().UnixNano()
+	res, err := s.exec(ctx, s.w, `INSERT INTO changes (kind, series, metric, result_id, at, detected_at, body, alerted_at)
+		VALUES ('alert',?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, key, kind, instance, at.UnixNano(), now, string(b), now)
 	if err != nil {
 		return false, err
 	}

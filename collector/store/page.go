@@ -106,7 +106,7 @@ func (s *Store) DevicesAfter(ctx context.Context, c DeviceCursor, limit int) (De
 	if limit <= 0 || limit > MaxPage {
 		limit = MaxPage
 	}
-	devs, err := s.devices(ctx, "WHERE (fleet, id) > (?, ?) ORDER BY fleet, id LIMIT ?", c.Fleet, c.ID, limit+1)
+	devs, err := s.devices(ctx, "WHERE (d.fleet, d.id) > (?, ?) ORDER BY d.fleet, d.id LIMIT ?", c.Fleet, c.ID, limit+1)
 	if err != nil {
 		return DevicePage{}, err
 	}

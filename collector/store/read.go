@@ -70,18 +70,32 @@ func (d *Device) Field(k string) (string, bool) {
 	return fmt.Sprint(v), true
 }
 
+// busyCmd is a device's busy command as Devices reads it: the command its
+// latest heartbeat said it ran, unless that command's terminal event from
+// the device is stored. A heartbeat comes every 30 s by default and is
+// written every second, so without the event a device stayed "busy" for
+// up to 30 s after its run ended, and a heartbeat sent just before the
+// end, written after it, made it busy again; the terminal event is the
+// end. One lookup on the events' key (command, fleet, device) per busy
+// device.
+const busyCmd = `CASE WHEN d.busy_cmd = '' OR EXISTS (SELECT 1 FROM events e
+	WHERE e.command_id = d.busy_cmd AND e.fleet = d.fleet AND e.device = d.id
+	AND e.state IN ('` + string(wire.StateRejected) + `', '` + string(wire.StateSucceeded) + `', '` + string(wire.StateFailed) + `', '` +
+	string(wire.StateCancelled) + `', '` + string(wire.StateTimedOut) + `')) THEN '' ELSE d.busy_cmd END`
+
 // Devices lists every device, by fleet and id: for what needs them all
 // (a trigger's selection, the alerts' watch); the pages and the API list
-// them a page at a time (DevicesAfter).
+// them a page at a time (DevicesAfter). A device's BusyCommand ends with
+// its terminal event (busyCmd).
 func (s *Store) Devices(ctx context.Context) ([]Device, error) {
-	return s.devices(ctx, "ORDER BY fleet, id")
+	return s.devices(ctx, "ORDER BY d.fleet, d.id")
 }
 
 // devices lists the devices that tail (a WHERE, ORDER BY and LIMIT
-// clause, with args) selects.
+// clause on devices d, with args) selects.
 func (s *Store) devices(ctx context.Context, tail string, args ...any) ([]Device, error) {
-	rows, err := s.query(ctx, s.r, `SELECT fleet, id, state, online, boot_id, conn_seq, info, labels, heartbeat, busy_cmd,
-		last_seen, last_result, last_result_at FROM devices `+tail, args...)
+	rows, err := s.query(ctx, s.r, `SELECT d.fleet, d.id, d.state, d.online, d.boot_id, d.conn_seq, d.info, d.labels, d.heartbeat, `+busyCmd+`,
+		d.last_seen, d.last_result, d.last_result_at FROM devices d `+tail, args...)
 	if err != nil {
 		return nil, fmt.Errorf("devices: %w", err)
 	}

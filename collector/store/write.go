@@ -299,6 +299,17 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 				last_result_at = `+s.d.greatest()+`(devices.last_result_at, excluded.last_result_at)`, nil); err != nil {
 			return nil, fmt.Errorf("ingest: devices: %w", err)
 		}
+		// The series' state, once the devices' rows are locked (series.go).
+		ins := make([]seriesIn, 0, len(inserted))
+		for _, i := range order {
+			if r := batch[i].Result; inserted[r.ID] {
+				p := prep[r.ID]
+				ins = append(ins, seriesIn{r: r, figs: p.figs, started: p.started.UnixNano(), received: p.received})
+			}
+		}
+		if err := s.ingestSeries(ctx, tx, ins, now); err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", s.wrap(err))

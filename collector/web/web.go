@@ -23,7 +23,6 @@ import (
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
-	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -43,7 +42,8 @@ var files embed.FS
 // Store is what the pages read of the store (a *store.Store).
 type Store interface {
 	compare.Store // the comparison page
-	series.Store  // the runs and a result
+	// Runs lists the results f selects, the last received first.
+	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
 	// DevicesAfter lists a page of the devices after a cursor.
 	DevicesAfter(ctx context.Context, c store.DeviceCursor, limit int) (store.DevicePage, error)
 	// DeviceCounts counts the devices and those online.

@@ -2,7 +2,7 @@
 _edgebench_collector() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'serve trigger cancel schedule changes devices runs show compare export version help' -- "$cur"))
+		COMPREPLY=($(compgen -W 'serve trigger cancel schedule changes rebuild-series devices runs show compare export version help' -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
@@ -10,13 +10,14 @@ _edgebench_collector() {
 	trigger) words='--server --api-token-file --device --fleet --select --connections -c --requests -n --duration -d --threads -t --keepalive -k --no-keepalive --header -H --method -m --body --timeout --rate --warmup --repeat --repeat-rsd --repeat-max --repeat-budget --label --queue --ttl --wait --max-wait --cacert --insecure --no-tls-resume --tls-version --h2 --h2c --streams --max-concurrent-streams --slo --start --max-rate --tolerance --trial --final --budget --help' ;;
 	cancel) words='--server --api-token-file --help' ;;
 	schedule) words='' ;;
-	changes) words='--db --db-password-file --fleet --device --since --min-pct --json --help' ;;
+	changes) words='--db --db-password-file --fleet --device --since --min-pct --limit --cursor --final --json --help' ;;
+	rebuild-series) words='--db --db-password-file --min-pct --min-noise --alpha --window --min-before --max-before --min-after --restart --help' ;;
 	devices) words='--db --db-password-file --format --json --help' ;;
 	runs) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --limit --format --help' ;;
 	show) words='--db --db-password-file --format --run --help' ;;
 	compare) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --by --metric --base --format --help' ;;
 	export) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --format --help' ;;
-	help) words='serve trigger cancel schedule changes devices runs show compare export version' ;;
+	help) words='serve trigger cancel schedule changes rebuild-series devices runs show compare export version' ;;
 	esac
 	if [[ $cur == -* || ${COMP_WORDS[1]} == help ]]; then
 		COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -1,3 +1,0 @@
--- Reserved: number 9 is the series state's (issue 29), on its own
--- branch. This file holds the place so that 10 follows without a gap; it
--- goes when that branch's 0009 arrives.
