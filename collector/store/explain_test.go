@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -18,7 +19,7 @@ import (
 
 // bigTables are the tables that grow with the history: no page's query
 // may read them whole.
-var bigTables = regexp.MustCompile(`^(results|runs|result_specs|result_samples(_\d{8})?|events|commands|command_targets|changes|schedule_runs|samples_legacy)$`)
+var bigTables = regexp.MustCompile(`^(results|runs|result_specs|result_samples(_\d{8})?|events|commands|command_targets|changes|schedule_runs|samples_legacy|series)$`)
 
 // pageQuery is a page's read: walk says it may walk an index in order
 // under a LIMIT, with no condition an index serves (the newest results,
@@ -42,6 +43,7 @@ type statement struct {
 func pageQueries(s *store.Store, ids []string, cmd, device string, now time.Time) []pageQuery {
 	// A cursor in the middle of the listing.
 	var mid store.Cursor
+	var changes string // the cursor of the second page of changes
 	return []pageQuery{
 		{"fleet: devices, first page", false, func(ctx context.Context) error {
 			_, err := s.DevicesAfter(ctx, store.DeviceCursor{}, 100)
@@ -144,6 +146,37 @@ func pageQueries(s *store.Store, ids []string, cmd, device string, now time.Time
 			_, err := s.StoredBytesSince(ctx, wire.Addr{Fleet: "lab", Device: device}, now.Add(-24*time.Hour))
 			return err
 		}},
+		{"/changes: the latest", true, func(ctx context.Context) error {
+			_, next, err := s.ListChanges(ctx, store.ChangeQuery{Limit: 1})
+			changes = next
+			return err
+		}},
+		{"/changes: the next page", false, func(ctx context.Context) error {
+			if changes == "" {
+				return errors.New("no next page of changes to explain")
+			}
+			_, _, err := s.ListChanges(ctx, store.ChangeQuery{Limit: 1, Cursor: changes})
+			return err
+		}},
+		{"/changes: a device's since, the provisional", false, func(ctx context.Context) error {
+			q := store.ChangeQuery{Fleet: "lab", Device: device, Since: now.Add(-24 * time.Hour), Limit: 50}
+			if _, _, err := s.ListChanges(ctx, q); err != nil {
+				return err
+			}
+			_, _, err := s.ProvisionalChanges(ctx, q)
+			return err
+		}},
+		{"/metrics: the series' latest figures", true, func(ctx context.Context) error {
+			if _, _, err := s.Latest(ctx, now.Add(-24*time.Hour), 5000); err != nil {
+				return err
+			}
+			_, err := s.SeriesDropped(ctx, 5000)
+			return err
+		}},
+		{"alerts: the changes to alert (an index of those alone)", true, func(ctx context.Context) error {
+			_, err := s.ChangesToAlert(ctx, 100)
+			return err
+		}},
 		{"retention", false, func(ctx context.Context) error {
 			_, err := s.Retain(ctx, store.Retention{Results: now.Add(-365 * 24 * time.Hour), Samples: now.Add(-30 * 24 * time.Hour)})
 			return err
@@ -181,6 +214,25 @@ func TestQueriesUseIndexes(t *testing.T) {
 			ids = append(ids, r.ID)
 		}
 		if _, err := s.Ingest(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		// Two series with a step each: stored changes for /changes to page.
+		var steps []store.Incoming
+		for _, dev := range []string{"pi-1", "pi-2"} {
+			for i := range 40 {
+				rps := 1000.0
+				if i >= 20 {
+					rps = 700
+				}
+				at := now.Add(time.Duration(i-80) * time.Hour)
+				r := storetest.LightResult("lab", dev, map[string]string{"server": "nginx"},
+					storetest.Point{At: at, RPS: rps * (1 + 0.01*rng.NormFloat64()), P99US: 2000, CPUPct: 40})
+				in := storetest.Incoming(t, r)
+				in.Received = at
+				steps = append(steps, in)
+			}
+		}
+		if _, err := s.Ingest(ctx, steps); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AddSchedule(ctx, storetest.Schedule("nightly"), now); err != nil {

@@ -117,8 +117,8 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 			ORDER BY f.fired_at LIMIT ?)`, before); err != nil {
 		return p, fmt.Errorf("prune schedule firings: %w", err)
 	}
-	if p.Changes, err = s.deleteChunks(ctx, `DELETE FROM changes WHERE (series, metric, result_id) IN
-		(SELECT c.series, c.metric, c.result_id FROM changes c WHERE c.detected_at < ?
+	if p.Changes, err = s.deleteChunks(ctx, `DELETE FROM changes WHERE seq IN
+		(SELECT c.seq FROM changes c WHERE c.detected_at < ?
 			AND NOT EXISTS (SELECT 1 FROM results r WHERE r.id = c.result_id)
 			AND c.detected_at < (SELECT max(l.detected_at) FROM changes l WHERE l.series = c.series AND l.metric = c.metric)
 			ORDER BY c.detected_at LIMIT ?)`, before); err != nil {

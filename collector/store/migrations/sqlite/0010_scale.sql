@@ -46,5 +46,10 @@ CREATE INDEX results_fleet_received ON results (fleet, received, id);
 DROP INDEX results_command;
 CREATE INDEX results_command ON results (command_id, received, id);
 DROP INDEX results_started;
--- Retention prunes changes and the alerts raised by when they were found.
+-- Retention prunes changes and the alerts raised by when they were found,
+-- but the last of each series and metric.
 CREATE INDEX changes_detected ON changes (detected_at);
+CREATE INDEX changes_series ON changes (series, metric, detected_at);
+-- /metrics counts the series with a result received since a time,
+-- exported or not.
+CREATE INDEX series_received ON series (latest_received);
