@@ -6,16 +6,16 @@ _edgebench_collector() {
 		return
 	fi
 	case ${COMP_WORDS[1]} in
-	serve) words='--db --db-password-file --listen --accounts --tls-cert --tls-key --tls-client-ca --broker --username --password --ca --share --web --web-host --api-token-file --sign-ed25519-key-file --sign-hmac-key-file --keep --prefix --alert-webhook --log-level --help' ;;
+	serve) words='--db --db-password-file --listen --accounts --tls-cert --tls-key --tls-client-ca --broker --username --password --ca --share --web --web-host --api-token-file --sign-ed25519-key-file --sign-hmac-key-file --keep --keep-samples --prefix --alert-webhook --log-level --help' ;;
 	trigger) words='--server --api-token-file --device --fleet --select --connections -c --requests -n --duration -d --threads -t --keepalive -k --no-keepalive --header -H --method -m --body --timeout --rate --warmup --repeat --repeat-rsd --repeat-max --repeat-budget --label --queue --ttl --wait --max-wait --cacert --insecure --no-tls-resume --tls-version --h2 --h2c --streams --max-concurrent-streams --slo --start --max-rate --tolerance --trial --final --budget --help' ;;
 	cancel) words='--server --api-token-file --help' ;;
 	schedule) words='' ;;
 	changes) words='--db --db-password-file --fleet --device --since --min-pct --limit --cursor --final --json --help' ;;
 	rebuild-series) words='--db --db-password-file --min-pct --min-noise --alpha --window --min-before --max-before --min-after --restart --help' ;;
-	devices) words='--db --db-password-file --format --json --help' ;;
-	runs) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --limit --format --help' ;;
+	devices) words='--db --db-password-file --format --json --limit --after --help' ;;
+	runs) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --limit --before --format --help' ;;
 	show) words='--db --db-password-file --format --run --help' ;;
-	compare) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --by --metric --base --format --help' ;;
+	compare) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --by --metric --base --format --columns --same-path --max-runs --help' ;;
 	export) words='--db --db-password-file --fleet --device --cmd --label --since --exclude-throttled --exclude-invalid --format --help' ;;
 	help) words='serve trigger cancel schedule changes rebuild-series devices runs show compare export version' ;;
 	esac
