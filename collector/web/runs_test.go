@@ -91,3 +91,42 @@ func TestRunsPages(t *testing.T) {
 		}
 	})
 }
+
+// TestPrunedRunPage: the run page of a result whose samples were pruned
+// says so and shows the figures the store kept of it (its req/s as
+// stored), without charts; a result with its samples has its charts and
+// no such note.
+func TestPrunedRunPage(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		ctx := context.Background()
+		srv, s := newTestWeb(t, e)
+		rng := rand.New(rand.NewPCG(35, 35))
+		at := time.Now().Add(-40 * 24 * time.Hour)
+		r := storetest.FakeResult(rng, "lab", "pi-9", nil, at, 1234, 800)
+		in := storetest.Incoming(t, r)
+		in.Received = at
+		if _, err := s.Ingest(ctx, []store.Incoming{in}); err != nil {
+			t.Fatal(err)
+		}
+		figs, err := s.RunFigures(ctx, r.ID)
+		if err != nil || len(figs) != 1 {
+			t.Fatal(figs, err)
+		}
+		if _, err := s.Retain(ctx, store.Retention{Samples: time.Now().Add(-30 * 24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, srv.URL+"/runs/"+r.ID)
+		rps := fmt.Sprintf("Requests/sec: %.2f", figs[0].RPS)
+		if code != 200 || !strings.Contains(body, `id="pruned"`) || !strings.Contains(body, rps) || strings.Contains(body, "data-chart=") {
+			t.Errorf("the pruned result's page (%d): a note %v, %q %v, charts %v", code, strings.Contains(body, `id="pruned"`), rps,
+				strings.Contains(body, rps), strings.Contains(body, "data-chart="))
+		}
+		last, err := s.Runs(ctx, store.Filter{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, body := get(t, srv.URL+"/runs/"+last[0].ID); strings.Contains(body, `id="pruned"`) || !strings.Contains(body, "data-chart=") {
+			t.Errorf("a result with its samples: pruned note %v, charts %v", strings.Contains(body, `id="pruned"`), strings.Contains(body, "data-chart="))
+		}
+	})
+}
