@@ -61,10 +61,10 @@ if [ "$cores" -ge 2 ] && command -v taskset >/dev/null; then
 	half=$((cores / 2))
 	gen_cpus="0-$((half - 1))" srv_cpus="$half-$((cores - 1))"
 fi
-pin() { # cpus command...: the command on those cores, or as it is
+pin() { # cpus command...: the command on those cores, or as it is, in its place (exec: run with &, $! is the command, which cleanup stops)
 	local cpus=$1
 	shift
-	if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+	if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
 }
 
 echo "== collector: embedded broker on $BROKER, web UI on http://$WEB/, store $work/demo.db"
@@ -94,7 +94,7 @@ http {
 	server { listen $NGINX; root $work/html; }
 }
 NGX
-	pin "$srv_cpus" "$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf"
+	(pin "$srv_cpus" "$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf")
 	server=nginx url="http://$NGINX/index.html"
 fi
 
