@@ -31,7 +31,8 @@ type CommandStatus struct {
 //	POST /api/trigger               TriggerRequest -> Triggered
 //	GET  /api/commands/{id}         CommandStatus
 //	GET  /api/compare?by=&cmd=...   the comparison as text
-//	GET  /api/devices               []Device
+//	GET  /api/devices               []Device, a page at a time (listing.go)
+//	GET  /api/runs                  []ExportRow, the newest first, a page at a time (listing.go)
 //	POST /api/commands/{id}/cancel  Triggered (the cancel sent)
 func (c *Collector) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/trigger", func(w http.ResponseWriter, r *http.Request) {
@@ -99,14 +100,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 		}
 	})))
 	c.cancelAPI(mux)
-	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, r *http.Request) {
-		devs, err := c.store.Devices(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, devs)
-	})
+	c.listingAPI(mux)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -86,9 +86,13 @@ type Config struct {
 	Signer sign.Signer
 
 	// Keep, when set, is how long results (with their runs and samples),
-	// commands and events are kept: older ones are pruned at start and
-	// every hour.
+	// commands, events, schedules' firings, changes and alerts are kept:
+	// older ones are pruned at start and every hour.
 	Keep time.Duration
+	// KeepSamples is how long the per-second samples and histograms of
+	// results are kept (their summaries stay for Keep): default
+	// DefaultKeepSamples; below 0, for ever.
+	KeepSamples time.Duration
 
 	Alerts alerts.Config // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
 
@@ -119,6 +123,9 @@ func (c *Config) fill() error {
 		c.storeTimeout = defaultStoreTimeout
 	}
 	c.pairTimes.fill()
+	if c.KeepSamples == 0 {
+		c.KeepSamples = DefaultKeepSamples
+	}
 	if err := wire.ValidPrefix(c.Prefix); err != nil {
 		return fmt.Errorf("collector: %w", err)
 	}
@@ -277,10 +284,8 @@ func (c *Collector) start() error {
 	go c.heartbeats()
 	go c.rebuildSeries()
 	go c.sweepPairs()
-	if cfg.Keep > 0 {
-		c.wg.Add(1)
-		go c.retention()
-	}
+	c.wg.Add(1)
+	go c.retention()
 
 	cl, err := transport.Dial(transport.ClientConfig{
 		Broker: brokerURL, ClientID: cfg.ClientID, Username: user, Password: pass, CAFile: cfg.CAFile, Prefix: cfg.Prefix,

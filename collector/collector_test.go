@@ -543,13 +543,19 @@ func TestStoresThePayloadAsItCame(t *testing.T) {
 		_, err := col.Store().Result(ctx, res.ID)
 		return err == nil
 	})
-	var raw []byte
-	if err := sqliteDB(t, db).QueryRowContext(ctx, "SELECT raw FROM results WHERE id = ?", res.ID).Scan(&raw); err != nil {
+	// The payload as it came, while its samples are kept; the summary,
+	// kept longer, keeps the field this collector does not know.
+	var raw, summary []byte
+	if err := sqliteDB(t, db).QueryRowContext(ctx, "SELECT sa.raw, r.raw FROM results r JOIN result_samples sa ON sa.result_id = r.id WHERE r.id = ?",
+		res.ID).Scan(&raw, &summary); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(raw, newer) {
 		t.Errorf("stored %d bytes, received %d: not the payload as it came (has zz_future: %v)",
 			len(raw), len(newer), bytes.Contains(raw, []byte("zz_future")))
+	}
+	if !bytes.HasSuffix(summary, msgp.AppendString(msgp.AppendString(nil, "zz_future"), "kept")) || len(summary) >= len(newer) {
+		t.Errorf("the summary (%d bytes of %d) lost the newer field, or kept the samples", len(summary), len(newer))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/store"
@@ -143,8 +144,10 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	dbVar(fs, env, &db)
 	format := formatFlag(fs)
 	asJSON := fs.Bool("json", false, "the same as --format json")
-	addresses := fs.Bool("addresses", false, "the devices' addresses, one per line, as their births report them: a policy.fleet_file for the loaders of runs across two devices")
+	addresses := fs.Bool("addresses", false, "the devices' addresses, one per line, as their births report them: a policy.fleet_file for the loaders of runs across two devices (every page)")
 	fleet := fs.String("fleet", "", "only this fleet")
+	limit := fs.Int("limit", store.MaxPage, fmt.Sprintf("at most N devices, by fleet and id (1 to %d)", store.MaxPage))
+	afterFlag := fs.String("after", "", "the devices after this one (FLEET/DEVICE, as the last page said)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
@@ -154,14 +157,36 @@ func cmdDevices(ctx context.Context, env *cli.Env, args []string) error {
 	if *addresses && (*asJSON || *format != "text") {
 		return cli.Usagef("--addresses writes a fleet file: no --format with it")
 	}
+	if *limit < 1 || *limit > store.MaxPage {
+		return cli.Usagef("--limit %d: want 1 to %d (then --after the last one)", *limit, store.MaxPage)
+	}
+	after, err := store.ParseDeviceCursor(*afterFlag)
+	if err != nil {
+		return cli.Usagef("--after: %v", err)
+	}
 	s, err := openDB(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	devs, err := s.Devices(ctx)
-	if err != nil {
-		return err
+	// A page, or with --addresses every page: a fleet file names every
+	// board.
+	var devs []store.Device
+	for {
+		page, err := s.DevicesAfter(ctx, after, *limit)
+		if err != nil {
+			return err
+		}
+		devs = append(devs, page.Devices...)
+		next := page.Next.String()
+		if next == "" {
+			break
+		}
+		if !*addresses {
+			defer fmt.Fprintf(env.Stderr, "more devices: edgebench-collector devices --after %s\n", next)
+			break
+		}
+		after = page.Next
 	}
 	if *fleet != "" {
 		kept := devs[:0]
@@ -232,6 +257,7 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	var ff filterFlags
 	addFilterFlags(fs, env, &ff)
 	fs.IntVar(&ff.f.Limit, "limit", 20, "newest N results (0: all)")
+	beforeFlag := fs.String("before", "", "the results received before this cursor (as the last page said)")
 	format := formatFlag(fs)
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
@@ -239,12 +265,28 @@ func cmdRuns(ctx context.Context, env *cli.Env, args []string) error {
 	if err := checkFormat(*format); err != nil {
 		return err
 	}
+	if ff.f.Limit < 0 {
+		return cli.Usagef("--limit %d: want 0 (all) or more", ff.f.Limit)
+	}
+	before, err := store.ParseCursor(*beforeFlag)
+	if err != nil {
+		return cli.Usagef("--before: %v", err)
+	}
 	s, err := openDB(ctx, ff.db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rows, err := s.Runs(ctx, ff.filter())
+	f := ff.filter()
+	f.Before = before
+	if f.Limit > 0 {
+		f.Limit++ // one more: is there a next page?
+	}
+	rows, err := s.Runs(ctx, f)
+	if err == nil && f.Limit > 0 && len(rows) == f.Limit {
+		rows = rows[:len(rows)-1]
+		defer fmt.Fprintf(env.Stderr, "more runs: edgebench-collector runs --before %s (with the same filters)\n", rows[len(rows)-1].Cursor())
+	}
 	if err == nil {
 		err = s.AddVerdicts(ctx, rows)
 	}
@@ -375,14 +417,60 @@ func cmdShow(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Result(ctx, id)
+	res, kept, err := s.ResultKept(ctx, id)
 	if err != nil {
 		return err
 	}
 	if *idx >= len(res.Runs) {
 		return cli.Usagef("--run %d: result %s has runs 0 to %d", *idx, id, len(res.Runs)-1)
 	}
+	if kept.SamplesPruned && *format != "json" {
+		figs, err := s.RunFigures(ctx, id)
+		if err != nil {
+			return err
+		}
+		return writePruned(env.Stdout, res, figs, *idx)
+	}
 	return writeShow(env.Stdout, res, *format, *idx)
+}
+
+// writePruned writes what is kept of a result whose samples were pruned:
+// its head as writeShow's, then per run (or only run only) the figures
+// the store keeps, the verdict and the System section of the probe's
+// summary.
+func writePruned(w io.Writer, res *wire.Result, figs []figures.Run, only int) error {
+	escape.MakePrintable(res)
+	if err := writeShow(w, &wire.Result{ID: res.ID, Fleet: res.Fleet, Device: res.Device, CreatedAt: res.CreatedAt, Outcome: res.Outcome,
+		Reason: res.Reason, Labels: res.Labels, Spec: res.Spec, Fingerprint: res.Fingerprint, Capacity: res.Capacity}, "edgebench", -1); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nsamples pruned: the per-second samples, timelines and latency histograms of this result are no longer kept"+
+		" (the collector keeps them for --keep-samples); what is kept of each run:")
+	for i := range res.Runs {
+		if only >= 0 && i != only {
+			continue
+		}
+		run := &res.Runs[i]
+		if len(res.Runs) > 1 {
+			fmt.Fprintf(w, "\n--- run %d of %d\n", i+1, len(res.Runs))
+		}
+		fmt.Fprintln(w)
+		if i < len(figs) {
+			if err := figures.WriteSummary(w, figs[i]); err != nil {
+				return err
+			}
+		}
+		if v := rebuild.VerdictOf(run); v != nil {
+			fmt.Fprintf(w, "Verdict:      %s\n", v.Line())
+		}
+		if run.System != nil {
+			fmt.Fprintln(w)
+			if err := rebuild.SystemReport(run.System).WriteText(w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeShow writes a result's report: its spec, the device, then per run
@@ -491,11 +579,26 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 	metric := fs.String("metric", "rps,p50,p99", "figures to test, comma-separated: "+strings.Join(compare.MetricNames(), ", "))
 	base := fs.String("base", "", "the group the others are compared to (default the first seen)")
 	format := fs.String("format", "text", "text or json")
+	columns := fs.String("columns", "default", "the tables' columns, comma-separated metrics ("+strings.Join(compare.MetricNames(), ", ")+
+		"), or seed (the seeds' table: mean, stdev, peak, requests, timeouts, user %, idle %), all or default")
+	samePath := fs.Bool("same-path", false, "compare one page served by different hosts (each device its own URL) in one table: URLs count by their path")
+	maxRuns := fs.Int("max-runs", compare.DefaultMaxRuns, "read at most this many runs, the newest received (0: all)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
 		return cli.Usagef("--format %q: want text or json", *format)
+	}
+	cols, err := compare.ParseColumns(*columns)
+	var cqe *compare.QueryError
+	if errors.As(err, &cqe) {
+		return cli.Usagef("--columns: %s", cqe.Msg)
+	}
+	if *maxRuns < 0 {
+		return cli.Usagef("--max-runs %d: want 0 (all) or more", *maxRuns)
+	}
+	if *maxRuns == 0 {
+		*maxRuns = -1 // compare's "no bound"
 	}
 	metrics := strings.Split(*metric, ",")
 	for _, m := range metrics {
@@ -508,7 +611,8 @@ func cmdCompare(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	c, err := compare.Runs(ctx, s, compare.Options{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter()})
+	c, err := compare.Runs(ctx, s, compare.Options{By: *by, Metrics: metrics, Base: *base, Filter: ff.filter(), Columns: cols,
+		SamePath: *samePath, MaxRuns: *maxRuns})
 	var qe *compare.QueryError
 	if errors.As(err, &qe) {
 		return cli.Usagef("%s", qe.Msg)

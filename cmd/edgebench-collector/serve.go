@@ -39,7 +39,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
-	keep                       time.Duration
+	keep, keepSamples          time.Duration
 	alerts                     alerts.Config
 	ingest                     ingestSettings
 	limits                     broker.Limits
@@ -86,6 +86,14 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	if st.Keep != "" {
 		if c.keep, err = parseKeep(st.Keep); err != nil {
 			return nil, cli.Usagef("%s: keep %q: %v", where("keep"), st.Keep, err)
+		}
+	}
+	switch st.KeepSamples {
+	case "all":
+		c.keepSamples = -1
+	default:
+		if c.keepSamples, err = parseKeep(st.KeepSamples); err != nil {
+			return nil, cli.Usagef("%s: keep_samples %q: %v, or all", where("keep_samples"), st.KeepSamples, err)
 		}
 	}
 	if st.AlertWebhook != "" {
@@ -155,7 +163,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	defer log.Sync()
 	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
 		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, Log: log, Alerts: sc.alerts,
+		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, KeepSamples: sc.keepSamples, Log: log, Alerts: sc.alerts,
 		MetricsToken: sc.metricsToken, WebMaxExpensive: sc.webMaxExpensive, Schedules: sc.schedules,
 		IngestWorkers: sc.ingest.Workers, BatchMax: sc.ingest.BatchMax, QueueLen: sc.ingest.QueueLen, BrokerLimits: sc.limits}
 	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {

@@ -52,7 +52,8 @@ type settings struct {
 	SignEd25519KeyFile string `yaml:"sign_ed25519_key_file" help:"sign every command with this Ed25519 private key (PEM, hex or base64); devices hold its public key"`
 	SignHMACKeyFile    string `yaml:"sign_hmac_key_file" help:"sign every command with this HMAC-SHA256 key (hex or base64, at least 32 bytes), shared with the devices"`
 
-	Keep         string `yaml:"keep" help:"keep results (with their samples), commands and events this long, e.g. 180d or 720h; prune older ones (empty: keep all)"`
+	Keep         string `yaml:"keep" help:"keep results' summaries, commands, events, schedules' firings, changes and alerts this long, e.g. 365d or 720h; prune older ones (empty: keep all)"`
+	KeepSamples  string `yaml:"keep_samples" help:"keep results' per-second samples and histograms (the bulk of a result) this long, e.g. 30d, or all; their summaries stay for keep"`
 	AlertWebhook string `yaml:"alert_webhook" help:"POST every alert (change, quiet device, missed firing, growing spool) as JSON to this URL, retried with backoff"`
 	LogLevel     string `yaml:"log_level" help:"debug, info, warn or error"`
 
@@ -91,7 +92,7 @@ type limitSettings struct {
 // would take, written out so that --help and the manual page show them.
 func defaultSettings() settings {
 	return settings{
-		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info", WebMaxExpensive: 2,
+		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info", WebMaxExpensive: 2, KeepSamples: "30d",
 		MaxSchedules: store.DefaultMaxSchedules, ScheduleMinEvery: store.DefaultMinEvery, ScheduleMaxJitter: store.DefaultMaxJitter,
 		Alerts: alertSettings{Interval: time.Minute, Quiet: 5 * time.Minute, SpoolMax: 10, Retries: 6, Backoff: time.Second, QueueLen: 1024},
 		Ingest: ingestSettings{Workers: 256, BatchMax: 256, QueueLen: 8192},

@@ -24,7 +24,13 @@ type Metric struct {
 	// Sparse: only some results have it (capacity): a table shows it
 	// only when one of its groups has it.
 	Sparse bool
-	get    func(*figures.Run) float64
+	// OptIn: shown only when --columns names it (or a preset does).
+	OptIn bool
+	// Peak: a group shows the highest of its runs' values, not their
+	// median (the differences still compare the runs' values).
+	Peak bool
+	Note string // what the column is, when its title does not say
+	get  func(*figures.Run) float64
 }
 
 // metrics are the figures of a comparison, in the order of the seeds'
@@ -34,10 +40,25 @@ var metrics = []Metric{
 	{Name: "mean", Title: "mean", Unit: "µs", get: func(f *figures.Run) float64 { return f.MeanUS }},
 	{Name: "p50", Title: "p50", Unit: "µs", get: func(f *figures.Run) float64 { return f.P50US }},
 	{Name: "p99", Title: "p99", Unit: "µs", get: func(f *figures.Run) float64 { return f.P99US }},
-	{Name: "max", Title: "max", Unit: "µs", get: func(f *figures.Run) float64 { return f.MaxUS }},
+	{Name: "stdev", Title: "stdev", Unit: "µs", OptIn: true, Note: "the latency's standard deviation within each run (wrk's Stdev)",
+		get: func(f *figures.Run) float64 { return f.StdevUS }},
+	{Name: "max", Title: "max", Unit: "µs", Note: "each run's highest latency; the group's median of them (peak: the highest of all)",
+		get: func(f *figures.Run) float64 { return f.MaxUS }},
+	{Name: "peak", Title: "peak", Unit: "µs", OptIn: true, Peak: true, Note: "the highest latency of any run of the group, not a median",
+		get: func(f *figures.Run) float64 { return f.MaxUS }},
+	{Name: "requests", Title: "requests", Count: true, OptIn: true, Note: "responses received in the runs' measured windows",
+		get: func(f *figures.Run) float64 { return float64(f.Completed) }},
 	{Name: "timeouts", Title: "timeouts", Count: true, get: func(f *figures.Run) float64 { return float64(f.Timeouts) }},
 	{Name: "errors", Title: "errors", Count: true, get: func(f *figures.Run) float64 { return float64(f.Errors) }},
-	{Name: "cpu", Title: "CPU %", Unit: "%", get: func(f *figures.Run) float64 { return f.CPUPct }},
+	{Name: "cpu", Title: "CPU %", Unit: "%", Note: "the machine's busy share, all cores (100 % less idle and iowait)",
+		get: func(f *figures.Run) float64 { return f.CPUPct }},
+	{Name: "cpu_user", Title: "user %", Unit: "%", OptIn: true, Note: "the machine's user and nice share, all cores",
+		get: func(f *figures.Run) float64 { return f.CPUUser }},
+	{Name: "cpu_idle", Title: "idle %", Unit: "%", OptIn: true, Note: "the machine's idle share, all cores (iowait apart)",
+		get: func(f *figures.Run) float64 { return f.CPUIdle }},
+	{Name: "server_cpu", Title: "server CPU %", Unit: "%", Sparse: true,
+		Note: "the server's processes with what they hand their work to (php-fpm behind nginx), % of one core",
+		get:  func(f *figures.Run) float64 { return f.ServerCPU }},
 	{Name: "io", Title: "IO KB/s", Unit: "KB/s", get: func(f *figures.Run) float64 { return f.IOKBs }},
 	{Name: "mem", Title: "mem MB", Unit: "MB", get: func(f *figures.Run) float64 { return f.MemKB / 1024 }},
 	{Name: "capacity", Title: "capacity", Unit: "req/s", Higher: true, Sparse: true, get: func(f *figures.Run) float64 { return f.CapacityRPS }},
@@ -66,6 +87,12 @@ func MetricNames() []string {
 // its 95 % interval: the median and the interval of the median, or for a
 // count the total of the runs (no interval: NaN).
 func (m Metric) Shown(s stats.GroupStats) (v, lo, hi float64) {
+	if m.Peak {
+		if s.N == 0 {
+			return math.NaN(), math.NaN(), math.NaN()
+		}
+		return s.Max, math.NaN(), math.NaN()
+	}
 	if m.Count {
 		if s.N == 0 {
 			return math.NaN(), math.NaN(), math.NaN()
@@ -90,6 +117,16 @@ type Options struct {
 	Metrics []string     // figures to test for differences; default rps, p50, p99
 	Base    string       // the group others are compared to; default the first seen
 	Filter  store.Filter // which runs; Filter.ExcludeThrottled leaves throttled runs out
+	// Columns are the metrics the tables show, in order; nil: the
+	// default ones (ParseColumns).
+	Columns []string
+	// SamePath compares one page served by different hosts as one spec:
+	// URLs count by their path (the tables say which hosts).
+	SamePath bool
+	// MaxRuns is the most runs to read, the newest received (a request's
+	// cost is bounded whatever the history holds); 0: DefaultMaxRuns,
+	// below 0: no bound.
+	MaxRuns int
 }
 
 // Group is one group of a comparison table.
@@ -113,6 +150,9 @@ type Table struct {
 	Spec   group.Spec `json:"spec"`
 	Base   string     `json:"base"` // "" when the base group asked for has no runs of this spec
 	Groups []Group    `json:"groups"`
+	// Hosts are the scheme and host of each URL of the table's runs, in
+	// the order they first appear, with SamePath.
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Comparison is one table per spec of groups and their differences.
@@ -123,7 +163,13 @@ type Comparison struct {
 	ByNote           string   `json:"by_note,omitempty"` // which of a label and a field of one name the groups are by
 	ExcludeInvalid   bool     `json:"exclude_invalid"`
 	Tables           []Table  `json:"tables"`
-	base             string   // the base group asked for, if any
+	Columns          []string `json:"columns,omitempty"`
+	SamePath         bool     `json:"same_path,omitempty"`
+	// Capped, when not 0, is the number of runs compared: the newest
+	// received, as far as MaxRuns (and one), of more that matched.
+	Capped  int    `json:"capped,omitempty"`
+	MaxRuns int    `json:"max_runs,omitempty"`
+	base    string // the base group asked for, if any
 }
 
 // Build computes a comparison of runs already grouped: one
@@ -135,13 +181,17 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 		return nil, err
 	}
 	c := &Comparison{By: o.By, Tested: tested, ExcludeThrottled: o.Filter.ExcludeThrottled,
-		ExcludeInvalid: o.Filter.ExcludeInvalid, base: o.Base}
+		ExcludeInvalid: o.Filter.ExcludeInvalid, Columns: o.Columns, SamePath: o.SamePath, base: o.Base}
 	tables := map[string]int{}
 	groups := []map[string]int{}
 	baseSeen := false
 	for i := range runs {
 		r := &runs[i]
 		spec := r.Spec.Without(group.SpecPartOf(o.By))
+		host := ""
+		if o.SamePath {
+			spec, host = samePath(spec)
+		}
 		k := spec.Key()
 		ti, ok := tables[k]
 		if !ok {
@@ -151,6 +201,9 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 			groups = append(groups, map[string]int{})
 		}
 		t := &c.Tables[ti]
+		if host != "" && !slices.Contains(t.Hosts, host) {
+			t.Hosts = append(t.Hosts, host)
+		}
 		gi, ok := groups[ti][r.Group]
 		if !ok {
 			gi = len(t.Groups)
@@ -231,21 +284,4 @@ func Build(runs []store.GroupedRun, o Options) (*Comparison, error) {
 		}
 	}
 	return c, nil
-}
-
-// shown are the metrics a table shows: all but the sparse ones none of
-// its groups has.
-func (t *Table) shown() []Metric {
-	var out []Metric
-	for _, m := range metrics {
-		has := !m.Sparse
-		for _, g := range t.Groups {
-			_, ok := g.Stats[m.Name]
-			has = has || ok
-		}
-		if has {
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -9,4 +9,4 @@ import "github.com/edgebench/edgebench/collector/stats"
 func Cell(m Metric, s stats.GroupStats) (string, bool) { return cell(m, s) }
 
 // Shown are the metrics t shows.
-func (t *Table) Shown() []Metric { return t.shown() }
+func (t *Table) Shown() []Metric { return t.shown(nil) }

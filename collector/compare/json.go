@@ -73,8 +73,11 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 		Tested           []string    `json:"tested"`
 		ExcludeThrottled bool        `json:"exclude_throttled"`
 		ExcludeInvalid   bool        `json:"exclude_invalid"`
+		Capped           int         `json:"capped,omitempty"`   // runs compared, the newest, of more that matched
+		MaxRuns          int         `json:"max_runs,omitempty"` // the cap
 		Tables           []tableJSON `json:"tables"`
-	}{By: c.By, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, ExcludeInvalid: c.ExcludeInvalid, Tables: []tableJSON{}}
+	}{By: c.By, Tested: c.Tested, ExcludeThrottled: c.ExcludeThrottled, ExcludeInvalid: c.ExcludeInvalid, Capped: c.Capped,
+		MaxRuns: c.MaxRuns, Tables: []tableJSON{}}
 	for _, t := range c.Tables {
 		tj := tableJSON{Spec: t.Spec, Base: t.Base, Groups: []groupJSON{}}
 		for _, g := range t.Groups {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/edgebench/edgebench/collector/escape"
@@ -16,17 +17,20 @@ import (
 // compareParams are the parameters of a comparison asked over HTTP, and
 // maxParam the longest value one may have: a query is checked before
 // any work (5,000 metrics would cost seconds of CPU).
-var compareParams = []string{"by", "metric", "base", "fleet", "device", "cmd", "exclude_throttled", "exclude_invalid"}
+var compareParams = []string{"by", "metric", "base", "fleet", "device", "cmd", "exclude_throttled", "exclude_invalid",
+	"columns", "same_path", "max_runs"}
 
 const maxParam = 256
 
 // ParseQuery reads a comparison from URL parameters: by, metric
-// (comma-separated), base, fleet, device, cmd and exclude_throttled, each
-// at most once and at most 256 bytes long. Anything else is a QueryError.
+// (comma-separated), base, fleet, device, cmd, exclude_throttled,
+// exclude_invalid, columns (as --columns), same_path and max_runs (at
+// most DefaultMaxRuns: a request over HTTP reads no more), each at most
+// once and at most 256 bytes long. Anything else is a QueryError.
 func ParseQuery(q url.Values) (Options, error) {
 	o := Options{By: q.Get("by"), Base: q.Get("base"), Filter: store.Filter{Fleet: q.Get("fleet"), Device: q.Get("device"),
 		Command: q.Get("cmd"), ExcludeThrottled: q.Get("exclude_throttled") != "",
-		ExcludeInvalid: q.Get("exclude_invalid") != ""}}
+		ExcludeInvalid: q.Get("exclude_invalid") != ""}, SamePath: q.Get("same_path") != ""}
 	if len(q) > len(compareParams) {
 		return o, queryErrorf("%d parameters: a comparison takes %s", len(q), strings.Join(compareParams, ", "))
 	}
@@ -43,7 +47,18 @@ func ParseQuery(q url.Values) (Options, error) {
 	if m := q.Get("metric"); m != "" {
 		o.Metrics = strings.Split(m, ",")
 	}
-	_, err := testedMetrics(o.Metrics)
+	if v := q.Get("max_runs"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > DefaultMaxRuns {
+			return o, queryErrorf("max_runs %q: want a number from 1 to %d", escape.Printable(wire.Clip(v)), DefaultMaxRuns)
+		}
+		o.MaxRuns = n
+	}
+	var err error
+	if o.Columns, err = ParseColumns(q.Get("columns")); err != nil {
+		return o, err
+	}
+	_, err = testedMetrics(o.Metrics)
 	return o, err
 }
 

@@ -41,13 +41,18 @@ func Runs(ctx context.Context, st Store, o Options) (*Comparison, error) {
 				strings.Join(group.Keys(nil), ", "))
 		}
 	}
-	runs, err := st.GroupRuns(ctx, o.By, o.Filter) // with each run's verdict; --exclude-invalid's left out
+	f := o.Filter
+	limit := o.maxRuns()
+	if limit > 0 {
+		f.Limit = limit + 1 // one more: are there more than the cap?
+	}
+	runs, err := st.GroupRuns(ctx, o.By, f) // with each run's verdict; --exclude-invalid's left out
 	if err != nil {
 		return nil, err
 	}
 	note := ""
 	if len(runs) > 0 {
-		labels, err := st.LabelKeys(ctx, o.Filter)
+		labels, err := st.LabelKeys(ctx, f)
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +71,27 @@ func Runs(ctx context.Context, st Store, o Options) (*Comparison, error) {
 	c, err := Build(runs, o)
 	if c != nil {
 		c.ByNote = note
+		if limit > 0 && len(runs) > limit {
+			c.Capped, c.MaxRuns = len(runs), limit
+		}
 	}
 	return c, err
+}
+
+// DefaultMaxRuns is how many runs a comparison reads at most unless told
+// otherwise (Options.MaxRuns): the newest received. Beyond it a
+// comparison says it was capped and how to narrow it.
+const DefaultMaxRuns = 50000
+
+// maxRuns is the cap of o: DefaultMaxRuns unless set, 0 for none.
+func (o Options) maxRuns() int {
+	switch {
+	case o.MaxRuns == 0:
+		return DefaultMaxRuns
+	case o.MaxRuns < 0:
+		return 0
+	}
+	return o.MaxRuns
 }
 
 // testedMetrics checks the metrics to test: known, each once.

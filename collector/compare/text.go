@@ -35,6 +35,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%d specs: runs of different work are compared apart\n\n", len(c.Tables))
 	}
 	throttled, invalid, infinite, deltas, shifts := 0, 0, false, false, false
+	var columns []Metric // shown by any table
 	var notes []string
 	for ti, t := range c.Tables {
 		if ti > 0 {
@@ -45,9 +46,17 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		} else {
 			fmt.Fprintf(&b, "spec: %s\n", escape.Printable(t.Spec.String()))
 		}
+		if len(t.Hosts) > 0 {
+			fmt.Fprintf(&b, "the same path on %d hosts (--same-path): %s\n", len(t.Hosts), escape.Printable(strings.Join(t.Hosts, ", ")))
+		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		hdr := []string{escape.Printable(c.By), "n"}
-		shown := t.shown()
+		shown := t.shown(c.Columns)
+		for _, m := range shown {
+			if !slices.ContainsFunc(columns, func(o Metric) bool { return o.Name == m.Name }) {
+				columns = append(columns, m)
+			}
+		}
 		for _, m := range shown {
 			hdr = append(hdr, m.Title)
 		}
@@ -115,7 +124,13 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	b.WriteString("\nreq/s, latency, CPU, IO and mem: medians of the runs of each group, ± the larger side of their 95 % interval; timeouts and errors: totals of the runs\n")
+	b.WriteByte('\n')
+	for _, l := range columnsNote(columns) {
+		b.WriteString(l + "\n")
+	}
+	if n := c.hostsNote(); n != "" {
+		b.WriteString("note: " + n + "\n")
+	}
 	if infinite {
 		fmt.Fprintf(&b, "±∞: fewer than %d runs, too few for a 95 %% interval of the median\n", stats.MedianCIRuns)
 	}
@@ -139,6 +154,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	for _, n := range notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if c.Capped > 0 {
+		fmt.Fprintf(&b, "capped: only the newest %d runs received are compared (at most %d are read): older ones match too; "+
+			"narrow with --since, --fleet, --device, --label or --cmd, or raise --max-runs\n", c.Capped, c.MaxRuns)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

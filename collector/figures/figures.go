@@ -1,7 +1,10 @@
 package figures
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,11 +26,17 @@ type Run struct {
 	P50US     float64
 	P99US     float64
 	MaxUS     float64
+	StdevUS   float64 // the latency's standard deviation (wrk's Stdev)
 	Timeouts  int64
 	Errors    int64
 	ErrBy     wire.ErrorCounts
 	CPUPct    float64 // busy: 100 % less idle and iowait
 	CPUUser   float64
+	CPUIdle   float64 // the machine's idle share (not iowait), as the seeds' tables give it
+	// ServerCPU is the server's CPU, % of one core: its rows of role
+	// server and upstream summed (verdict.ServerCPU); NaN when the probe
+	// did not see it.
+	ServerCPU float64
 	IOKBs     float64 // read plus write over the whole disks (partitions left out)
 	MemKB     float64 // used
 	CachedKB  float64
@@ -59,9 +68,9 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 	nan := math.NaN()
 	f := Run{
 		Started: run.StartedAt, DurationS: float64(run.DurationUS) / 1e6, Completed: run.Completed,
-		MeanUS: nan, P50US: nan, P99US: nan, MaxUS: nan,
+		MeanUS: nan, P50US: nan, P99US: nan, MaxUS: nan, StdevUS: nan,
 		Timeouts: run.Errors.Timeout, ErrBy: run.Errors,
-		CPUPct: nan, CPUUser: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan, CapacityRPS: nan,
+		CPUPct: nan, CPUUser: nan, CPUIdle: nan, ServerCPU: nan, IOKBs: nan, MemKB: nan, CachedKB: nan, TempC: nan, CapacityRPS: nan,
 		Throttled: fp.Throttled || fp.FreqDropped,
 	}
 	if v := run.Verdict; v != nil {
@@ -79,6 +88,7 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 			f.P50US = float64(h.Quantile(0.50))
 			f.P99US = float64(h.Quantile(0.99))
 			f.MaxUS = float64(h.Max())
+			f.StdevUS = h.StdDev()
 		}
 		if err == nil {
 			histograms.Put(h)
@@ -89,6 +99,16 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 		if c := su.CPU; c != nil {
 			f.CPUPct = float64(10000-c.Idle.Mean-c.IOWait.Mean) / 100
 			f.CPUUser = float64(c.User.Mean+c.Nice.Mean) / 100
+			f.CPUIdle = float64(c.Idle.Mean) / 100
+		}
+		if len(su.Procs) > 0 {
+			// The summary alone: the server's rows are its figures, not
+			// the samples'.
+			only := *sy
+			only.Samples = nil
+			if v, ok := verdict.ServerCPU(verdict.Input{System: rebuild.SystemReport(&only)}); ok {
+				f.ServerCPU = v
+			}
 		}
 		if len(su.Disks) > 0 {
 			f.IOKBs = 0
@@ -113,4 +133,33 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 		}
 	}
 	return f
+}
+
+// WriteSummary writes what the store keeps of a run once its per-second
+// samples and histograms are pruned: its figures, a line each.
+func WriteSummary(w io.Writer, f Run) error {
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	lat := func(us float64) string {
+		switch {
+		case math.IsNaN(us):
+			return "-"
+		case us >= 1e6:
+			return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+		case us >= 1e3:
+			return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+		}
+		return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
+	}
+	_, err := fmt.Fprintf(w, "Requests/sec: %s (%d responses in %.2f s)\n"+
+		"Latency:      mean %s, stdev %s, p50 %s, p99 %s, max %s\n"+
+		"Errors:       %d (timeouts %d)\n"+
+		"CPU %%:        busy %s, user %s, idle %s; the server %s of one core\n",
+		num(f.RPS), f.Completed, f.DurationS, lat(f.MeanUS), lat(f.StdevUS), lat(f.P50US), lat(f.P99US), lat(f.MaxUS),
+		f.Errors, f.Timeouts, num(f.CPUPct), num(f.CPUUser), num(f.CPUIdle), num(f.ServerCPU))
+	return err
 }

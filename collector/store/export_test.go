@@ -48,3 +48,7 @@ func GroupColumns() []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Trace calls f with each statement the store runs, as its engine gets
+// it (nil: none).
+func (s *Store) Trace(f func(query string, args []any)) { s.trace = f }

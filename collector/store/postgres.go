@@ -40,7 +40,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{w: db, r: db, d: dialect{pg: true, unavailable: pgUnavailable}}
+	s := &Store{w: db, r: db, d: dialect{pg: true, unavailable: pgUnavailable}, parts: map[int64]bool{}}
 	if err := s.migratePostgres(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", name, s.wrap(oneLineError{err}))
@@ -54,6 +54,14 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
 	if s.backfilled, err = s.backfillVerdicts(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", name, err)
+	}
+	if err := s.backfillRuns(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", name, err)
+	}
+	if err := s.PrepareDays(ctx, time.Now()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}

@@ -1,11 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,11 +84,19 @@ const busyCmd = `CASE WHEN d.busy_cmd = '' OR EXISTS (SELECT 1 FROM events e
 	AND e.state IN ('` + string(wire.StateRejected) + `', '` + string(wire.StateSucceeded) + `', '` + string(wire.StateFailed) + `', '` +
 	string(wire.StateCancelled) + `', '` + string(wire.StateTimedOut) + `')) THEN '' ELSE d.busy_cmd END`
 
-// Devices lists the devices, by fleet and id. A device's BusyCommand ends
-// with its terminal event (busyCmd).
+// Devices lists every device, by fleet and id: for what needs them all
+// (a trigger's selection, the alerts' watch); the pages and the API list
+// them a page at a time (DevicesAfter). A device's BusyCommand ends with
+// its terminal event (busyCmd).
 func (s *Store) Devices(ctx context.Context) ([]Device, error) {
+	return s.devices(ctx, "ORDER BY d.fleet, d.id")
+}
+
+// devices lists the devices that tail (a WHERE, ORDER BY and LIMIT
+// clause on devices d, with args) selects.
+func (s *Store) devices(ctx context.Context, tail string, args ...any) ([]Device, error) {
 	rows, err := s.query(ctx, s.r, `SELECT d.fleet, d.id, d.state, d.online, d.boot_id, d.conn_seq, d.info, d.labels, d.heartbeat, `+busyCmd+`,
-		d.last_seen, d.last_result, d.last_result_at FROM devices d ORDER BY d.fleet, d.id`)
+		d.last_seen, d.last_result, d.last_result_at FROM devices d `+tail, args...)
 	if err != nil {
 		return nil, fmt.Errorf("devices: %w", err)
 	}
@@ -139,7 +148,10 @@ type Filter struct {
 	// ExcludeInvalid leaves out of a comparison the runs whose verdict
 	// says their figure does not stand.
 	ExcludeInvalid bool
-	Limit          int // results, the last received first; 0: no limit
+	Limit          int // results (runs, of GroupRuns), the last received first; 0: no limit
+	// Before pages: only the results after it in the order of the
+	// listing, the last received first (RunsAfter).
+	Before Cursor
 }
 
 // where builds the SQL condition of f over the results table r.
@@ -174,6 +186,9 @@ func (d dialect) where(f Filter) (string, []any) {
 	}
 	if f.ExcludeThrottled {
 		add("NOT r.throttled")
+	}
+	if !f.Before.IsZero() {
+		add("(r.received, r.id) < (?, ?)", f.Before.Received, f.Before.ID)
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -211,21 +226,28 @@ type RunRow struct {
 	// AddVerdicts, empty for results recorded before them.
 	Verdict string `json:"verdict,omitempty"`
 	Stable  string `json:"stable,omitempty"`
+
+	cursor Cursor // its place in the listing
 }
 
 // Runs lists results matching f, the last received by the collector
-// first: a device's clock does not decide what a page shows.
+// first: a device's clock does not decide what a page shows. The page of
+// results is chosen first, on the results alone (an index of received
+// serves it), and only its runs are read.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	where, args := s.d.where(f)
-	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.labels, coalesce(sp.spec, ''), r.url,
+	page := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.received, r.labels, r.url,
+		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled FROM results r WHERE ` + where + ` ORDER BY r.received DESC, r.id DESC`
+	if f.Limit > 0 {
+		page += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	q := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.received, r.labels, coalesce(sp.spec, ''), r.url,
 		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled,
 		coalesce(avg(u.rps), 0), avg(u.mean_us), avg(u.p50_us), avg(u.p99_us), max(u.max_us),
 		CAST(coalesce(sum(u.timeouts), 0) AS BIGINT), CAST(coalesce(sum(u.errors), 0) AS BIGINT), avg(u.cpu_pct), avg(u.io_kbs), avg(u.mem_kb)
-		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
-		WHERE ` + where + ` GROUP BY r.id, sp.spec ORDER BY r.received DESC, r.id DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
+		FROM (` + page + `) r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
+		GROUP BY r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.received, r.labels, sp.spec, r.url,
+		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled ORDER BY r.received DESC, r.id DESC`
 	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
@@ -237,13 +259,14 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 		var started int64
 		var labels, spec string
 		var mean, p50, p99, mx, cpu, io, mem sql.NullFloat64
-		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &r.Reason, &started, &labels, &spec, &r.URL,
+		if err := rows.Scan(&r.ID, &r.Fleet, &r.Device, &r.CommandID, &r.Outcome, &r.Reason, &started, &r.cursor.Received, &labels, &spec, &r.URL,
 			&r.Conns, &r.Runs, &r.Board, &r.Server, &r.Loader, &r.Throttled, &r.RPS, &mean, &p50, &p99, &mx, &r.Timeouts, &r.Errors,
 			&cpu, &io, &mem); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
 		r.Spec = parseSpec(spec, r.URL, r.Conns)
 		r.Started = unixTime(started)
+		r.cursor.ID = r.ID
 		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
 			return nil, fmt.Errorf("runs: %s labels: %w", r.ID, err)
 		}
@@ -257,21 +280,11 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 	return out, nil
 }
 
-// Result returns a stored result, decoded from the payload it came in.
+// Result returns a stored result, decoded from the payload it came in,
+// or its summary once its samples were pruned (ResultKept says which).
 func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
-	var raw []byte
-	err := s.queryRow(ctx, s.r, "SELECT raw FROM results WHERE id = ?", id).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("result %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("result %s: %w", id, s.wrap(err))
-	}
-	r, err := wire.DecodeResultMax(raw, MaxStoredPayload)
-	if err != nil {
-		return nil, fmt.Errorf("result %s: stored payload: %w", id, err)
-	}
-	return r, nil
+	r, _, err := s.ResultKept(ctx, id)
+	return r, err
 }
 
 // ResultIDPrefix resolves a unique prefix of a result id (or "last", the
@@ -410,6 +423,9 @@ type GroupedRun struct {
 	ResultID string
 	Spec     group.Spec
 	figures.Run
+
+	received int64 // when the collector received its result
+	idx      int   // its place among its result's runs
 }
 
 // GroupRuns returns the runs matching f with their spec and their group
@@ -444,7 +460,8 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	}
 	q := `SELECT CAST(` + col + ` AS TEXT), r.id, coalesce(sp.spec, ''), r.url, r.connections, u.started, u.duration_s, u.completed, u.rps, u.mean_us, u.p50_us, u.p99_us, u.max_us,
 		u.timeouts, u.errors, u.err_connect, u.err_read, u.err_write, u.err_status, u.err_length,
-		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled, u.capacity_rps, u.limited_by, u.valid
+		u.cpu_pct, u.cpu_user_pct, u.io_kbs, u.mem_kb, u.cached_kb, u.temp_c, u.throttled, u.capacity_rps, u.limited_by, u.valid,
+		u.stdev_us, u.cpu_idle_pct, u.server_cpu_pct, r.received, u.idx
 		FROM results r JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		WHERE r.outcome = 'succeeded' AND ` + where
 	if f.ExcludeThrottled {
@@ -453,7 +470,12 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	if f.ExcludeInvalid { // a run without a verdict stays
 		q += " AND (u.valid IS NULL OR u.valid)"
 	}
-	q += " ORDER BY r.started, r.id, u.idx"
+	// The newest first, which an index of received serves, as far as
+	// f.Limit; the runs are then put back in the order they ran.
+	q += " ORDER BY r.received DESC, r.id DESC, u.idx"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
 	rows, err := s.query(ctx, s.r, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("group runs by %s: %w", by, err)
@@ -466,13 +488,14 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		var started int64
 		var spec, url string
 		var conns int
-		var mean, p50, p99, mx, cpu, user, io, mem, cached, temp, capRPS sql.NullFloat64
+		var mean, p50, p99, mx, cpu, user, io, mem, cached, temp, capRPS, stdev, idle, server sql.NullFloat64
 		var limitedBy sql.NullString
 		var valid sql.NullBool
 		e := &g.ErrBy
 		if err := rows.Scan(&g.Group, &g.ResultID, &spec, &url, &conns, &started, &g.DurationS, &g.Completed, &g.RPS, &mean, &p50, &p99, &mx,
 			&g.Timeouts, &g.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
-			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled, &capRPS, &limitedBy, &valid); err != nil {
+			&cpu, &user, &io, &mem, &cached, &temp, &g.Throttled, &capRPS, &limitedBy, &valid,
+			&stdev, &idle, &server, &g.received, &g.idx); err != nil {
 			return nil, fmt.Errorf("group runs by %s: %w", by, err)
 		}
 		sp, ok := specs[g.ResultID]
@@ -489,12 +512,18 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		g.MeanUS, g.P50US, g.P99US, g.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
 		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = nf(cpu), nf(user), nf(io), nf(mem), nf(cached), nf(temp)
 		g.CapacityRPS = nf(capRPS)
+		g.StdevUS, g.CPUIdle, g.ServerCPU = nf(stdev), nf(idle), nf(server)
 		g.Invalid, g.GeneratorBound = runVerdict(limitedBy, valid)
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("group runs by %s: %w", by, err)
 	}
+	// In the order they ran: by the device's start time, then id and
+	// repetition (the order the groups and tables appear in).
+	slices.SortFunc(out, func(a, b GroupedRun) int {
+		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ResultID, b.ResultID), cmp.Compare(a.idx, b.idx))
+	})
 	return out, nil
 }
 
@@ -502,7 +531,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 // collector received since t.
 func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
 	var n int64
-	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(length(raw)), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
+	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(coalesce(payload_bytes, length(raw))), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
 		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
@@ -510,11 +539,17 @@ func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) 
 	return n, nil
 }
 
-// LabelKeys lists the label keys of the succeeded results f selects.
+// LabelKeys lists the label keys of the succeeded results f selects, of
+// the f.Limit last received when it is set.
 func (s *Store) LabelKeys(ctx context.Context, f Filter) ([]string, error) {
 	where, args := s.d.where(f)
-	rows, err := s.query(ctx, s.r, `SELECT DISTINCT j.key FROM results r, `+s.d.LabelKeys()+`
-		WHERE r.outcome = 'succeeded' AND `+where, args...)
+	from := "results r"
+	where = "r.outcome = 'succeeded' AND " + where
+	if f.Limit > 0 {
+		from = fmt.Sprintf("(SELECT r.labels FROM results r WHERE %s ORDER BY r.received DESC, r.id DESC LIMIT %d) r", where, f.Limit)
+		where = "1=1"
+	}
+	rows, err := s.query(ctx, s.r, `SELECT DISTINCT j.key FROM `+from+`, `+s.d.LabelKeys()+` WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("label keys: %w", err)
 	}

@@ -75,7 +75,10 @@ func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, ne
 		if err != nil {
 			return nil, "", err
 		}
-		conds, args = append(conds, "(at < ? OR (at = ? AND seq < ?))"), append(args, at, at, seq)
+		// A row value, which both engines read as a range of the
+		// index (at, seq): "at < ? OR (at = ? AND seq < ?)" walked it
+		// from the latest on PostgreSQL, each page reading those before.
+		conds, args = append(conds, "(at, seq) < (?, ?)"), append(args, at, seq)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT seq, at, body FROM changes WHERE `+strings.Join(conds, " AND ")+
 		` ORDER BY at DESC, seq DESC LIMIT ?`, append(args, limit+1)...)

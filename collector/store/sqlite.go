@@ -61,6 +61,10 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := s.backfillRuns(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
 		w.Close()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -46,6 +47,11 @@ type Store struct {
 	// results stored before the store kept them (zero when none were
 	// left), for the log.
 	backfilled VerdictBackfill
+
+	partsMu sync.Mutex
+	parts   map[int64]bool // PostgreSQL: the days result_samples has a table for, as far as this store knows
+
+	trace func(query string, args []any) // tests: each statement as the engine gets it
 }
 
 // Backfilled is what opening the store did to the verdicts of the
@@ -190,17 +196,29 @@ type querier interface {
 }
 
 func (s *Store) exec(ctx context.Context, db querier, query string, args ...any) (sql.Result, error) {
-	res, err := db.ExecContext(ctx, s.d.q(query), s.d.args(args)...)
+	q, a := s.statement(query, args)
+	res, err := db.ExecContext(ctx, q, a...)
 	return res, s.wrap(err)
 }
 
 func (s *Store) query(ctx context.Context, db querier, query string, args ...any) (*sql.Rows, error) {
-	rows, err := db.QueryContext(ctx, s.d.q(query), s.d.args(args)...)
+	q, a := s.statement(query, args)
+	rows, err := db.QueryContext(ctx, q, a...)
 	return rows, s.wrap(err)
 }
 
 func (s *Store) queryRow(ctx context.Context, db querier, query string, args ...any) *sql.Row {
-	return db.QueryRowContext(ctx, s.d.q(query), s.d.args(args)...)
+	q, a := s.statement(query, args)
+	return db.QueryRowContext(ctx, q, a...)
+}
+
+// statement is query and args as the engine takes them.
+func (s *Store) statement(query string, args []any) (string, []any) {
+	q, a := s.d.q(query), s.d.args(args)
+	if s.trace != nil {
+		s.trace(q, a)
+	}
+	return q, a
 }
 
 // wrap marks an error that says the database is unavailable with

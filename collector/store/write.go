@@ -32,7 +32,9 @@ type Incoming struct {
 	// device's clock, which says what it likes.
 	Received time.Time
 
-	figs []figures.Run // the figures of Result's runs, when computed ahead (Prepare)
+	figs    []figures.Run // the figures of Result's runs, when computed ahead (Prepare)
+	summary []byte        // Result without its samples (summaryOf), when computed ahead
+	split   bool          // summary is computed (nil: no samples to keep apart)
 }
 
 // Prepare computes the figures of the result's runs ahead of Ingest: the
@@ -43,10 +45,13 @@ type Incoming struct {
 func (in *Incoming) Prepare() {
 	defer func() {
 		if recover() != nil {
-			in.figs = nil
+			in.figs, in.summary, in.split = nil, nil, false
 		}
 	}()
 	in.figs = runFigures(in.Result)
+	if sum, err := summaryOf(in.Raw); err == nil {
+		in.summary, in.split = sum, true
+	}
 }
 
 // runFigures are the figures of each of r's runs.
@@ -144,9 +149,11 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		started  time.Time
 		figs     []figures.Run
 		received int64
+		samples  []byte // the payload as it came, kept apart from its summary; nil: none
 	}
 	prep := make(map[string]prepared, len(order))
 	results := make([][]any, 0, len(order))
+	var days []int64 // of the samples kept apart: PostgreSQL's tables of result_samples
 	for _, i := range order {
 		in := batch[i]
 		r := in.Result
@@ -166,7 +173,17 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		if !in.Received.IsZero() {
 			received = in.Received.UnixNano()
 		}
-		prep[r.ID] = prepared{started, figs, received}
+		raw, summary, samples := in.Raw, any(nil), []byte(nil)
+		if !in.split {
+			if sum, err := summaryOf(in.Raw); err == nil {
+				in.summary, in.split = sum, true
+			}
+		}
+		if in.split && in.summary != nil {
+			raw, summary, samples = in.summary, true, in.Raw
+			days = append(days, day(received))
+		}
+		prep[r.ID] = prepared{started, figs, received, samples}
 		labels, err := s.d.labelsJSON(r.Labels)
 		if err != nil {
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
@@ -176,15 +193,18 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, in.Raw, stable, rsd, nrep, on, loaderOf(r)})
+			throttled, raw, stable, rsd, nrep, on, len(in.Raw), summary, loaderOf(r)})
+	}
+	if err := s.ensureDays(ctx, days); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 
 	inserted := make(map[string]bool, len(order))
 	err := s.insertRows(ctx, tx, `INSERT INTO results
 		(id, fleet, device, command_id, kind, outcome, reason, created_at, started, received, labels, url,
 		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw,
-		 stable, stable_rsd_pct, stable_runs, stable_on, loader)
-		VALUES `, 30, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
+		 stable, stable_rsd_pct, stable_runs, stable_on, payload_bytes, summary, loader)
+		VALUES `, 32, results, " ON CONFLICT (id) DO NOTHING RETURNING id", func(rs *sql.Rows) error {
 		var id string
 		if err := rs.Scan(&id); err != nil {
 			return err
@@ -235,7 +255,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		}
 	}
 	if len(inserted) > 0 {
-		var specs, runs [][]any
+		var specs, runs, samples [][]any
 		type last struct {
 			id string
 			at int64
@@ -249,6 +269,9 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			fresh[i] = IngestNew
 			p := prep[r.ID]
 			specs = append(specs, []any{r.ID, group.ResultSpec(r).Key()})
+			if p.samples != nil {
+				samples = append(samples, []any{r.ID, p.received, p.samples})
+			}
 			for j, f := range p.figs {
 				e := f.ErrBy
 				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
@@ -256,7 +279,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 					null(f.MeanUS), null(f.P50US), null(f.P99US), null(f.MaxUS), f.Timeouts, f.Errors,
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
 					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled,
-					null(f.CapacityRPS), limitedBy, valid})
+					null(f.CapacityRPS), limitedBy, valid, null(f.StdevUS), null(f.CPUIdle), null(f.ServerCPU)})
 			}
 			// A device's last result: the latest received (not by the
 			// device's clock), the later id of two received at once.
@@ -272,9 +295,12 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		if err := s.insertRows(ctx, tx, `INSERT INTO runs
 			(result_id, idx, started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, timeouts, errors,
 			 err_connect, err_read, err_write, err_status, err_length, cpu_pct, cpu_user_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled,
-			 capacity_rps, limited_by, valid)
-			VALUES `, 27, runs, "", nil); err != nil {
+			 capacity_rps, limited_by, valid, stdev_us, cpu_idle_pct, server_cpu_pct)
+			VALUES `, 30, runs, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: runs: %w", err)
+		}
+		if err := s.insertRows(ctx, tx, "INSERT INTO result_samples (result_id, received, raw) VALUES ", 3, samples, "", nil); err != nil {
+			return nil, fmt.Errorf("ingest: samples: %w", err)
 		}
 		var devRows [][]any
 		for _, a := range sortedAddrs(devs) {

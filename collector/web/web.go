@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,10 +44,16 @@ type Store interface {
 	compare.Store // the comparison page
 	// Runs lists the results f selects, the last received first.
 	Runs(ctx context.Context, f store.Filter) ([]store.RunRow, error)
-	// Result returns a stored result, decoded from its payload.
-	Result(ctx context.Context, id string) (*wire.Result, error)
-	// Devices lists the devices the store knows.
-	Devices(ctx context.Context) ([]store.Device, error)
+	// DevicesAfter lists a page of the devices after a cursor.
+	DevicesAfter(ctx context.Context, c store.DeviceCursor, limit int) (store.DevicePage, error)
+	// DeviceCounts counts the devices and those online.
+	DeviceCounts(ctx context.Context) (total, online int, err error)
+	// RunsAfter lists a page of results, the newest first.
+	RunsAfter(ctx context.Context, f store.Filter) (store.RunPage, error)
+	// ResultKept returns a stored result and whether its samples were
+	// pruned; RunFigures the figures kept of its runs.
+	ResultKept(ctx context.Context, id string) (*wire.Result, store.Kept, error)
+	RunFigures(ctx context.Context, id string) ([]figures.Run, error)
 	// AddVerdicts sets each row's Verdict and Stable.
 	AddVerdicts(ctx context.Context, rows []store.RunRow) error
 	// ResultIDPrefix resolves a unique prefix of a result id (or "last").
@@ -92,8 +99,8 @@ func New(st Store, o Options) (*Web, error) {
 		"inc":       func(i int) int { return i + 1 },
 		"hasPrefix": strings.HasPrefix,
 	}
-	for _, page := range []string{"fleet", "run", "compare"} {
-		t, err := template.New(page).Funcs(funcs).ParseFS(files, "layout.html", page+".html")
+	for _, page := range []string{"fleet", "run", "compare", "runs"} {
+		t, err := template.New(page).Funcs(funcs).ParseFS(files, "layout.html", "runtable.html", page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web templates: %w", err)
 		}
@@ -101,6 +108,7 @@ func New(st Store, o Options) (*Web, error) {
 	}
 	w.mux.HandleFunc("GET /{$}", w.fleet)
 	w.mux.HandleFunc("GET /runs/{id}", w.run)
+	w.mux.HandleFunc("GET /runs", w.runs)
 	w.mux.HandleFunc("GET /compare", w.compare)
 	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
 	for _, f := range []string{"chart.js", "schedules.js"} {
@@ -139,26 +147,39 @@ func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
 	http.Error(rw, "internal error", http.StatusInternalServerError)
 }
 
+// The fleet page's and the runs page's rows per page: a page costs what
+// its rows cost, however many devices and results the store holds.
+const (
+	devicesPerPage = 100
+	runsPerPage    = 50
+)
+
 func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
-	devs, err := w.store.Devices(r.Context())
+	after, err := store.ParseDeviceCursor(r.URL.Query().Get("after"))
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	page, err := w.store.DevicesAfter(r.Context(), after, devicesPerPage)
 	if err != nil {
 		w.fail(rw, r, err)
 		return
 	}
-	runs, err := w.store.Runs(r.Context(), store.Filter{Limit: 50})
+	total, online, err := w.store.DeviceCounts(r.Context())
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	recent, err := w.store.RunsAfter(r.Context(), store.Filter{Limit: runsPerPage})
 	if err == nil {
-		err = w.store.AddVerdicts(r.Context(), runs)
+		err = w.store.AddVerdicts(r.Context(), recent.Runs)
 	}
 	if err != nil {
 		w.fail(rw, r, err)
 		return
 	}
-	online := 0
 	ids := []string{}
-	for _, d := range devs {
-		if d.Online {
-			online++
-		}
+	for _, d := range page.Devices {
 		if d.LastResult != "" {
 			ids = append(ids, d.LastResult)
 		}
@@ -176,11 +197,54 @@ func (w *Web) fleet(rw http.ResponseWriter, r *http.Request) {
 	for i := range last {
 		byID[last[i].ID] = &last[i]
 	}
-	rows := make([]deviceRow, len(devs))
-	for i, d := range devs {
+	rows := make([]deviceRow, len(page.Devices))
+	for i, d := range page.Devices {
 		rows[i] = deviceRow{d, byID[d.LastResult]}
 	}
-	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": runs, "Online": online, "CanCancel": w.cancel != nil})
+	w.render(rw, "fleet", map[string]any{"Title": "fleet", "Devices": rows, "Runs": recent.Runs, "MoreRuns": !recent.Next.IsZero(),
+		"Total": total, "Online": online, "After": after.String(), "Next": page.Next.String(), "CanCancel": w.cancel != nil})
+}
+
+// runs is the listing of results, the newest received first, a page at a
+// time: ?fleet=&device=&cmd= select, ?before= is the cursor of the page
+// before's last row.
+func (w *Web) runs(rw http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k, v := range q {
+		if !slices.Contains([]string{"fleet", "device", "cmd", "before"}, k) || len(v) > 1 || len(v[0]) > 256 {
+			http.Error(rw, "the runs page takes fleet, device, cmd and before, each once", http.StatusBadRequest)
+			return
+		}
+	}
+	before, err := store.ParseCursor(q.Get("before"))
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f := store.Filter{Fleet: q.Get("fleet"), Device: q.Get("device"), Command: q.Get("cmd"), Before: before, Limit: runsPerPage}
+	page, err := w.store.RunsAfter(r.Context(), f)
+	if err == nil {
+		err = w.store.AddVerdicts(r.Context(), page.Runs)
+	}
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	next := ""
+	if !page.Next.IsZero() {
+		v := url.Values{"before": {page.Next.String()}}
+		for _, k := range []string{"fleet", "device", "cmd"} {
+			if q.Get(k) != "" {
+				v.Set(k, q.Get(k))
+			}
+		}
+		next = "/runs?" + v.Encode()
+	}
+	title := "runs"
+	if f.Device != "" {
+		title = "runs of " + f.Device
+	}
+	w.render(rw, "runs", map[string]any{"Title": title, "Runs": page.Runs, "Next": next, "Filter": f, "Paged": !before.IsZero()})
 }
 
 // lineSpec is the data of one line chart, as web/chart.js reads it.
@@ -233,10 +297,17 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, err)
 		return
 	}
-	res, err := w.store.Result(r.Context(), id)
+	res, kept, err := w.store.ResultKept(r.Context(), id)
 	if err != nil {
 		w.fail(rw, r, err)
 		return
+	}
+	var stored []figures.Run // what the store keeps of its runs once their samples are pruned
+	if kept.SamplesPruned {
+		if stored, err = w.store.RunFigures(r.Context(), id); err != nil {
+			w.fail(rw, r, err)
+			return
+		}
 	}
 	idx := 0
 	if v := r.URL.Query().Get("run"); v != "" {
@@ -248,19 +319,34 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 		idx = n
 	}
 	data := map[string]any{"Title": "run " + id, "Result": res, "Spec": group.ResultSpec(res), "Run": idx,
-		"CapacityCharts": CapacityCharts(res.Capacity)}
+		"CapacityCharts": CapacityCharts(res.Capacity), "Pruned": kept.SamplesPruned}
 	if len(res.Runs) > 0 {
 		run := &res.Runs[idx]
 		fig := figures.Of(run, res.Fingerprint)
+		if idx < len(stored) {
+			fig = stored[idx]
+		}
 		data["Fig"] = fig
 		data["Throttled"] = fig.Throttled
 		data["Charts"] = RunCharts(run)
-		if n := len(run.Timeline); n == 1 {
+		switch n := len(run.Timeline); {
+		case n == 1:
 			data["ChartNote"] = fmt.Sprintf("This run lasted %s: the charts have a point per second of the run, so one point each, "+
 				"and the figures above say more. A run of 10 s or more (-d 10s) draws a curve.", formatSeconds(float64(run.DurationUS)/1e6))
+		case n > maxChartPoints:
+			data["ChartNote"] = fmt.Sprintf("This run lasted %s: the charts draw one point in every %d of its seconds and samples (at most %d a chart).",
+				formatSeconds(float64(run.DurationUS)/1e6), stride(n), maxChartPoints)
 		}
 		var rep bytes.Buffer
-		if lr, err := rebuild.LoadResult(run, rebuild.RunSpec(res)); err != nil {
+		if kept.SamplesPruned {
+			rep.WriteString("The per-second samples and histograms of this result were pruned (the collector keeps them for --keep-samples); what is kept of the run:\n\n")
+			if err := figures.WriteSummary(&rep, fig); err != nil {
+				fmt.Fprintf(&rep, "no summary: %v\n", err)
+			}
+			if v := rebuild.VerdictOf(run); v != nil {
+				fmt.Fprintf(&rep, "Verdict:      %s\n", v.Line())
+			}
+		} else if lr, err := rebuild.LoadResult(run, rebuild.RunSpec(res)); err != nil {
 			fmt.Fprintf(&rep, "no report: %v\n", err)
 		} else {
 			var b strings.Builder
@@ -299,18 +385,39 @@ func (w *Web) run(rw http.ResponseWriter, r *http.Request) {
 	w.render(rw, "run", data)
 }
 
+// maxChartPoints bounds the points of a run page's chart: a day-long run
+// has 86,400 seconds, which a page neither needs nor can draw.
+const maxChartPoints = 1500
+
+// stride is the step that keeps at most maxChartPoints of n points.
+func stride(n int) int { return (n + maxChartPoints - 1) / maxChartPoints }
+
+// every is every stride(len(s))-th element of s.
+func every[T any](s []T) []T {
+	k := stride(len(s))
+	if k <= 1 {
+		return s
+	}
+	out := make([]T, 0, len(s)/k+1)
+	for i := 0; i < len(s); i += k {
+		out = append(out, s[i])
+	}
+	return out
+}
+
 // RunCharts builds the run page's chart data: requests/s and latency per
 // second of the load timeline, and CPU, IO and temperature per probe
-// sample. It returns JSON strings for the pages' data-chart attributes.
+// sample, at most maxChartPoints of each (one in every stride). It returns
+// JSON strings for the pages' data-chart attributes.
 func RunCharts(run *wire.Run) []string {
 	var out []string
-	if n := len(run.Timeline); n > 0 {
-		x := make([]float64, n)
+	if tl := every(run.Timeline); len(tl) > 0 {
+		x := make([]float64, len(tl))
 		rps := seriesSpec{Name: "req/s"}
 		errs := seriesSpec{Name: "errors/s"}
 		p50 := seriesSpec{Name: "p50"}
 		p99 := seriesSpec{Name: "p99"}
-		for i, s := range run.Timeline {
+		for i, s := range tl {
 			x[i] = float64(s.T + 1)
 			rps.Values = append(rps.Values, fp(float64(s.Completed)))
 			errs.Values = append(errs.Values, fp(float64(s.Errors)))
@@ -329,13 +436,14 @@ func RunCharts(run *wire.Run) []string {
 	if sy == nil || len(sy.Samples) == 0 {
 		return out
 	}
-	x := make([]float64, len(sy.Samples))
+	samples := every(sy.Samples)
+	x := make([]float64, len(samples))
 	cpu := seriesSpec{Name: "busy"}
 	user := seriesSpec{Name: "user"}
 	rd := seriesSpec{Name: "read"}
 	wr := seriesSpec{Name: "write"}
 	temp := seriesSpec{Name: "hottest zone"}
-	for i, s := range sy.Samples {
+	for i, s := range samples {
 		x[i] = float64(s.T) / 1000
 		if c := s.CPU; c != nil {
 			cpu.Values = append(cpu.Values, fp(float64(10000-c.Idle-c.IOWait)/100))

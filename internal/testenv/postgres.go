@@ -264,6 +264,10 @@ func (p *Postgres) Freeze(t testing.TB) (thaw func()) {
 	if err != nil {
 		t.Fatalf("postmaster.pid: %v", err)
 	}
+	// The postmaster first: stopped, it forks no backend that a list of
+	// its children taken before would miss (a collector that opens a
+	// connection as the test freezes the server was served by one).
+	syscall.Kill(main, syscall.SIGSTOP)
 	pids := []int{main}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, f := range stats {
