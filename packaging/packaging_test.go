@@ -3,13 +3,18 @@ package packaging
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -624,10 +629,21 @@ func collectorReadsItsYAML(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	run(t, "", nil, "chown", "edgebench-collector:", dir)
+	u, err := user.Lookup("edgebench-collector")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
 	serve := func(extra ...string) (string, error) {
-		args := append([]string{"-u", "edgebench-collector", "--", "/usr/bin/edgebench-collector", "serve",
-			"--listen", testenv.FreeAddr(t), "--web", "-", "--db", filepath.Join(dir, "c.db")}, extra...)
-		cmd := exec.Command("runuser", args...)
+		args := append([]string{"serve", "--listen", testenv.FreeAddr(t), "--web", "-", "--db", filepath.Join(dir, "c.db")}, extra...)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// The service's user and group, as the unit runs it (runuser
+		// would stand between the test and the collector's signals).
+		cmd := exec.CommandContext(ctx, "/usr/bin/edgebench-collector", args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
