@@ -29,7 +29,7 @@ func TestSeedColumns(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	type want struct {
 		requests, timeouts, peak float64
-		user, idle           []float64
+		user, idle               []float64
 	}
 	wants := map[string]*want{"nginx": {}, "kangle": {}}
 	var batch []store.Incoming
