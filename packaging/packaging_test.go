@@ -644,8 +644,8 @@ func collectorReadsItsYAML(t *testing.T) {
 		cmd := exec.CommandContext(ctx, "/usr/bin/edgebench-collector", args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -684,4 +684,22 @@ func collectorReadsItsYAML(t *testing.T) {
 	if out, err := serve("--config", bad); err == nil || !strings.Contains(out, `unknown field "kep"; did you mean keep?`) {
 		t.Errorf("a key the file does not know: %v\n%s", err, out)
 	}
+}
+
+// lockedBuffer is a buffer a process writes to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
