@@ -15,10 +15,11 @@ import (
 var layers = [][]string{
 	{"collector/escape", "collector/stats", "collector/cron", "collector/rebuild"}, // pure, alone
 	{"collector/group", "collector/figures", "collector/join"},                     // pure, over the above
-	{"collector/broker", "collector/store"},                                        // the parts
+	{"collector/broker", "collector/store", "collector/show"},                      // the parts
 	{"collector/compare", "collector/series"},                                      // views over the store
 	{"collector/schedules", "collector/alerts", "collector/metrics", "collector/web"},
-	{"collector"}, // the wiring
+	{"collector"},        // the wiring
+	{"collector/client"}, // its web API's client, for the command line and tests
 }
 
 // testOnly are packages for tests: no package imports them outside a

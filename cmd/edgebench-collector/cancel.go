@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
-	"time"
 
-	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/client"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/internal/cli"
 )
@@ -37,17 +34,8 @@ func cmdCancel(ctx context.Context, env *cli.Env, args []string) error {
 // cancelCommand posts the cancel of command id to the collector at
 // server and says where it went.
 func cancelCommand(ctx context.Context, w io.Writer, server, token, id string) error {
-	hc := &http.Client{Timeout: 30 * time.Second}
-	if token != "" {
-		hc.Transport = tokenTransport{token}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		strings.TrimSuffix(server, "/")+"/api/commands/"+url.PathEscape(id)+"/cancel", nil)
+	t, err := client.New(server, token).Cancel(ctx, id)
 	if err != nil {
-		return err
-	}
-	var t collector.Triggered
-	if err := doJSON(hc, req, &t); err != nil {
 		return fmt.Errorf("cancel %s: %w", escape.Printable(id), err)
 	}
 	to := strings.Join(t.Devices, ", ")

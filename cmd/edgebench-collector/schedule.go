@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/client"
 	"github.com/edgebench/edgebench/collector/cron"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/group"
@@ -55,12 +55,12 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if err := fs.ParseNoArgs(args); err != nil {
 			return err
 		}
-		hc, base, err := api.client(env)
+		c, err := api.client(env)
 		if err != nil {
 			return err
 		}
 		var ss []store.Schedule
-		if err := apiCall(ctx, hc, http.MethodGet, base+"/api/schedules", nil, &ss); err != nil {
+		if err := c.Do(ctx, http.MethodGet, "/api/schedules", nil, &ss); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -80,12 +80,12 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if len(rest) != 1 {
 			return cli.Usagef("want one schedule name: edgebench-collector schedule runs NAME")
 		}
-		hc, base, err := api.client(env)
+		c, err := api.client(env)
 		if err != nil {
 			return err
 		}
 		var runs []store.ScheduleRun
-		if err := apiCall(ctx, hc, http.MethodGet, fmt.Sprintf("%s/api/schedules/%s/runs?limit=%d", base, url.PathEscape(rest[0]), *limit), nil, &runs); err != nil {
+		if err := c.Do(ctx, http.MethodGet, fmt.Sprintf("/api/schedules/%s/runs?limit=%d", url.PathEscape(rest[0]), *limit), nil, &runs); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -103,17 +103,17 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if len(rest) != 1 {
 			return cli.Usagef("want one schedule name: edgebench-collector schedule %s NAME", verb)
 		}
-		hc, base, err := api.client(env)
+		c, err := api.client(env)
 		if err != nil {
 			return err
 		}
-		u, method := base+"/api/schedules/"+url.PathEscape(rest[0]), http.MethodPost
+		u, method := "/api/schedules/"+url.PathEscape(rest[0]), http.MethodPost
 		if verb == "rm" || verb == "remove" {
 			method = http.MethodDelete
 		} else {
 			u += "/" + verb
 		}
-		if err := apiCall(ctx, hc, method, u, nil, &json.RawMessage{}); err != nil {
+		if err := c.Do(ctx, method, u, nil, &json.RawMessage{}); err != nil {
 			return err
 		}
 		past := map[string]string{"rm": "removed", "remove": "removed", "pause": "paused", "resume": "resumed"}[verb]
@@ -194,13 +194,8 @@ func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
 	if err := sch.Check(); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	hc, base := apiClient(tc.server, tc.token)
-	body, err := json.Marshal(sch)
-	if err != nil {
-		return err
-	}
 	var got store.Schedule
-	if err := apiCall(ctx, hc, http.MethodPost, base+"/api/schedules", body, &got); err != nil {
+	if err := client.New(tc.server, tc.token).Do(ctx, http.MethodPost, "/api/schedules", sch, &got); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "schedule %s added: next firing %s\n", got.Name, got.NextAt.Format(time.RFC3339))
@@ -220,36 +215,12 @@ func apiFlags(fs *cli.FlagSet) apiFlagSet {
 	}
 }
 
-func (a apiFlagSet) client(env *cli.Env) (*http.Client, string, error) {
+func (a apiFlagSet) client(env *cli.Env) (*client.Client, error) {
 	token, err := apiToken(*a.tokenFile, env.Getenv)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	hc, base := apiClient(*a.server, token)
-	return hc, base, nil
-}
-
-func apiClient(server, token string) (*http.Client, string) {
-	hc := &http.Client{Timeout: 30 * time.Second}
-	if token != "" {
-		hc.Transport = tokenTransport{token}
-	}
-	return hc, strings.TrimSuffix(server, "/")
-}
-
-func apiCall(ctx context.Context, hc *http.Client, method, u string, body []byte, v any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return doJSON(hc, req, v)
+	return client.New(*a.server, token), nil
 }
 
 func writeIndented(w io.Writer, v any) error {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/edgebench/edgebench/collector/rebuild"
+	"github.com/edgebench/edgebench/collector/show"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -33,7 +34,7 @@ func TestShowCapacityFinalTrialIsOpenLoop(t *testing.T) {
 	res := frozenResult(t, "result-capacity")
 	res.Spec.Rate, res.Spec.Mode = 0, "capacity" // as the agent sends it
 	var b strings.Builder
-	if err := writeShow(&b, res, "edgebench", -1); err != nil {
+	if err := show.Write(&b, res, "edgebench", -1); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

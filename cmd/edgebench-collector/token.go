@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 
@@ -36,13 +35,4 @@ func readToken(what, key, file string, getenv func(string) string) (string, erro
 		return "", fmt.Errorf("%s: %s must hold one token on one line", what, file)
 	}
 	return t, nil
-}
-
-// tokenTransport adds the API token to every request.
-type tokenTransport struct{ token string }
-
-func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return http.DefaultTransport.RoundTrip(r)
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector"
+	"github.com/edgebench/edgebench/collector/client"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/internal/cli"
@@ -276,22 +274,9 @@ func cmdTrigger(ctx context.Context, env *cli.Env, args []string) error {
 // runTrigger asks the running collector to send the command and, with
 // --wait, follows its events until every device has finished.
 func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
-	hc := &http.Client{Timeout: 30 * time.Second}
-	if tc.token != "" {
-		hc.Transport = tokenTransport{tc.token}
-	}
-	body, err := json.Marshal(tc.req)
+	api := client.New(tc.server, tc.token)
+	t, err := api.Trigger(ctx, tc.req)
 	if err != nil {
-		return err
-	}
-	base := strings.TrimSuffix(tc.server, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/trigger", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	var t collector.Triggered
-	if err := doJSON(hc, req, &t); err != nil {
 		return fmt.Errorf("trigger: %w", err)
 	}
 	switch {
@@ -318,15 +303,8 @@ func runTrigger(ctx context.Context, w io.Writer, tc *triggerConfig) error {
 	waited := true // every device answered within --max-wait
 wait:
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/commands/"+url.PathEscape(t.CommandID), nil)
+		poll, err := api.Command(ctx, t.CommandID)
 		if err != nil {
-			return err
-		}
-		// A fresh value each poll: decoding into the last poll's would keep
-		// its events' progress and reason where this poll's omit them, at
-		// the same index, which may be another device's event.
-		var poll collector.CommandStatus
-		if err := doJSON(hc, req, &poll); err != nil {
 			if ctx.Err() != nil {
 				waited = false
 				break wait
@@ -375,18 +353,8 @@ wait:
 	}
 	if waited && succeeded && tc.req.Serve == nil {
 		fmt.Fprintln(w)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/compare?by=device&cmd="+url.QueryEscape(t.CommandID), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
+		if err := api.Text(ctx, "/api/compare?by=device&cmd="+url.QueryEscape(t.CommandID), w); err != nil {
 			return fmt.Errorf("compare: %w", err)
-		}
-		_, err = io.Copy(w, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
 		}
 	}
 	if parent.Err() != nil { // Ctrl-C: the devices go on unless told
@@ -529,20 +497,4 @@ func allDone(devices []string, final map[string]wire.Event, st collector.Command
 		}
 	}
 	return true
-}
-
-func doJSON(hc *http.Client, req *http.Request, v any) error {
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	return json.Unmarshal(b, v)
 }

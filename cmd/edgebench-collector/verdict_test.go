@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebench/edgebench/collector/show"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -25,7 +26,7 @@ func frozenResult(t *testing.T, name string) *wire.Result {
 // auto's outcome; a result recorded before verdicts shows as before.
 func TestShowVerdict(t *testing.T) {
 	var b strings.Builder
-	if err := writeShow(&b, frozenResult(t, "result-loadtest-verdict"), "edgebench", -1); err != nil {
+	if err := show.Write(&b, frozenResult(t, "result-loadtest-verdict"), "edgebench", -1); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -42,7 +43,7 @@ func TestShowVerdict(t *testing.T) {
 		t.Errorf("the verdict is not right after the throughput:\n%s", out)
 	}
 	b.Reset()
-	if err := writeShow(&b, frozenResult(t, "result-loadtest"), "edgebench", -1); err != nil {
+	if err := show.Write(&b, frozenResult(t, "result-loadtest"), "edgebench", -1); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "verdict") || !strings.Contains(b.String(), "  throughput ") {
