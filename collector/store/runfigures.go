@@ -53,40 +53,26 @@ func (s *Store) backfillRuns(ctx context.Context) error {
 }
 
 func (s *Store) backfillRunsBatch(ctx context.Context, ids []string, decoded map[string]*wire.Result, size map[string]int) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
-	var stmts [3]*sql.Stmt
-	for i, q := range []string{"UPDATE runs SET stdev_us = ?, cpu_idle_pct = ?, server_cpu_pct = ? WHERE result_id = ? AND idx = ?",
+	return s.backfillTx(ctx, []string{"UPDATE runs SET stdev_us = ?, cpu_idle_pct = ?, server_cpu_pct = ? WHERE result_id = ? AND idx = ?",
 		"UPDATE results SET payload_bytes = coalesce(payload_bytes, ?) WHERE id = ?",
-		"DELETE FROM runs_backfill WHERE result_id = ?"} {
-		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
-			return s.wrap(err)
-		}
-		defer stmts[i].Close()
-	}
-	exec := func(st *sql.Stmt, args ...any) error {
-		_, err := st.ExecContext(ctx, s.d.args(args)...)
-		return s.wrap(err)
-	}
-	for _, id := range ids {
-		if r := decoded[id]; r != nil {
-			for j, f := range runFigures(r) {
-				if err := exec(stmts[0], null(f.StdevUS), null(f.CPUIdle), null(f.ServerCPU), id, j); err != nil {
+		"DELETE FROM runs_backfill WHERE result_id = ?"}, func(exec func(int, ...any) error) error {
+		for _, id := range ids {
+			if r := decoded[id]; r != nil {
+				for j, f := range runFigures(r) {
+					if err := exec(0, null(f.StdevUS), null(f.CPUIdle), null(f.ServerCPU), id, j); err != nil {
+						return fmt.Errorf("%s: %w", id, err)
+					}
+				}
+				if err := exec(1, size[id], id); err != nil {
 					return fmt.Errorf("%s: %w", id, err)
 				}
 			}
-			if err := exec(stmts[1], size[id], id); err != nil {
+			if err := exec(2, id); err != nil {
 				return fmt.Errorf("%s: %w", id, err)
 			}
 		}
-		if err := exec(stmts[2], id); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
-	}
-	return s.wrap(tx.Commit())
+		return nil
+	})
 }
 
 // RunFigures are the figures the store keeps of each of a result's runs,

@@ -195,50 +195,63 @@ func (s *Store) backfillVerdicts(ctx context.Context) (VerdictBackfill, error) {
 // (nil: the payload did not decode), and takes them off the list, in one
 // transaction of three prepared statements.
 func (s *Store) backfillBatch(ctx context.Context, ids []string, decoded map[string]*wire.Result, done *VerdictBackfill) error {
+	runs := 0
+	err := s.backfillTx(ctx, []string{"UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
+		"UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ?, stable_on = ? WHERE id = ?",
+		"DELETE FROM verdicts_backfill WHERE result_id = ?"}, func(exec func(int, ...any) error) error {
+		for _, id := range ids {
+			if r := decoded[id]; r != nil {
+				for j := range r.Runs {
+					if r.Runs[j].Verdict == nil {
+						continue
+					}
+					limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
+					if err := exec(0, limitedBy, valid, id, j); err != nil {
+						return fmt.Errorf("%s: %w", id, err)
+					}
+					runs++
+				}
+				if stable, rsd, n, on := repeatColumns(r.Repeat); stable != nil {
+					if err := exec(1, stable, rsd, n, on, id); err != nil {
+						return fmt.Errorf("%s: %w", id, err)
+					}
+				}
+			}
+			if err := exec(2, id); err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	done.Runs += runs
+	return nil
+}
+
+// backfillTx runs fill in one transaction, with queries prepared on it:
+// fill's exec(i, args...) runs the i-th. A backfill's batch: a few
+// statements, run for each result of the batch.
+func (s *Store) backfillTx(ctx context.Context, queries []string, fill func(exec func(i int, args ...any) error) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	var stmts [3]*sql.Stmt
-	for i, q := range []string{"UPDATE runs SET limited_by = ?, valid = ? WHERE result_id = ? AND idx = ?",
-		"UPDATE results SET stable = ?, stable_rsd_pct = ?, stable_runs = ?, stable_on = ? WHERE id = ?",
-		"DELETE FROM verdicts_backfill WHERE result_id = ?"} {
+	stmts := make([]*sql.Stmt, len(queries))
+	for i, q := range queries {
 		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
 			return s.wrap(err)
 		}
 		defer stmts[i].Close()
 	}
-	exec := func(st *sql.Stmt, args ...any) error {
-		_, err := st.ExecContext(ctx, s.d.args(args)...)
+	exec := func(i int, args ...any) error {
+		_, err := stmts[i].ExecContext(ctx, s.d.args(args)...)
 		return s.wrap(err)
 	}
-	runs := 0
-	for _, id := range ids {
-		if r := decoded[id]; r != nil {
-			for j := range r.Runs {
-				if r.Runs[j].Verdict == nil {
-					continue
-				}
-				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
-				if err := exec(stmts[0], limitedBy, valid, id, j); err != nil {
-					return fmt.Errorf("%s: %w", id, err)
-				}
-				runs++
-			}
-			if stable, rsd, n, on := repeatColumns(r.Repeat); stable != nil {
-				if err := exec(stmts[1], stable, rsd, n, on, id); err != nil {
-					return fmt.Errorf("%s: %w", id, err)
-				}
-			}
-		}
-		if err := exec(stmts[2], id); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
+	if err := fill(exec); err != nil {
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap(err)
-	}
-	done.Runs += runs
-	return nil
+	return s.wrap(tx.Commit())
 }
