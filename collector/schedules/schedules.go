@@ -168,10 +168,12 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 		return run
 	}
 	var online []store.Device
+	loaderFleet := req.Fleet
 	for _, d := range devs {
 		if !selected(&d, &req) {
 			continue
 		}
+		loaderFleet = cmp.Or(loaderFleet, d.Fleet)
 		addr := d.Fleet + "/" + d.ID
 		switch {
 		case !d.Online:
@@ -184,6 +186,9 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 	}
 	if req.Device != "" && len(run.Missed) > 0 && len(online) == 0 {
 		return run // the one device is offline or busy: nothing sent
+	}
+	if req.TargetDevice != "" && targetMissed(run, devs, cmp.Or(req.TargetFleet, loaderFleet), req.TargetDevice) {
+		return run // the run's other device is offline or busy: nothing sent
 	}
 	if sch.Jitter <= 0 {
 		id, devices, err := s.cfg.Trigger(ctx, req)
@@ -230,6 +235,28 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 	}
 	sort.Strings(run.Devices)
 	return run
+}
+
+// targetMissed records the target of a run across two devices as missed
+// when it is offline or busy, and says so: the run needs both devices,
+// and the target's watch is not queued behind another command.
+func targetMissed(run *store.ScheduleRun, devs []store.Device, fleet, id string) bool {
+	for _, d := range devs {
+		if d.ID != id || (fleet != "" && d.Fleet != fleet) {
+			continue
+		}
+		addr := d.Fleet + "/" + d.ID
+		switch {
+		case !d.Online:
+			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "the target is offline"})
+		case d.BusyCommand != "":
+			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "the target is busy with command " + d.BusyCommand})
+		default:
+			continue
+		}
+		return true
+	}
+	return false // unknown or ambiguous: the trigger says which
 }
 
 // selected reports whether d is one of the devices req chooses.
