@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"net"
 	"sync/atomic"
@@ -11,15 +12,16 @@ import (
 	"unsafe"
 )
 
-// readWorker is a one-connection worker whose reads take n bytes each,
+// readWorker is a one-connection worker (HTTP/2 when h2) whose reads take n bytes each,
 // so that a socket's buffer holds more than maxReads of them.
-func readWorker(t *testing.T, n int) *worker {
+func readWorker(t *testing.T, n int, h2 bool) *worker {
 	t.Helper()
-	cfg, tg, err := Config{URL: "http://127.0.0.1/"}.withDefaults()
+	cfg, tg, err := Config{URL: "http://127.0.0.1/", HTTP2: h2}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := &shared{cfg: cfg, req: buildRequest(cfg, tg), timeout: int64(time.Second)}
+	sh := &shared{cfg: cfg, h2: h2, req: buildRequest(cfg, tg), timeout: int64(time.Second)}
+	sh.h2req = newH2Request(cfg, tg)
 	w, err := newWorker(sh, layout(1, 1, 1)[0], 1)
 	if err != nil {
 		t.Fatal(err)
@@ -47,26 +49,42 @@ func unread(fd int, most int) int {
 	return max(n, 0)
 }
 
-// TestReadsInARowExactly: a plain HTTP/1 response and a closing
-// connection's wait for the server's FIN, whose sockets never run dry,
-// are each read exactly maxReads times in a row, then put aside.
+// TestReadsInARowExactly: a plain HTTP/1 response, HTTP/2 frames and a
+// closing connection's wait for the server's FIN, whose sockets never
+// run dry, are each read exactly maxReads times in a row, then put aside.
 func TestReadsInARowExactly(t *testing.T) {
 	const size = 17
-	in := make([]byte, 2*maxReads*size)
-	for _, state := range []string{"reading", "closing"} {
-		w := readWorker(t, size)
+	ping := h2FrameBytes(h2Ping, 0, []byte("12345678"))
+	for _, state := range []string{"reading", "h2", "closing"} {
+		in := make([]byte, 2*maxReads*size)
+		w := readWorker(t, size, state == "h2")
 		fds := socketPair(t)
 		c := &w.conns[0]
 		c.fd, c.up = fds[0], true
 		c.fc.reset(fds[0], nil)
+		switch state {
+		case "h2":
+			if len(ping) != size {
+				t.Fatalf("a PING frame of %d bytes", len(ping))
+			}
+			c.fc.readable = true
+			c.state = stH2
+			c.h2.cl.init(&w.sh.h2req, 1)
+			// A SETTINGS frame of 9 bytes and 8 of PING's, then PINGs: 17
+			// bytes a read.
+			in = append(h2FrameBytes(h2Settings, 0, nil), bytes.Repeat(ping, 2*maxReads)...)[:2*maxReads*size]
+		}
 		if _, err := syscall.Write(fds[1], in); err != nil {
 			t.Fatal(err)
 		}
-		if state == "reading" {
+		switch state {
+		case "reading":
 			c.state = stReading
 			c.p.reset(false, false)
 			w.read(c, syscall.EPOLLIN, 0)
-		} else {
+		case "h2":
+			w.h2Read(c, 0)
+		default:
 			c.state = stClosing
 			w.awaitFIN(c, 0)
 		}
@@ -107,7 +125,7 @@ func TestTLSReadsInARowAreBounded(t *testing.T) {
 	l := dialLoop(t, ln.Addr().String())
 
 	const size = 17
-	w := readWorker(t, size)
+	w := readWorker(t, size, false)
 	c := &w.conns[0]
 	c.fd, c.up = l.fd, true
 	c.fc.reset(l.fd, l.addr)
