@@ -369,7 +369,7 @@ type deviceEvents struct {
 // taken is handed to each, in order.
 func (e *deviceEvents) read(evs []store.Event, each func(store.Event)) {
 	for _, ev := range evs {
-		if false {
+		if ev.Seq != e.seq+1 && ev.Seq != wire.SeqInterrupted {
 			if e.gapSince.IsZero() {
 				e.gapSince = time.Now()
 			}
