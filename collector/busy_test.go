@@ -103,20 +103,7 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 	if err := col.Store().AddSchedule(ctx, sch, start); err != nil {
 		t.Fatal(err)
 	}
-	firing := func(n int) store.ScheduleRun {
-		t.Helper()
-		col.sched.FireDue(ctx, start.Add(time.Duration(n)*time.Hour+time.Second))
-		var r store.ScheduleRun
-		testenv.Until(t, "the firing recorded", func() bool {
-			runs, _ := col.Store().ScheduleRuns(ctx, "after", 0)
-			if len(runs) == n && (len(runs[0].Commands)+len(runs[0].Missed) > 0 || runs[0].Error != "") {
-				r = runs[0]
-				return true
-			}
-			return false
-		})
-		return r
-	}
+	firing := func(n int) store.ScheduleRun { return fireNth(ctx, t, col, "after", start, n) }
 	// A firing while the command runs: missed, busy with it.
 	if r := firing(1); len(r.Commands) != 0 || !slices.Equal(r.Missed, []store.Missed{{Device: "lab/pi-1", Reason: "busy with command " + run}}) {
 		t.Errorf("firing during the run: commands %v missed %v, want missed busy with %s", r.Commands, r.Missed, run)
@@ -146,4 +133,22 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 	if r := firing(3); len(r.Commands) != 0 || !slices.Equal(r.Missed, []store.Missed{{Device: "lab/pi-1", Reason: "busy with command " + next}}) {
 		t.Errorf("firing during the next run: commands %v missed %v, want missed busy with %s", r.Commands, r.Missed, next)
 	}
+}
+
+// fireNth fires schedule name's n-th hourly firing after start (its
+// first is due an hour after start) and returns its record, once the
+// firing has sent its commands, recorded its misses or failed.
+func fireNth(ctx context.Context, t *testing.T, col *Collector, name string, start time.Time, n int) store.ScheduleRun {
+	t.Helper()
+	col.sched.FireDue(ctx, start.Add(time.Duration(n)*time.Hour+time.Second))
+	var r store.ScheduleRun
+	testenv.Until(t, "the firing recorded", func() bool {
+		runs, _ := col.Store().ScheduleRuns(ctx, name, 0)
+		if len(runs) == n && (len(runs[0].Commands)+len(runs[0].Missed) > 0 || runs[0].Error != "") {
+			r = runs[0]
+			return true
+		}
+		return false
+	})
+	return r
 }

@@ -29,20 +29,7 @@ func TestScheduleAcrossTwoDevices(t *testing.T) {
 	if err := col.Store().AddSchedule(ctx, sch, start); err != nil {
 		t.Fatal(err)
 	}
-	firing := func(n int) store.ScheduleRun {
-		t.Helper()
-		col.sched.FireDue(ctx, start.Add(time.Duration(n)*time.Hour+time.Second))
-		var r store.ScheduleRun
-		testenv.Until(t, "the firing recorded", func() bool {
-			runs, _ := col.Store().ScheduleRuns(ctx, "pair", 0)
-			if len(runs) == n && (len(runs[0].Commands)+len(runs[0].Missed) > 0 || runs[0].Error != "") {
-				r = runs[0]
-				return true
-			}
-			return false
-		})
-		return r
-	}
+	firing := func(n int) store.ScheduleRun { return fireNth(ctx, t, col, "pair", start, n) }
 
 	// Both idle: a pair, its watch at pi3, both devices in the firing.
 	r := firing(1)
