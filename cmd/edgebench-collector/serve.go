@@ -50,9 +50,11 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	path := fs.String("config", cmp.Or(env.Getenv(configEnv), defaultConfigFile), "configuration file (YAML; or "+configEnv+"; absent: defaults): every flag below is a key of it, e.g. tls_client_ca or alerts.quiet")
 	c := &serveConfig{}
 	fs.StringVar(&c.password, "password", env.Getenv(config.EnvName("collector.password")), "password at the external broker (or EDGEBENCH_COLLECTOR_PASSWORD)")
+	// The flags show st's defaults; Load then layers the file, the
+	// environment and the flags given over them.
+	st := defaultSettings()
 	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	defaults := defaultSettings()
-	cf := config.Bind(gofs, &defaults)
+	cf := config.Bind(gofs, &st)
 	fs.AddGoFlagSet(gofs)
 	if err := fs.ParseNoArgs(args); err != nil {
 		return nil, err
@@ -60,7 +62,6 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	if _, err := os.Stat(*path); os.IsNotExist(err) && !fs.Changed("config") && env.Getenv(configEnv) == "" {
 		*path = "" // the default file is optional; a named one is not
 	}
-	st := defaultSettings()
 	src, err := config.Load(&st, *path, env.Getenv, cf)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
