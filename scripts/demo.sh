@@ -14,7 +14,8 @@
 # elsewhere it says why. It stops and removes everything it started.
 #
 # Settings (environment, or make demo DEMO_REPEAT=10):
-#   DEMO_BROKER    the embedded broker's address      (127.0.0.1:18831)
+#   DEMO_BROKER    the embedded broker's address      (127.0.0.1:18831; with
+#                  the namespace, its port on this side's end of the veth pair)
 #   DEMO_WEB       the web UI and API's address       (127.0.0.1:18081)
 #   DEMO_TARGET    the built-in target's address      (127.0.0.1:18091)
 #   DEMO_NGINX     nginx's address, when installed    (127.0.0.1:18092)
@@ -87,8 +88,9 @@ fi
 if [ -n "$two_why" ]; then
 	netns=''
 else
-	# The broker on this side's end of the veth pair: both sides reach it.
-	BROKER=${DEMO_BROKER:-$host_addr:18831}
+	# The broker on this side's end of the veth pair, on DEMO_BROKER's
+	# port: both sides reach it.
+	BROKER=$host_addr:${BROKER##*:}
 	echo "$ns_addr" >"$work/boards"
 fi
 
