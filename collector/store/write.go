@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/summary"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -33,7 +34,7 @@ type Incoming struct {
 	Received time.Time
 
 	figs    []figures.Run // the figures of Result's runs, when computed ahead (Prepare)
-	summary []byte        // Result without its samples (summaryOf), when computed ahead
+	summary []byte        // Result without its samples (summary.Of), when computed ahead
 	split   bool          // summary is computed (nil: no samples to keep apart)
 }
 
@@ -49,7 +50,7 @@ func (in *Incoming) Prepare() {
 		}
 	}()
 	in.figs = runFigures(in.Result)
-	if sum, err := summaryOf(in.Raw); err == nil {
+	if sum, err := summary.Of(in.Raw); err == nil {
 		in.summary, in.split = sum, true
 	}
 }
@@ -173,14 +174,14 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		if !in.Received.IsZero() {
 			received = in.Received.UnixNano()
 		}
-		raw, summary, samples := in.Raw, any(nil), []byte(nil)
+		raw, isSummary, samples := in.Raw, any(nil), []byte(nil)
 		if !in.split {
-			if sum, err := summaryOf(in.Raw); err == nil {
+			if sum, err := summary.Of(in.Raw); err == nil {
 				in.summary, in.split = sum, true
 			}
 		}
 		if in.split && in.summary != nil {
-			raw, summary, samples = in.summary, true, in.Raw
+			raw, isSummary, samples = in.summary, true, in.Raw
 			days = append(days, day(received))
 		}
 		prep[r.ID] = prepared{started, figs, received, samples}
@@ -193,7 +194,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, raw, stable, rsd, nrep, on, len(in.Raw), summary, loaderOf(r)})
+			throttled, raw, stable, rsd, nrep, on, len(in.Raw), isSummary, loaderOf(r)})
 	}
 	if err := s.ensureDays(ctx, days); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
