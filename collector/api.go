@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -146,7 +147,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			code = http.StatusNotFound
 		case errors.Is(err, store.ErrExists), errors.Is(err, errTooManySchedules):
 			code = http.StatusConflict
-		case errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, sqldb.ErrUnavailable):
 			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), code)

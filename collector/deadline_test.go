@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -33,7 +34,7 @@ func TestHungPostgresHoldsNothing(t *testing.T) {
 		t.Errorf("GET /api/devices on a hung store: %s after %v, want a server error after about %v", resp.Status, time.Since(start), timeout)
 	}
 	_, err = c.Trigger(context.Background(), store.TriggerRequest{Fleet: "lab", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}})
-	if !store.Unavailable(err) || !strings.Contains(err.Error(), "did not answer") {
+	if !sqldb.Unavailable(err) || !strings.Contains(err.Error(), "did not answer") {
 		t.Errorf("trigger on a hung store: %v, want the store unavailable", err)
 	}
 

@@ -39,6 +39,7 @@ import (
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/join"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -610,7 +611,7 @@ func (d *pairDriver) join(ctx context.Context) (bool, error) {
 		return err
 	})
 	switch {
-	case err != nil && store.Unavailable(err):
+	case err != nil && sqldb.Unavailable(err):
 		return false, err
 	case err != nil:
 		return d.fail(ctx, "the joined result not stored: "+err.Error())

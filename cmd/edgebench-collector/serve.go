@@ -18,6 +18,7 @@ import (
 	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/config"
@@ -185,7 +186,7 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	if broker == "" {
 		broker = "tcp://" + sc.listen + " (embedded)"
 	}
-	log.Info("collector started", zap.String("db", store.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
+	log.Info("collector started", zap.String("db", sqldb.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
 	<-ctx.Done()
 	log.Info("collector stopping")
 	stats := c.Stats()

@@ -12,7 +12,7 @@ import (
 func (s *Store) ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
 	b, _ := json.Marshal(body)
 	now := time.Now().UnixNano()
-	res, err := s.exec(ctx, s.w, `INSERT INTO changes (kind, series, metric, result_id, at, detected_at, body, alerted_at)
+	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO changes (kind, series, metric, result_id, at, detected_at, body, alerted_at)
 		VALUES ('alert',?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, key, kind, instance, at.UnixNano(), now, string(b), now)
 	if err != nil {
 		return false, err

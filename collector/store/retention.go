@@ -99,7 +99,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 		{&p.Pairs, "DELETE FROM pairs WHERE created < ?"},
 		{new(int64), "DELETE FROM pair_parts WHERE received < ?"},
 	} {
-		res, err := s.exec(ctx, s.w, t.query, before)
+		res, err := s.db.Exec(ctx, s.db.W, t.query, before)
 		if err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
@@ -145,7 +145,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 
 // ids runs query, of one text column, and returns its rows.
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.query(ctx, s.w, query, args...)
+	rows, err := s.db.Query(ctx, s.db.W, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +154,11 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, s.wrap(err)
+			return nil, s.db.Wrap(err)
 		}
 		ids = append(ids, id)
 	}
-	return ids, s.wrap(rows.Err())
+	return ids, s.db.Wrap(rows.Err())
 }
 
 // deleteChunks runs del, a DELETE of at most its second argument's rows
@@ -166,7 +166,7 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 func (s *Store) deleteChunks(ctx context.Context, del string, before int64) (int64, error) {
 	var total int64
 	for {
-		res, err := s.exec(ctx, s.w, del, before, pruneChunk)
+		res, err := s.db.Exec(ctx, s.db.W, del, before, pruneChunk)
 		if err != nil {
 			return total, err
 		}
@@ -196,21 +196,21 @@ func (s *Store) deleteCommands(ctx context.Context, ids []string) (int64, error)
 // order, in one transaction, and counts those of the last table.
 func (s *Store) deleteIn(ctx context.Context, ids []string, what string, tables []struct{ name, col string }) (int64, error) {
 	list, _ := json.Marshal(ids) // strings: cannot fail
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", what, s.wrap(err))
+		return 0, fmt.Errorf("%s: %w", what, s.db.Wrap(err))
 	}
 	defer tx.Rollback()
 	var n int64
 	for _, table := range tables {
-		res, err := s.exec(ctx, tx, "DELETE FROM "+table.name+" WHERE "+s.d.inJSON(table.col), string(list))
+		res, err := s.db.Exec(ctx, tx, "DELETE FROM "+table.name+" WHERE "+s.db.D.InJSON(table.col), string(list))
 		if err != nil {
 			return 0, fmt.Errorf("%s %s: %w", what, table.name, err)
 		}
 		n, _ = res.RowsAffected()
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("%s: commit: %w", what, s.wrap(err))
+		return 0, fmt.Errorf("%s: commit: %w", what, s.db.Wrap(err))
 	}
 	return n, nil
 }

@@ -40,13 +40,13 @@ type Kept struct {
 func (s *Store) ResultKept(ctx context.Context, id string) (*wire.Result, Kept, error) {
 	var summary sql.NullBool
 	var raw, full []byte
-	err := s.queryRow(ctx, s.r, `SELECT r.summary, r.raw, sa.raw FROM results r
+	err := s.db.QueryRow(ctx, s.db.R, `SELECT r.summary, r.raw, sa.raw FROM results r
 		LEFT JOIN result_samples sa ON sa.result_id = r.id AND sa.received = r.received WHERE r.id = ?`, id).Scan(&summary, &raw, &full)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Kept{}, fmt.Errorf("result %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, Kept{}, fmt.Errorf("result %s: %w", id, s.wrap(err))
+		return nil, Kept{}, fmt.Errorf("result %s: %w", id, s.db.Wrap(err))
 	}
 	k := Kept{SamplesPruned: summary.Valid && summary.Bool && full == nil}
 	if full != nil {
@@ -86,7 +86,7 @@ const partitionLock = 0x6564676570617274
 // hour's pass, a test's old receive time) creates it here, before the
 // ingest's transaction takes its locks.
 func (s *Store) ensureDays(ctx context.Context, days []int64) error {
-	if !s.d.pg {
+	if !s.db.D.PG {
 		return nil
 	}
 	var missing []int64
@@ -101,25 +101,25 @@ func (s *Store) ensureDays(ctx context.Context, days []int64) error {
 		return nil
 	}
 	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("samples partitions: %w", s.wrap(err))
+		return fmt.Errorf("samples partitions: %w", s.db.Wrap(err))
 	}
 	defer tx.Rollback()
 	// One collector at a time: two creating one table at once would fail.
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(partitionLock)); err != nil {
-		return fmt.Errorf("samples partitions: %w", s.wrap(err))
+		return fmt.Errorf("samples partitions: %w", s.db.Wrap(err))
 	}
 	const d = int64(24 * time.Hour)
 	for _, day := range missing {
 		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s PARTITION OF result_samples FOR VALUES FROM (%d) TO (%d)",
 			partition(day), day*d, (day+1)*d)
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("samples partition %s: %w", partition(day), s.wrap(err))
+			return fmt.Errorf("samples partition %s: %w", partition(day), s.db.Wrap(err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("samples partitions: %w", s.wrap(err))
+		return fmt.Errorf("samples partitions: %w", s.db.Wrap(err))
 	}
 	s.partsMu.Lock()
 	for _, d := range missing {
@@ -140,7 +140,7 @@ func (s *Store) PrepareDays(ctx context.Context, now time.Time) error {
 // samplesDays are the days of result_samples' tables on PostgreSQL,
 // oldest first.
 func (s *Store) samplesDays(ctx context.Context) ([]int64, error) {
-	rows, err := s.query(ctx, s.w, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+	rows, err := s.db.Query(ctx, s.db.W, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 		JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'result_samples' AND p.relnamespace = current_schema()::regnamespace`)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (s *Store) samplesDays(ctx context.Context) ([]int64, error) {
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			return nil, s.wrap(err)
+			return nil, s.db.Wrap(err)
 		}
 		t, err := time.Parse("20060102", strings.TrimPrefix(name, "result_samples_"))
 		if err != nil {
@@ -159,7 +159,7 @@ func (s *Store) samplesDays(ctx context.Context) ([]int64, error) {
 		out = append(out, t.Unix()/86400)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
+		return nil, s.db.Wrap(err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
@@ -173,7 +173,7 @@ func (s *Store) samplesDays(ctx context.Context) ([]int64, error) {
 // apart (samples_legacy) are rewritten as summaries.
 func (s *Store) pruneSamples(ctx context.Context, cutoff time.Time, p *Pruned) error {
 	before := cutoff.UnixNano()
-	if s.d.pg {
+	if s.db.D.PG {
 		days, err := s.samplesDays(ctx)
 		if err != nil {
 			return fmt.Errorf("prune samples: %w", err)
@@ -184,10 +184,10 @@ func (s *Store) pruneSamples(ctx context.Context, cutoff time.Time, p *Pruned) e
 				break
 			}
 			var n int64
-			if err := s.queryRow(ctx, s.w, "SELECT count(*) FROM "+partition(day)).Scan(&n); err != nil {
-				return fmt.Errorf("prune samples %s: %w", partition(day), s.wrap(err))
+			if err := s.db.QueryRow(ctx, s.db.W, "SELECT count(*) FROM "+partition(day)).Scan(&n); err != nil {
+				return fmt.Errorf("prune samples %s: %w", partition(day), s.db.Wrap(err))
 			}
-			if _, err := s.exec(ctx, s.w, "DROP TABLE IF EXISTS "+partition(day)); err != nil {
+			if _, err := s.db.Exec(ctx, s.db.W, "DROP TABLE IF EXISTS "+partition(day)); err != nil {
 				return fmt.Errorf("prune samples %s: %w", partition(day), err)
 			}
 			s.partsMu.Lock()
@@ -198,7 +198,7 @@ func (s *Store) pruneSamples(ctx context.Context, cutoff time.Time, p *Pruned) e
 		}
 	} else {
 		for {
-			res, err := s.exec(ctx, s.w, `DELETE FROM result_samples WHERE result_id IN
+			res, err := s.db.Exec(ctx, s.db.W, `DELETE FROM result_samples WHERE result_id IN
 				(SELECT result_id FROM result_samples WHERE received < ? ORDER BY received LIMIT ?)`, before, pruneChunk)
 			if err != nil {
 				return fmt.Errorf("prune samples: %w", err)
@@ -218,7 +218,7 @@ func (s *Store) pruneSamples(ctx context.Context, cutoff time.Time, p *Pruned) e
 // A payload that does not parse, or holds no samples, is left as it is.
 func (s *Store) stripLegacy(ctx context.Context, before int64, p *Pruned) error {
 	for {
-		rows, err := s.query(ctx, s.w, `SELECT l.received, l.result_id, r.raw FROM samples_legacy l
+		rows, err := s.db.Query(ctx, s.db.W, `SELECT l.received, l.result_id, r.raw FROM samples_legacy l
 			LEFT JOIN results r ON r.id = l.result_id WHERE l.received < ? ORDER BY l.received, l.result_id LIMIT ?`, before, pruneChunk/5)
 		if err != nil {
 			return fmt.Errorf("prune samples: %w", err)
@@ -234,7 +234,7 @@ func (s *Store) stripLegacy(ctx context.Context, before int64, p *Pruned) error 
 			var raw []byte
 			if err := rows.Scan(&l.received, &l.id, &raw); err != nil {
 				rows.Close()
-				return fmt.Errorf("prune samples: %w", s.wrap(err))
+				return fmt.Errorf("prune samples: %w", s.db.Wrap(err))
 			}
 			if sum, err := summary.Of(raw); err == nil {
 				l.summary = sum
@@ -243,30 +243,30 @@ func (s *Store) stripLegacy(ctx context.Context, before int64, p *Pruned) error 
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("prune samples: %w", s.wrap(err))
+			return fmt.Errorf("prune samples: %w", s.db.Wrap(err))
 		}
 		if len(list) == 0 {
 			return nil
 		}
-		tx, err := s.w.BeginTx(ctx, nil)
+		tx, err := s.db.W.BeginTx(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("prune samples: %w", s.wrap(err))
+			return fmt.Errorf("prune samples: %w", s.db.Wrap(err))
 		}
 		for _, l := range list {
 			if l.summary != nil {
-				if _, err := s.exec(ctx, tx, "UPDATE results SET raw = ?, summary = ? WHERE id = ?", l.summary, true, l.id); err != nil {
+				if _, err := s.db.Exec(ctx, tx, "UPDATE results SET raw = ?, summary = ? WHERE id = ?", l.summary, true, l.id); err != nil {
 					tx.Rollback()
 					return fmt.Errorf("prune samples: %w", err)
 				}
 				p.Legacy++
 			}
-			if _, err := s.exec(ctx, tx, "DELETE FROM samples_legacy WHERE received = ? AND result_id = ?", l.received, l.id); err != nil {
+			if _, err := s.db.Exec(ctx, tx, "DELETE FROM samples_legacy WHERE received = ? AND result_id = ?", l.received, l.id); err != nil {
 				tx.Rollback()
 				return fmt.Errorf("prune samples: %w", err)
 			}
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("prune samples: %w", s.wrap(err))
+			return fmt.Errorf("prune samples: %w", s.db.Wrap(err))
 		}
 	}
 }

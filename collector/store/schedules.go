@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/cron"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -131,7 +132,7 @@ func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) e
 	if err != nil {
 		return err
 	}
-	res, err := s.exec(ctx, s.w, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
+	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
 		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`,
 		sch.Name, int64(sch.Every), sch.Cron, int64(sch.Jitter), string(req), sch.Paused, sch.NextAt.UnixNano(), sch.CreatedAt.UnixNano())
 	if err != nil {
@@ -153,7 +154,7 @@ func scanSchedule(sc interface{ Scan(...any) error }) (*Schedule, error) {
 		return nil, err
 	}
 	sch.Every, sch.Jitter = time.Duration(every), time.Duration(jitter)
-	sch.NextAt, sch.CreatedAt = unixTime(next), unixTime(created)
+	sch.NextAt, sch.CreatedAt = sqldb.UnixTime(next), sqldb.UnixTime(created)
 	if err := json.Unmarshal([]byte(req), &sch.Trigger); err != nil {
 		return nil, fmt.Errorf("schedule %s: %w", sch.Name, err)
 	}
@@ -162,7 +163,7 @@ func scanSchedule(sc interface{ Scan(...any) error }) (*Schedule, error) {
 
 // Schedules lists the schedules by name, each with its latest run.
 func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
-	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
@@ -193,7 +194,7 @@ func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
 
 // RemoveSchedule deletes a schedule; the record of its runs stays.
 func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
-	res, err := s.exec(ctx, s.w, `DELETE FROM schedules WHERE name = ?`, name)
+	res, err := s.db.Exec(ctx, s.db.W, `DELETE FROM schedules WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
@@ -215,7 +216,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now
 	if !paused && !next.After(now) {
 		next = sch.Next(now)
 	}
-	if _, err := s.exec(ctx, s.w, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, nextAtNano(next), name); err != nil {
+	if _, err := s.db.Exec(ctx, s.db.W, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, nextAtNano(next), name); err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
 	return nil
@@ -223,7 +224,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now
 
 // DueSchedules are the schedules not paused whose next firing is due.
 func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
-	rows, err := s.query(ctx, s.w, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
+	rows, err := s.db.Query(ctx, s.db.W, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +247,12 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, er
 // firings due before due, missed while no collector ran, are recorded as
 // missed too.
 func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return false, s.wrap(err)
+		return false, s.db.Wrap(err)
 	}
 	defer tx.Rollback()
-	res, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+	res, err := s.db.Exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
 		sch.Name, due.UnixNano(), now.UnixNano(), collector)
 	if err != nil {
 		return false, err
@@ -260,15 +261,15 @@ func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time
 		return false, nil
 	}
 	for _, m := range missed {
-		if _, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector, error) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		if _, err := s.db.Exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector, error) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
 			sch.Name, m.UnixNano(), now.UnixNano(), collector, "not fired: no collector was running"); err != nil {
 			return false, err
 		}
 	}
-	if _, err := s.exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, nextAtNano(next), sch.Name, sch.NextAt.UnixNano()); err != nil {
+	if _, err := s.db.Exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, nextAtNano(next), sch.Name, sch.NextAt.UnixNano()); err != nil {
 		return false, err
 	}
-	return true, s.wrap(tx.Commit())
+	return true, s.db.Wrap(tx.Commit())
 }
 
 // FinishRun records what a claimed firing sent and missed.
@@ -285,7 +286,7 @@ func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
 		}
 		cols[i] = string(b)
 	}
-	_, err := s.exec(ctx, s.w, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
+	_, err := s.db.Exec(ctx, s.db.W, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
 		cols[0], cols[1], cols[2], r.Error, r.Schedule, r.DueAt.UnixNano())
 	return err
 }
@@ -305,7 +306,7 @@ func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]Sch
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.query(ctx, s.r, q, name)
+	rows, err := s.db.Query(ctx, s.db.R, q, name)
 	if err != nil {
 		return nil, fmt.Errorf("schedule runs: %w", err)
 	}
@@ -318,7 +319,7 @@ func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]Sch
 			rows.Close()
 			return nil, fmt.Errorf("schedule runs: %w", err)
 		}
-		r.DueAt, r.FiredAt = unixTime(due), unixTime(fired)
+		r.DueAt, r.FiredAt = sqldb.UnixTime(due), sqldb.UnixTime(fired)
 		for _, c := range []struct {
 			name, text string
 			dst        any
@@ -398,12 +399,12 @@ func (r *TriggerRequest) CheckKinds() error {
 
 // Schedule returns one schedule.
 func (s *Store) Schedule(ctx context.Context, name string) (*Schedule, error) {
-	sch, err := scanSchedule(s.queryRow(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
+	sch, err := scanSchedule(s.db.QueryRow(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("schedule %s: %w", name, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("schedule %s: %w", name, s.wrap(err))
+		return nil, fmt.Errorf("schedule %s: %w", name, s.db.Wrap(err))
 	}
 	return sch, nil
 }
