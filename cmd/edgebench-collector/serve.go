@@ -17,7 +17,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/broker"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/internal/cli"
@@ -36,7 +36,7 @@ type serveConfig struct {
 	metricsTokenFile           string
 	metricsToken               string
 	webMaxExpensive            int
-	schedules                  store.ScheduleLimits
+	schedules                  scheduledb.ScheduleLimits
 	tlsCert, tlsKey, clientCA  string
 	webHosts                   []string
 	signHMAC, signEd25519      string
@@ -77,7 +77,7 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 	c.broker, c.username, c.ca, c.share, c.prefix = st.Broker, st.Username, st.CA, st.Share, st.Prefix
 	c.web, c.webHosts, c.tokenFile = st.Web, st.WebHost, st.APITokenFile
 	c.metricsTokenFile, c.webMaxExpensive = st.MetricsTokenFile, st.WebMaxExpensive
-	c.schedules = store.ScheduleLimits{Max: st.MaxSchedules, MinEvery: st.ScheduleMinEvery, MaxJitter: st.ScheduleMaxJitter}
+	c.schedules = scheduledb.ScheduleLimits{Max: st.MaxSchedules, MinEvery: st.ScheduleMinEvery, MaxJitter: st.ScheduleMaxJitter}
 	c.signEd25519, c.signHMAC = st.SignEd25519KeyFile, st.SignHMACKeyFile
 	c.logLevel = st.LogLevel
 	for _, h := range c.webHosts {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/edgebench/edgebench/collector/store/migrations"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -33,7 +34,7 @@ func MigrationNames(engine string) ([]string, error) {
 }
 
 // PruneChunk is how many results one pruning transaction deletes.
-const PruneChunk = pruneChunk
+const PruneChunk = retention.PruneChunk
 
 // Summarize sums up the verdicts of a result's runs as the runs listing
 // does.

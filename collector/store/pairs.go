@@ -90,14 +90,14 @@ func (s *Store) AddPair(ctx context.Context, p *Pair, request string) error {
 	return nil
 }
 
-// Pair is the pair whose load or watch command is id; ErrNotFound when
+// Pair is the pair whose load or watch command is id; sqldb.ErrNotFound when
 // id is neither.
 func (s *Store) Pair(ctx context.Context, id string) (*Pair, error) {
 	p, err := scanPair(s.db.QueryRow(ctx, s.db.R, `SELECT `+pairCols+` FROM pairs WHERE id = ?
 		UNION ALL SELECT `+pairCols+` FROM pairs WHERE watch_id = ? LIMIT 1`, id, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("pair %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("pair %s: %w", id, sqldb.ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("pair %s: %w", id, s.db.Wrap(err))
 	}

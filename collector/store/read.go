@@ -265,7 +265,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 			&cpu, &io, &mem); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
-		r.Spec = parseSpec(spec, r.URL, r.Conns)
+		r.Spec = sqldb.ParseSpec(spec, r.URL, r.Conns)
 		r.Started = sqldb.UnixTime(started)
 		r.cursor.ID = r.ID
 		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
@@ -292,7 +292,7 @@ func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
 // newest result) to the full id.
 func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, error) {
 	if !utf8.ValidString(prefix) || strings.ContainsRune(prefix, 0) { // no id holds it
-		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+		return "", fmt.Errorf("result %s: %w", prefix, sqldb.ErrNotFound)
 	}
 	// Ids are ASCII: any that starts with prefix sorts below prefix
 	// followed by the highest code point.
@@ -318,7 +318,7 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+		return "", fmt.Errorf("result %s: %w", prefix, sqldb.ErrNotFound)
 	case 1:
 		return ids[0], nil
 	}
@@ -501,7 +501,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		}
 		sp, ok := specs[g.ResultID]
 		if !ok {
-			sp = parseSpec(spec, url, conns)
+			sp = sqldb.ParseSpec(spec, url, conns)
 			specs[g.ResultID] = sp
 		}
 		g.Spec = sp
@@ -514,7 +514,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = sqldb.Float(cpu), sqldb.Float(user), sqldb.Float(io), sqldb.Float(mem), sqldb.Float(cached), sqldb.Float(temp)
 		g.CapacityRPS = sqldb.Float(capRPS)
 		g.StdevUS, g.CPUIdle, g.ServerCPU = sqldb.Float(stdev), sqldb.Float(idle), sqldb.Float(server)
-		g.Invalid, g.GeneratorBound = runVerdict(limitedBy, valid)
+		g.Invalid, g.GeneratorBound = sqldb.RunVerdict(limitedBy, valid)
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {
@@ -611,7 +611,7 @@ func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, erro
 		return nil, fmt.Errorf("command %s: %w", id, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("command %s: %w", escape.Printable(id), ErrNotFound)
+		return nil, fmt.Errorf("command %s: %w", escape.Printable(id), sqldb.ErrNotFound)
 	}
 	return out, nil
 }

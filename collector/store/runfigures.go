@@ -105,7 +105,7 @@ func (s *Store) RunFigures(ctx context.Context, id string) ([]figures.Run, error
 		f.MeanUS, f.P50US, f.P99US, f.MaxUS, f.StdevUS = sqldb.Float(mean), sqldb.Float(p50), sqldb.Float(p99), sqldb.Float(mx), sqldb.Float(stdev)
 		f.CPUPct, f.CPUUser, f.CPUIdle, f.ServerCPU = sqldb.Float(cpu), sqldb.Float(user), sqldb.Float(idle), sqldb.Float(server)
 		f.IOKBs, f.MemKB, f.CachedKB, f.TempC, f.CapacityRPS = sqldb.Float(io), sqldb.Float(mem), sqldb.Float(cached), sqldb.Float(temp), sqldb.Float(capRPS)
-		f.Invalid, f.GeneratorBound = runVerdict(limitedBy, valid)
+		f.Invalid, f.GeneratorBound = sqldb.RunVerdict(limitedBy, valid)
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {

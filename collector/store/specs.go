@@ -2,23 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/wire"
 )
-
-// parseSpec reads a spec as the store keeps it; a result stored before
-// specs were (one the backfill could not decode) keeps what the results
-// table knows, its URL and connections.
-func parseSpec(stored, url string, conns int) group.Spec {
-	var s group.Spec
-	if stored == "" || json.Unmarshal([]byte(stored), &s) != nil {
-		return group.Spec{URL: url, Connections: conns}
-	}
-	return s
-}
 
 // backfillSpecs gives each result stored before specs were kept its spec,
 // decoded from its payload. It does nothing once every result has one.

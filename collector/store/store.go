@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/retention"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/sqldb"
 )
 
-// Errors of the Store's lookups of one thing by id.
-var (
-	ErrNotFound  = errors.New("not found")
-	ErrAmbiguous = errors.New("prefix is ambiguous")
-)
+// ErrAmbiguous is returned by a lookup by an id's prefix that several
+// ids have (the lookups of one thing by id that find none return
+// sqldb.ErrNotFound).
+var ErrAmbiguous = errors.New("prefix is ambiguous")
 
 // ErrNotRunning is returned when a command to cancel runs nowhere: every
 // device it went to has finished it.
@@ -28,17 +29,19 @@ var ErrNotRunning = errors.New("not running")
 // The files of the store: write.go holds what the collector writes,
 // read.go what the commands and pages read, figures.go the errors
 // recounted from the payloads, verdicts.go and specs.go the columns
-// filled from the payloads, schedules.go and alerts.go the fleet's tables
-// over time, retention.go the pruning.
+// filled from the payloads. The schedules, their firings and the alerts
+// are scheduledb's tables, the series and their changes seriesdb's, the
+// samples' days and the pruning retention's, which the Store holds: the ingest feeds the
+// series in its transaction (IngestSeries).
 type Store struct {
 	db *sqldb.DB
+	*scheduledb.ScheduleTables
+	*seriesdb.SeriesTables
+	*retention.Pruner
 	// backfilled is what opening the store did to the verdicts of the
 	// results stored before the store kept them (zero when none were
 	// left), for the log.
 	backfilled VerdictBackfill
-
-	partsMu sync.Mutex
-	parts   map[int64]bool // PostgreSQL: the days result_samples has a table for, as far as this store knows
 }
 
 // Backfilled is what opening the store did to the verdicts of the
@@ -53,10 +56,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db}
-	if db.D.PG {
-		s.parts = map[int64]bool{}
-	}
+	s := &Store{db: db, ScheduleTables: scheduledb.New(db), SeriesTables: seriesdb.New(db), Pruner: retention.New(db)}
 	if err := s.backfill(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", sqldb.RedactDB(dsn), err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/edgebench/edgebench/collector/rebuild"
-	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -101,15 +100,6 @@ func verdictColumns(v *wire.Verdict) (limitedBy, valid any) {
 		return nil, nil
 	}
 	return v.LimitedBy, v.Valid
-}
-
-// runVerdict reads a run's verdict columns back: its figure does not
-// stand; the load generator was its limit. Both false without a verdict.
-func runVerdict(limitedBy sql.NullString, valid sql.NullBool) (invalid, generatorBound bool) {
-	if !limitedBy.Valid || !valid.Valid {
-		return false, false
-	}
-	return !valid.Bool, limitedBy.String == verdict.Generator
 }
 
 // repeatColumns are the store's columns of --repeat auto's outcome,

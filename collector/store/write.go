@@ -12,6 +12,8 @@ import (
 
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store/retention"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/summary"
 	"github.com/edgebench/edgebench/wire"
@@ -167,7 +169,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		}
 		if in.split && in.summary != nil {
 			raw, isSummary, samples = in.summary, true, in.Raw
-			days = append(days, day(received))
+			days = append(days, retention.Day(received))
 		}
 		prep[r.ID] = prepared{started, figs, received, samples}
 		labels, err := s.db.D.LabelsJSON(r.Labels)
@@ -181,7 +183,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
 			throttled, raw, stable, rsd, nrep, on, len(in.Raw), isSummary, loaderOf(r)})
 	}
-	if err := s.ensureDays(ctx, days); err != nil {
+	if err := s.EnsureDays(ctx, days); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 
@@ -289,7 +291,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			return nil, fmt.Errorf("ingest: samples: %w", err)
 		}
 		var devRows [][]any
-		for _, a := range sortedAddrs(devs) {
+		for _, a := range sqldb.SortedAddrs(devs) {
 			devRows = append(devRows, []any{a.Fleet, a.Device, devs[a].id, devs[a].at, now})
 		}
 		if err := s.db.InsertRows(ctx, tx, "INSERT INTO devices (fleet, id, last_result, last_result_at, updated) VALUES ", 5, devRows,
@@ -299,14 +301,14 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			return nil, fmt.Errorf("ingest: devices: %w", err)
 		}
 		// The series' state, once the devices' rows are locked (series.go).
-		ins := make([]seriesIn, 0, len(inserted))
+		ins := make([]seriesdb.In, 0, len(inserted))
 		for _, i := range order {
 			if r := batch[i].Result; inserted[r.ID] {
 				p := prep[r.ID]
-				ins = append(ins, seriesIn{r: r, figs: p.figs, started: p.started.UnixNano(), received: p.received})
+				ins = append(ins, seriesdb.In{R: r, Figs: p.figs, Started: p.started.UnixNano(), Received: p.received})
 			}
 		}
-		if err := s.ingestSeries(ctx, tx, ins, now); err != nil {
+		if err := s.IngestSeries(ctx, tx, ins, now); err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 	}
@@ -320,18 +322,6 @@ func loaderOf(r *wire.Result) string {
 		return ""
 	}
 	return r.Loader.Fleet + "/" + r.Loader.Device
-}
-
-// sortedAddrs are the keys of m in (fleet, device) order.
-func sortedAddrs[V any](m map[wire.Addr]V) []wire.Addr {
-	out := make([]wire.Addr, 0, len(m))
-	for a := range m {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b wire.Addr) int {
-		return cmp.Or(cmp.Compare(a.Fleet, b.Fleet), cmp.Compare(a.Device, b.Device))
-	})
-	return out
 }
 
 // SetStatus records a device's status message and reports whether it was
@@ -394,7 +384,7 @@ func (s *Store) SetHeartbeats(ctx context.Context, hbs map[wire.Addr]*wire.Heart
 	}
 	now := time.Now().UnixNano()
 	rows := make([][]any, 0, len(hbs))
-	for _, a := range sortedAddrs(hbs) {
+	for _, a := range sqldb.SortedAddrs(hbs) {
 		hb := hbs[a]
 		b, err := json.Marshal(hb)
 		if err != nil {

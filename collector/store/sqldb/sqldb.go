@@ -11,6 +11,10 @@ import (
 	"unicode/utf8"
 )
 
+// ErrNotFound is returned by the store's lookups of one thing by id that
+// find none.
+var ErrNotFound = errors.New("not found")
+
 // ErrUnavailable wraps the store's errors that say the database could not
 // be reached or was going away (a PostgreSQL restart, a lock held too
 // long), as opposed to errors of the data: the same writes may succeed

@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func parseCursor(c string) (at, seq int64, err error) {
 // ListChanges lists the final changes q selects, the latest first (by
 // the time of the first result after each, then as stored), a page at a
 // time: next is the Cursor of the next page, "" after the last.
-func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, next string, err error) {
+func (s *SeriesTables) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, next string, err error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultChangesLimit
@@ -118,7 +118,7 @@ const MaxProvisional = 500
 // ProvisionalChanges lists the provisional claims of the series q selects
 // (its Limit and Cursor aside): the latest first, at most MaxProvisional;
 // more reports that there were more.
-func (s *Store) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Change, more bool, err error) {
+func (s *SeriesTables) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Change, more bool, err error) {
 	conds, args := []string{"provisional != ''"}, []any{}
 	if q.Fleet != "" {
 		conds, args = append(conds, "fleet = ?"), append(args, q.Fleet)
@@ -171,7 +171,7 @@ func sortChanges(cs []Change) {
 // ChangesToAlert lists, oldest first, at most limit final changes no
 // alert was raised for yet (the alert loop's each pass: what was found
 // since the one before, whichever collector found it).
-func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error) {
+func (s *SeriesTables) ChangesToAlert(ctx context.Context, limit int) ([]Change, error) {
 	rows, err := s.db.Query(ctx, s.db.R, `SELECT seq, body FROM changes WHERE alerted_at = 0 AND kind = 'change' ORDER BY seq LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("changes to alert: %w", err)
@@ -200,7 +200,7 @@ func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error)
 // ClaimChange records that an alert for the stored change seq is raised
 // at at, and reports whether this collector is the one to raise it (of
 // several on one PostgreSQL, one is).
-func (s *Store) ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error) {
+func (s *SeriesTables) ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error) {
 	res, err := s.db.Exec(ctx, s.db.W, "UPDATE changes SET alerted_at = ? WHERE seq = ? AND alerted_at = 0", at.UnixNano(), seq)
 	if err != nil {
 		return false, fmt.Errorf("change %d: %w", seq, err)
@@ -228,7 +228,7 @@ type LatestSeries struct {
 // (SeriesPerDevice per device) whose last result was received since
 // since, the last received first, at most limit; total is how many
 // series have a result received since since, exported or not.
-func (s *Store) Latest(ctx context.Context, since time.Time, limit int) (ls []LatestSeries, total int64, err error) {
+func (s *SeriesTables) Latest(ctx context.Context, since time.Time, limit int) (ls []LatestSeries, total int64, err error) {
 	rows, err := s.db.Query(ctx, s.db.R, `SELECT key, fleet, device, server, latest_received, rps, p99_us, cpu_per_kreq, latest_id, latest_started
 		FROM series WHERE exported = 1 AND latest_received >= ? ORDER BY latest_received DESC, key DESC LIMIT ?`, since.UnixNano(), limit)
 	if err != nil {
@@ -264,7 +264,7 @@ type DroppedSeries struct {
 
 // SeriesDropped lists the devices whose series the cap left out, at most
 // limit of them (those with the most).
-func (s *Store) SeriesDropped(ctx context.Context, limit int) ([]DroppedSeries, error) {
+func (s *SeriesTables) SeriesDropped(ctx context.Context, limit int) ([]DroppedSeries, error) {
 	rows, err := s.db.Query(ctx, s.db.R, "SELECT fleet, device, n FROM series_dropped ORDER BY n DESC, fleet, device LIMIT ?", limit)
 	if err != nil {
 		return nil, fmt.Errorf("series dropped: %w", err)
@@ -303,9 +303,9 @@ type SeriesInfo struct {
 	Points int
 }
 
-// Series reads what the series' row of key says of it (ErrNotFound when
+// Series reads what the series' row of key says of it (sqldb.ErrNotFound when
 // there is none).
-func (s *Store) Series(ctx context.Context, key string) (SeriesInfo, error) {
+func (s *SeriesTables) Series(ctx context.Context, key string) (SeriesInfo, error) {
 	var in SeriesInfo
 	var labels string
 	var state []byte
@@ -314,7 +314,7 @@ func (s *Store) Series(ctx context.Context, key string) (SeriesInfo, error) {
 		FROM series WHERE key = ?`, key).Scan(&in.Key, &in.Fleet, &in.Device, &in.Spec, &labels, &in.Results, &in.LeftOut, &in.Late,
 		&in.LatestID, &exported, &state)
 	if errors.Is(err, sql.ErrNoRows) {
-		return in, fmt.Errorf("series %s: %w", escape.Printable(key), ErrNotFound)
+		return in, fmt.Errorf("series %s: %w", escape.Printable(key), sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return in, fmt.Errorf("series %s: %w", escape.Printable(key), s.db.Wrap(err))

@@ -1,4 +1,4 @@
-package store
+package scheduledb
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/edgebench/edgebench/collector/cron"
@@ -50,9 +49,6 @@ type Missed struct {
 	Device string `json:"device"` // fleet/id
 	Reason string `json:"reason"`
 }
-
-// ScheduleLabel is the label every result of a schedule's firing carries.
-const ScheduleLabel = "schedule"
 
 var scheduleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
@@ -116,7 +112,7 @@ var ErrExists = errors.New("already exists")
 
 // AddSchedule stores a new schedule; its first firing is its next due time
 // after now.
-func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
+func (s *ScheduleTables) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
 	if err := sch.Check(); err != nil {
 		return err
 	}
@@ -161,8 +157,9 @@ func scanSchedule(sc interface{ Scan(...any) error }) (*Schedule, error) {
 	return &sch, nil
 }
 
-// Schedules lists the schedules by name, each with its latest run.
-func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
+// Schedules lists the schedules by name, without their runs (the
+// store's Schedules adds each one's latest).
+func (s *ScheduleTables) Schedules(ctx context.Context) ([]Schedule, error) {
 	rows, err := s.db.Query(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
@@ -180,26 +177,17 @@ func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
-	for i := range out {
-		runs, err := s.ScheduleRuns(ctx, out[i].Name, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) > 0 {
-			out[i].LastRun = &runs[0]
-		}
-	}
 	return out, nil
 }
 
 // RemoveSchedule deletes a schedule; the record of its runs stays.
-func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
+func (s *ScheduleTables) RemoveSchedule(ctx context.Context, name string) error {
 	res, err := s.db.Exec(ctx, s.db.W, `DELETE FROM schedules WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+		return fmt.Errorf("schedule %s: %w", name, sqldb.ErrNotFound)
 	}
 	return nil
 }
@@ -207,7 +195,7 @@ func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
 // PauseSchedule pauses or resumes a schedule. A resumed schedule's next
 // firing is its first due time after now: what fell due while it was
 // paused is not fired.
-func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now time.Time) error {
+func (s *ScheduleTables) PauseSchedule(ctx context.Context, name string, paused bool, now time.Time) error {
 	sch, err := s.Schedule(ctx, name)
 	if err != nil {
 		return err
@@ -223,7 +211,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now
 }
 
 // DueSchedules are the schedules not paused whose next firing is due.
-func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
+func (s *ScheduleTables) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
 	rows, err := s.db.Query(ctx, s.db.W, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
 	if err != nil {
 		return nil, err
@@ -246,7 +234,7 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, er
 // collectors on one PostgreSQL, the others' inserts find it there). The
 // firings due before due, missed while no collector ran, are recorded as
 // missed too.
-func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
+func (s *ScheduleTables) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
 	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return false, s.db.Wrap(err)
@@ -273,7 +261,7 @@ func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time
 }
 
 // FinishRun records what a claimed firing sent and missed.
-func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
+func (s *ScheduleTables) FinishRun(ctx context.Context, r *ScheduleRun) error {
 	missed := r.Missed
 	if missed == nil {
 		missed = []Missed{}
@@ -296,59 +284,6 @@ func strs(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// ScheduleRuns lists a schedule's runs, newest first (limit 0: all). A
-// device that rejected a firing's command (busy, or its policy) is listed
-// among the run's missed with its reason.
-func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]ScheduleRun, error) {
-	q := `SELECT schedule, due_at, fired_at, collector, commands, devices, missed, error FROM schedule_runs WHERE schedule = ? ORDER BY due_at DESC`
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
-	}
-	rows, err := s.db.Query(ctx, s.db.R, q, name)
-	if err != nil {
-		return nil, fmt.Errorf("schedule runs: %w", err)
-	}
-	var out []ScheduleRun
-	for rows.Next() {
-		var r ScheduleRun
-		var due, fired int64
-		var cmds, devs, missed string
-		if err := rows.Scan(&r.Schedule, &due, &fired, &r.Collector, &cmds, &devs, &missed, &r.Error); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("schedule runs: %w", err)
-		}
-		r.DueAt, r.FiredAt = sqldb.UnixTime(due), sqldb.UnixTime(fired)
-		for _, c := range []struct {
-			name, text string
-			dst        any
-		}{{"commands", cmds, &r.Commands}, {"devices", devs, &r.Devices}, {"missed", missed, &r.Missed}} {
-			if err := json.Unmarshal([]byte(c.text), c.dst); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("schedule runs: %s, firing due at %s: %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), c.name, err)
-			}
-		}
-		out = append(out, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("schedule runs: %w", err)
-	}
-	for i := range out {
-		for _, id := range out[i].Commands {
-			evs, err := s.Events(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range evs {
-				if e.State == wire.StateRejected && !slices.ContainsFunc(out[i].Missed, func(m Missed) bool { return m.Device == e.Fleet+"/"+e.Device }) {
-					out[i].Missed = append(out[i].Missed, Missed{Device: e.Fleet + "/" + e.Device, Reason: "rejected: " + e.Reason})
-				}
-			}
-		}
-	}
-	return out, nil
 }
 
 // TriggerRequest asks devices to run a load test. Exactly one way of
@@ -398,10 +333,10 @@ func (r *TriggerRequest) CheckKinds() error {
 }
 
 // Schedule returns one schedule.
-func (s *Store) Schedule(ctx context.Context, name string) (*Schedule, error) {
+func (s *ScheduleTables) Schedule(ctx context.Context, name string) (*Schedule, error) {
 	sch, err := scanSchedule(s.db.QueryRow(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("schedule %s: %w", name, sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("schedule %s: %w", name, s.db.Wrap(err))

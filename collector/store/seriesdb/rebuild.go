@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"context"
@@ -48,7 +48,7 @@ const rebuildBatch = 50
 // the others to the rebuild, which reads their results as they are when
 // it comes to them. The changes a rebuild finds count as alerted:
 // history, not news. progress, when set, is called after each device.
-func (s *Store) RebuildSeries(ctx context.Context, o RebuildOptions, progress func(RebuildProgress)) (RebuildProgress, error) {
+func (s *SeriesTables) RebuildSeries(ctx context.Context, o RebuildOptions, progress func(RebuildProgress)) (RebuildProgress, error) {
 	var p RebuildProgress
 	cfg, err := s.seriesConfig(ctx, s.db.W)
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *Store) RebuildSeries(ctx context.Context, o RebuildOptions, progress fu
 }
 
 // devicesAfter lists at most n devices after a, in order.
-func (s *Store) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Addr, error) {
+func (s *SeriesTables) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Addr, error) {
 	rows, err := s.db.Query(ctx, s.db.W, "SELECT fleet, id FROM devices WHERE (fleet, id) > (?, ?) ORDER BY fleet, id LIMIT ?", a.Fleet, a.Device, n)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild series: %w", err)
@@ -133,7 +133,7 @@ func (s *Store) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Ad
 // devices' ingest while it looks (a SHARE lock on devices waits for the
 // transactions writing it): one that was creating a device after the
 // checkpoint left its result to the rebuild.
-func (s *Store) finishRebuild(ctx context.Context, after wire.Addr) (bool, error) {
+func (s *SeriesTables) finishRebuild(ctx context.Context, after wire.Addr) (bool, error) {
 	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
@@ -168,7 +168,7 @@ func (s *Store) finishRebuild(ctx context.Context, after wire.Addr) (bool, error
 // device in order, replaces its series and changes and moves the
 // checkpoint to it. A checkpoint moved meanwhile by another rebuild
 // leaves the device to that one.
-func (s *Store) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.DetectOptions) (RebuildProgress, error) {
+func (s *SeriesTables) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.DetectOptions) (RebuildProgress, error) {
 	var p RebuildProgress
 	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
@@ -258,7 +258,7 @@ type histResult struct {
 
 // history reads the succeeded results of device a, in the series' order
 // (start time, then id), with what the series take of each.
-func (s *Store) history(ctx context.Context, q sqldb.Querier, a wire.Addr) ([]*histResult, error) {
+func (s *SeriesTables) history(ctx context.Context, q sqldb.Querier, a wire.Addr) ([]*histResult, error) {
 	rows, err := s.db.Query(ctx, q, `SELECT r.id, r.started, r.received, r.labels, coalesce(sp.spec, ''), r.url, r.connections, r.server, r.throttled,
 		u.rps, u.p99_us, u.cpu_pct, u.limited_by, u.valid
 		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
@@ -293,7 +293,7 @@ func (s *Store) history(ctx context.Context, q sqldb.Querier, a wire.Addr) ([]*h
 			if err := json.Unmarshal([]byte(labels), &lm); err != nil {
 				return nil, fmt.Errorf("result %s: labels: %w", id, err)
 			}
-			sp := parseSpec(spec, url, conns)
+			sp := sqldb.ParseSpec(spec, url, conns)
 			key, split := SeriesKey(a.Fleet, a.Device, sp, lm)
 			cur = &histResult{taken: taken{seriesResult{id: id, started: started, received: received, thr: thr}, metricsServer(split, server)},
 				key: key, split: split, spec: sp.String()}
@@ -301,7 +301,7 @@ func (s *Store) history(ctx context.Context, q sqldb.Querier, a wire.Addr) ([]*h
 		}
 		if rps.Valid { // a run (a result without runs has none)
 			f := runFigure{rps: rps.Float64, p99us: sqldb.Float(p99), cpuPct: sqldb.Float(cpu)}
-			if invalid, _ := runVerdict(limitedBy, valid); invalid {
+			if invalid, _ := sqldb.RunVerdict(limitedBy, valid); invalid {
 				f.invalid, f.limitedBy = true, limitedBy.String
 			}
 			runs = append(runs, f)
@@ -334,7 +334,7 @@ type SeriesHistory struct {
 
 // SeriesHistories reads the series of device a from its stored results,
 // as a rebuild does: what the whole-series detection runs over.
-func (s *Store) SeriesHistories(ctx context.Context, a wire.Addr) ([]SeriesHistory, error) {
+func (s *SeriesTables) SeriesHistories(ctx context.Context, a wire.Addr) ([]SeriesHistory, error) {
 	all, err := s.history(ctx, s.db.R, a)
 	if err != nil {
 		return nil, fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, err)
@@ -362,7 +362,7 @@ type SeriesRebuild struct {
 }
 
 // SeriesRebuildState reads the state of the series' rebuild.
-func (s *Store) SeriesRebuildState(ctx context.Context) (SeriesRebuild, error) {
+func (s *SeriesTables) SeriesRebuildState(ctx context.Context) (SeriesRebuild, error) {
 	var r SeriesRebuild
 	cfg, err := s.seriesConfig(ctx, s.db.R)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"cmp"
@@ -40,7 +40,7 @@ func (c *seriesConfig) leftToRebuild(a wire.Addr) bool {
 	return c.pending && cmp.Or(cmp.Compare(a.Fleet, c.after.Fleet), cmp.Compare(a.Device, c.after.Device)) > 0
 }
 
-func (s *Store) seriesConfig(ctx context.Context, q sqldb.Querier) (seriesConfig, error) {
+func (s *SeriesTables) seriesConfig(ctx context.Context, q sqldb.Querier) (seriesConfig, error) {
 	var c seriesConfig
 	var opts string
 	var pending int
@@ -56,11 +56,11 @@ func (s *Store) seriesConfig(ctx context.Context, q sqldb.Querier) (seriesConfig
 	return c, nil
 }
 
-// seriesIn is a result stored now, as the series take it.
-type seriesIn struct {
-	r                 *wire.Result
-	figs              []figures.Run
-	started, received int64
+// In is a result stored now, as the series take it.
+type In struct {
+	R                 *wire.Result
+	Figs              []figures.Run
+	Started, Received int64
 }
 
 // seriesOf is the series of result r and the labels that split it, as a
@@ -69,7 +69,7 @@ type seriesIn struct {
 // labels through the JSON the store keeps (which makes text that is not
 // UTF-8 valid, and in PostgreSQL takes out NUL).
 func seriesOf(d sqldb.Dialect, r *wire.Result) (string, map[string]string, error) {
-	sp := parseSpec(group.ResultSpec(r).Key(), r.Spec.URL, r.Spec.Connections)
+	sp := sqldb.ParseSpec(group.ResultSpec(r).Key(), r.Spec.URL, r.Spec.Connections)
 	fleet, device, labels := r.Fleet, r.Device, r.Labels
 	lj, err := d.LabelsJSON(labels)
 	if err != nil {
@@ -134,13 +134,13 @@ type taken struct {
 	server string
 }
 
-// ingestSeries feeds the results stored by an ingest to their series'
+// IngestSeries feeds the results stored by an ingest to their series'
 // state, in the ingest's transaction: each series' row is read locked,
 // its results put in (in their order), and written back with the changes
 // made final stored once. The devices' rows are locked already (by the
 // ingest, in order), so two collectors' updates of a series, or of a
 // device a rebuild is doing, come one after the other.
-func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, now int64) error {
+func (s *SeriesTables) IngestSeries(ctx context.Context, tx *sql.Tx, ins []In, now int64) error {
 	cfg, err := s.seriesConfig(ctx, tx)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 	}
 	by := map[string]*one{}
 	for _, in := range ins {
-		r := in.r
+		r := in.R
 		a := wire.Addr{Fleet: r.Fleet, Device: r.Device}
 		if r.Outcome != wire.StateSucceeded || cfg.leftToRebuild(a) {
 			continue
@@ -163,15 +163,15 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 		}
 		o := by[key]
 		if o == nil {
-			o = &one{fleet: r.Fleet, device: r.Device, spec: parseSpec(group.SpecOf(r.Spec).Key(), r.Spec.URL, r.Spec.Connections).String(), labels: split}
+			o = &one{fleet: r.Fleet, device: r.Device, spec: sqldb.ParseSpec(group.SpecOf(r.Spec).Key(), r.Spec.URL, r.Spec.Connections).String(), labels: split}
 			by[key] = o
 		}
-		v, out := resultValues(detectorRuns(in.figs, r.Runs))
+		v, out := resultValues(detectorRuns(in.Figs, r.Runs))
 		thr := r.Fingerprint.Throttled || r.Fingerprint.FreqDropped
-		for _, f := range in.figs {
+		for _, f := range in.Figs {
 			thr = thr || f.Throttled
 		}
-		o.rs = append(o.rs, taken{seriesResult{id: r.ID, started: in.started, received: in.received, v: v, out: out, thr: thr},
+		o.rs = append(o.rs, taken{seriesResult{id: r.ID, started: in.Started, received: in.Received, v: v, out: out, thr: thr},
 			metricsServer(split, r.Fingerprint.Server)})
 	}
 	if len(by) == 0 {
@@ -210,7 +210,7 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 		}
 		devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
 	}
-	for _, a := range sortedAddrs(devices) {
+	for _, a := range sqldb.SortedAddrs(devices) {
 		if err := s.capExported(ctx, tx, a); err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func (row *seriesRow) take(r taken, o stats.DetectOptions) ([]found, bool) {
 
 // lockSeries reads the row of series key for its update, locked until
 // the transaction ends (PostgreSQL), creating it empty first if need be.
-func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
+func (s *SeriesTables) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
 	o stats.DetectOptions) (*seriesRow, error) {
 	for try := 0; ; try++ {
 		row, err := s.readSeries(ctx, tx, key, o, true)
@@ -261,7 +261,7 @@ func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, 
 // readSeries reads a series' row (nil when there is none), locked for
 // update when lock is set. A state that does not read back starts again
 // empty: the series' detection restarts (a rebuild takes it all in again).
-func (s *Store) readSeries(ctx context.Context, q sqldb.Querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
+func (s *SeriesTables) readSeries(ctx context.Context, q sqldb.Querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
 	query := `SELECT fleet, device, spec, labels, server, results, left_out, late, latest_id, latest_started, latest_received,
 		rps, p99_us, cpu_per_kreq, state FROM series WHERE key = ?`
 	if lock && s.db.D.PG {
@@ -294,7 +294,7 @@ func (s *Store) readSeries(ctx context.Context, q sqldb.Querier, key string, o s
 // writeSeries writes a series' row back, with its provisional claims,
 // and marks it exported (capExported then keeps its device's last
 // SeriesPerDevice).
-func (s *Store) writeSeries(ctx context.Context, q sqldb.Querier, row *seriesRow, o stats.DetectOptions, now int64) error {
+func (s *SeriesTables) writeSeries(ctx context.Context, q sqldb.Querier, row *seriesRow, o stats.DetectOptions, now int64) error {
 	prov := ""
 	if fs := row.state.provisional(o); len(fs) > 0 {
 		cs := make([]Change, len(fs))
@@ -320,7 +320,7 @@ func (s *Store) writeSeries(ctx context.Context, q sqldb.Querier, row *seriesRow
 
 // capExported leaves out of /metrics the series of device a past its
 // SeriesPerDevice received last, and counts them.
-func (s *Store) capExported(ctx context.Context, q sqldb.Querier, a wire.Addr) error {
+func (s *SeriesTables) capExported(ctx context.Context, q sqldb.Querier, a wire.Addr) error {
 	rows, err := s.db.Query(ctx, q, `SELECT key FROM series WHERE fleet = ? AND device = ? AND exported = 1
 		ORDER BY latest_received DESC, key DESC LIMIT ? OFFSET ?`, a.Fleet, a.Device, int64(math.MaxInt32), SeriesPerDevice)
 	if err != nil {
@@ -408,7 +408,7 @@ func (row *seriesRow) change(m int, f stats.Found) Change {
 // read from the payloads of the results on either side. alertedAt is 0
 // for changes the alerts are to raise, else when they count as raised
 // (a rebuild's: history, not news).
-func (s *Store) storeChanges(ctx context.Context, q sqldb.Querier, cs []Change, now, alertedAt int64) error {
+func (s *SeriesTables) storeChanges(ctx context.Context, q sqldb.Querier, cs []Change, now, alertedAt int64) error {
 	for i := range cs {
 		c := &cs[i]
 		also, err := s.alsoChanged(ctx, q, c)
@@ -433,7 +433,7 @@ func (s *Store) storeChanges(ctx context.Context, q sqldb.Querier, cs []Change, 
 // alsoChanged compares the fingerprints of the last result before a
 // change and the first after it, read from their payloads; a result
 // pruned since is said to be.
-func (s *Store) alsoChanged(ctx context.Context, q sqldb.Querier, c *Change) ([]string, error) {
+func (s *SeriesTables) alsoChanged(ctx context.Context, q sqldb.Querier, c *Change) ([]string, error) {
 	if len(c.BeforeIDs) == 0 || len(c.AfterIDs) == 0 {
 		return nil, nil
 	}
