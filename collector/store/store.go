@@ -31,8 +31,8 @@ var ErrNotRunning = errors.New("not running")
 // recounted from the payloads, verdicts.go and specs.go the columns
 // filled from the payloads. The schedules, their firings and the alerts
 // are scheduledb's tables, the series and their changes seriesdb's, the
-// samples' days and the pruning retention's, which the Store holds: the ingest feeds the
-// series in its transaction (IngestSeries).
+// samples' days and the pruning retention's, which the Store holds: the
+// ingest feeds the series in its transaction (IngestSeries).
 type Store struct {
 	db *sqldb.DB
 	*scheduledb.ScheduleTables

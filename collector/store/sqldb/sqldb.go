@@ -11,15 +11,17 @@ import (
 	"unicode/utf8"
 )
 
-// ErrNotFound is returned by the store's lookups of one thing by id that
-// find none.
-var ErrNotFound = errors.New("not found")
-
-// ErrUnavailable wraps the store's errors that say the database could not
-// be reached or was going away (a PostgreSQL restart, a lock held too
-// long), as opposed to errors of the data: the same writes may succeed
-// when tried again.
-var ErrUnavailable = errors.New("store unavailable")
+// The store's errors that are not the engine's.
+var (
+	// ErrNotFound is returned by the store's lookups of one thing by id
+	// that find none.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable wraps the store's errors that say the database
+	// could not be reached or was going away (a PostgreSQL restart, a
+	// lock held too long), as opposed to errors of the data: the same
+	// writes may succeed when tried again.
+	ErrUnavailable = errors.New("store unavailable")
+)
 
 // DB is the store's database: its pools and its engine's dialect (Open).
 // Its statements (Exec, Query, QueryRow, InsertRows) are written once for
