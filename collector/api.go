@@ -12,6 +12,9 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -40,7 +43,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var req store.TriggerRequest
+		var req scheduledb.TriggerRequest
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -74,7 +77,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 				return
 			}
 			evs = append(evs, wevs...)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
+		case err != nil && !errors.Is(err, sqldb.ErrNotFound):
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -142,11 +145,11 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, sqldb.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, store.ErrExists), errors.Is(err, errTooManySchedules):
+		case errors.Is(err, scheduledb.ErrExists), errors.Is(err, errTooManySchedules):
 			code = http.StatusConflict
-		case errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, sqldb.ErrUnavailable):
 			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), code)
@@ -158,7 +161,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if ss == nil {
-			ss = []store.Schedule{}
+			ss = []scheduledb.Schedule{}
 		}
 		writeJSON(w, ss)
 	})
@@ -167,7 +170,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			http.Error(w, "a schedule is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var sch store.Schedule
+		var sch scheduledb.Schedule
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&sch); err != nil {
@@ -227,7 +230,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if runs == nil {
-			runs = []store.ScheduleRun{}
+			runs = []scheduledb.ScheduleRun{}
 		}
 		writeJSON(w, runs)
 	})))
@@ -241,12 +244,12 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		}
 		cs, next, err := c.store.ListChanges(r.Context(), q)
 		if err == nil && q.Cursor == "" && r.URL.Query().Get("provisional") != "0" {
-			var prov []store.Change
+			var prov []seriesdb.Change
 			if prov, _, err = c.store.ProvisionalChanges(r.Context(), q); err == nil {
 				cs = append(prov, cs...)
 			}
 		}
-		if errors.Is(err, store.ErrBadCursor) {
+		if errors.Is(err, seriesdb.ErrBadCursor) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -255,7 +258,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if cs == nil {
-			cs = []store.Change{}
+			cs = []seriesdb.Change{}
 		}
 		if next != "" {
 			v := r.URL.Query()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -38,14 +38,14 @@ func TestScheduleSeesACommandJustSent(t *testing.T) {
 	start := schedule("one", "")
 	send := func(dev string, ttl time.Duration) string {
 		t.Helper()
-		tr, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: dev, TTL: ttl,
+		tr, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: dev, TTL: ttl,
 			Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tr.CommandID
 	}
-	check := func(what string, r store.ScheduleRun, commands int, missed ...store.Missed) {
+	check := func(what string, r scheduledb.ScheduleRun, commands int, missed ...scheduledb.Missed) {
 		t.Helper()
 		if len(r.Commands) != commands || !slices.Equal(r.Missed, missed) || r.Error != "" {
 			t.Errorf("%s: commands %v missed %v error %q, want %d sent, missed %v", what, r.Commands, r.Missed, r.Error, commands, missed)
@@ -57,7 +57,7 @@ func TestScheduleSeesACommandJustSent(t *testing.T) {
 	x := send("laptop", time.Minute)
 	loader.waitCommands(wire.KindLoadTest, 1)
 	check("a firing just after a command was sent", fireNth(ctx, t, col, "one", start, 1), 0,
-		store.Missed{Device: "lab/laptop", Reason: "busy with command " + x})
+		scheduledb.Missed{Device: "lab/laptop", Reason: "busy with command " + x})
 
 	// The laptop rejects it: idle. The firing's own command then keeps it
 	// busy for the next firing.
@@ -73,7 +73,7 @@ func TestScheduleSeesACommandJustSent(t *testing.T) {
 	}
 	y := r.Commands[0]
 	check("a firing just after the last one's command", fireNth(ctx, t, col, "one", start, 3), 0,
-		store.Missed{Device: "lab/laptop", Reason: "busy with command " + y})
+		scheduledb.Missed{Device: "lab/laptop", Reason: "busy with command " + y})
 	loader.event(y, 0, wire.StateFailed, "no server", nil, "")
 	if err := col.Store().RemoveSchedule(ctx, "one"); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestScheduleSeesACommandJustSent(t *testing.T) {
 	})
 	start = schedule("pair", "pi3")
 	check("a run across two devices just after a command was sent to its target", fireNth(ctx, t, col, "pair", start, 1), 0,
-		store.Missed{Device: "lab/pi3", Reason: "the target is busy with command " + z})
+		scheduledb.Missed{Device: "lab/pi3", Reason: "the target is busy with command " + z})
 	target.event(z, 0, wire.StateSucceeded, "", nil, "")
 	send("pi3", 300*time.Millisecond)
 	target.waitCommands(wire.KindLoadTest, 2)

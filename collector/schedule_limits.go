@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 )
 
 // errTooManySchedules is a schedule refused because Config.Schedules.Max
@@ -16,7 +16,7 @@ var errTooManySchedules = errors.New("too many schedules")
 // Config.Schedules: its period and jitter, and the count already stored.
 // Two additions at once may both pass the count at Max-1: the count is a
 // bound on the work, not an exact quota.
-func (c *Collector) scheduleWithinLimits(ctx context.Context, sch *store.Schedule) error {
+func (c *Collector) scheduleWithinLimits(ctx context.Context, sch *scheduledb.Schedule) error {
 	if err := sch.Check(); err != nil {
 		return err
 	}

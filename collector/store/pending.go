@@ -21,7 +21,7 @@ const PendingWindow = 24 * time.Hour
 // a device offline when it was sent never answers it. Only the commands
 // of the last PendingWindow are read: the cost follows new work.
 func (s *Store) PendingCommands(ctx context.Context, now time.Time) (map[string]string, error) {
-	rows, err := s.query(ctx, s.r, `SELECT ct.fleet, ct.target, c.id FROM commands c
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT ct.fleet, ct.target, c.id FROM commands c
 		JOIN command_targets ct ON ct.command_id = c.id
 		WHERE c.issued_at >= ? AND c.expires_at > ? AND c.kind IN (?, ?, ?) AND ct.target <> ?
 		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.command_id = c.id AND e.fleet = ct.fleet AND e.device = ct.target
@@ -38,12 +38,12 @@ func (s *Store) PendingCommands(ctx context.Context, now time.Time) (map[string]
 	for rows.Next() {
 		var fleet, device, id string
 		if err := rows.Scan(&fleet, &device, &id); err != nil {
-			return nil, fmt.Errorf("pending commands: %w", s.wrap(err))
+			return nil, fmt.Errorf("pending commands: %w", s.db.Wrap(err))
 		}
 		out[fleet+"/"+device] = id // the newest first: the oldest stays
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pending commands: %w", s.wrap(err))
+		return nil, fmt.Errorf("pending commands: %w", s.db.Wrap(err))
 	}
 	return out, nil
 }
