@@ -125,6 +125,9 @@ type seriesRow struct {
 	latestReceived           int64
 	latest                   [nMetrics]float64
 	state                    *seriesState
+	// exported: /metrics may export it (its device's cap); created: its
+	// row was made for this update.
+	exported, created bool
 }
 
 // taken is a result of a series with what the series row keeps of it.
@@ -181,10 +184,12 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	q := newTxStmts(tx) // the same statements for every series
+	defer q.Close()
 	devices := map[wire.Addr]bool{}
 	for _, key := range keys {
 		o := by[key]
-		row, err := s.lockSeries(ctx, tx, key, o.fleet, o.device, o.spec, o.labels, cfg.opts)
+		row, err := s.lockSeries(ctx, q, key, o.fleet, o.device, o.spec, o.labels, cfg.opts)
 		if err != nil {
 			return err
 		}
@@ -201,16 +206,20 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 				finals = append(finals, row.change(f.metric, f.Found))
 			}
 		}
-		if err := s.storeChanges(ctx, tx, finals, now, 0); err != nil {
+		if err := s.storeChanges(ctx, q, finals, now, 0); err != nil {
 			return err
 		}
-		if err := s.writeSeries(ctx, tx, row, cfg.opts, now); err != nil {
+		if err := s.writeSeries(ctx, q, row, cfg.opts, now); err != nil {
 			return err
 		}
-		devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
+		// Its device's cap, when the series joins its exported ones (new,
+		// or left out before): otherwise they are the same series.
+		if row.created || !row.exported {
+			devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
+		}
 	}
 	for _, a := range sortedAddrs(devices) {
-		if err := s.capExported(ctx, tx, a); err != nil {
+		if err := s.capExported(ctx, q, a); err != nil {
 			return err
 		}
 	}
@@ -236,11 +245,14 @@ func (row *seriesRow) take(r taken, o stats.DetectOptions) ([]found, bool) {
 
 // lockSeries reads the row of series key for its update, locked until
 // the transaction ends (PostgreSQL), creating it empty first if need be.
-func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
+func (s *Store) lockSeries(ctx context.Context, tx querier, key, fleet, device, spec string, labels map[string]string,
 	o stats.DetectOptions) (*seriesRow, error) {
 	for try := 0; ; try++ {
 		row, err := s.readSeries(ctx, tx, key, o, true)
 		if err != nil || row != nil {
+			if row != nil {
+				row.created = try > 0
+			}
 			return row, err
 		}
 		if try > 0 {
@@ -262,7 +274,7 @@ func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, 
 // empty: the series' detection restarts (a rebuild takes it all in again).
 func (s *Store) readSeries(ctx context.Context, q querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
 	query := `SELECT fleet, device, spec, labels, server, results, left_out, late, latest_id, latest_started, latest_received,
-		rps, p99_us, cpu_per_kreq, state FROM series WHERE key = ?`
+		rps, p99_us, cpu_per_kreq, state, exported FROM series WHERE key = ?`
 	if lock && s.d.pg {
 		query += " FOR UPDATE"
 	}
@@ -270,14 +282,16 @@ func (s *Store) readSeries(ctx context.Context, q querier, key string, o stats.D
 	var labels string
 	var v [nMetrics]sql.NullFloat64
 	var state []byte
+	var exported int
 	err := s.queryRow(ctx, q, query, key).Scan(&row.fleet, &row.device, &row.spec, &labels, &row.server, &row.results, &row.leftOut,
-		&row.late, &row.latestID, &row.latestStarted, &row.latestReceived, &v[0], &v[1], &v[2], &state)
+		&row.late, &row.latestID, &row.latestStarted, &row.latestReceived, &v[0], &v[1], &v[2], &state, &exported)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("series %s: %w", escape.Printable(key), s.wrap(err))
 	}
+	row.exported = exported == 1
 	for m := range v {
 		row.latest[m] = nf(v[m])
 	}
