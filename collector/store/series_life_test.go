@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -371,6 +372,89 @@ func TestSeriesStateTwoCollectors(t *testing.T) {
 			both, finals, provisional, len(late))
 		if finals < 10 {
 			t.Errorf("only %d final changes: too few to tell", finals)
+		}
+	})
+}
+
+// TestSeriesCapPerDevice: a device that makes a new series with each
+// result (a new label each time) has its last SeriesPerDevice received
+// exported, never pushing out another device's; a series left out that
+// gets a new result is exported again and the oldest exported one goes;
+// the ones left out are counted.
+func TestSeriesCapPerDevice(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		ctx := context.Background()
+		s := e.Open(t)
+		at := time.Now().Add(-time.Hour)
+		received := at
+		res := func(dev, build string) store.Incoming {
+			at = at.Add(time.Second)
+			in := storetest.Incoming(t, storetest.LightResult("lab", dev, map[string]string{"build": build},
+				storetest.Point{At: at, RPS: 1000, P99US: 2000, CPUPct: 40}))
+			received = received.Add(time.Second)
+			in.Received = received
+			return in
+		}
+		n := store.SeriesPerDevice + 8
+		var batch []store.Incoming
+		for i := range n {
+			batch = append(batch, res("pi-1", fmt.Sprint(i)))
+			if i%2 == 0 {
+				batch = append(batch, res("pi-2", fmt.Sprint(i%4)))
+			}
+			if len(batch) >= 7 || i == n-1 {
+				if _, err := s.Ingest(ctx, batch); err != nil {
+					t.Fatal(err)
+				}
+				batch = nil
+			}
+		}
+		exported := func() (map[string][]string, int64) {
+			t.Helper()
+			ls, _, err := s.Latest(ctx, time.Time{}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			by := map[string][]string{}
+			for _, l := range ls {
+				by[l.Device] = append(by[l.Device], l.Key[strings.LastIndexByte(l.Key, '=')+1:])
+			}
+			ds, err := s.SeriesDropped(ctx, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dropped int64
+			for _, d := range ds {
+				if d.Device != "pi-1" {
+					t.Errorf("%s/%s had series left out", d.Fleet, d.Device)
+				}
+				dropped += d.N
+			}
+			return by, dropped
+		}
+		by, dropped := exported()
+		if len(by["pi-1"]) != store.SeriesPerDevice || len(by["pi-2"]) != 2 || dropped != 8 {
+			t.Fatalf("exported %d of pi-1 and %d of pi-2, %d left out: want %d, 2 and 8", len(by["pi-1"]), len(by["pi-2"]), dropped, store.SeriesPerDevice)
+		}
+		for _, b := range by["pi-1"] { // the last received
+			if i, _ := strconv.Atoi(b); i < 8 {
+				t.Errorf("build=%s exported, one of the first 8", b)
+			}
+		}
+		// build=0 is back: exported again, build=8 (the oldest) out.
+		if _, err := s.Ingest(ctx, []store.Incoming{res("pi-1", "0")}); err != nil {
+			t.Fatal(err)
+		}
+		by, dropped = exported()
+		if len(by["pi-1"]) != store.SeriesPerDevice || !slices.Contains(by["pi-1"], "0") || slices.Contains(by["pi-1"], "8") || dropped != 9 {
+			t.Errorf("after build=0 again: %d of pi-1 exported (%v), %d left out: want %d with 0, without 8, and 9", len(by["pi-1"]), by["pi-1"], dropped, store.SeriesPerDevice)
+		}
+		// A result of a series exported changes none of that.
+		if _, err := s.Ingest(ctx, []store.Incoming{res("pi-1", "20")}); err != nil {
+			t.Fatal(err)
+		}
+		if by2, d2 := exported(); len(by2["pi-1"]) != store.SeriesPerDevice || d2 != 9 {
+			t.Errorf("after build=20 again: %d exported, %d left out", len(by2["pi-1"]), d2)
 		}
 	})
 }
