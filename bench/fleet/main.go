@@ -18,11 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
-
+	"github.com/edgebench/edgebench/bench/internal/simdev"
 	"github.com/edgebench/edgebench/collector/store"
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -51,8 +49,6 @@ func main() {
 	}
 }
 
-func devID(i int) string { return fmt.Sprintf("dev-%04d", i) }
-
 func run(ctx context.Context, cfg config) error {
 	if cfg.accounts != "" {
 		f, err := os.Create(cfg.accounts)
@@ -61,7 +57,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}\ndevices:")
 		for i := range cfg.devices {
-			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, devID(i), devID(i))
+			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, simdev.ID(i), simdev.ID(i))
 		}
 		return f.Close()
 	}
@@ -70,68 +66,25 @@ func run(ctx context.Context, cfg config) error {
 	payload := sample(cfg.fleet)
 
 	// Connect everybody first, then publish: the measured window is ingest.
-	clients := make([]paho.Client, cfg.devices)
-	acks := make([]chan string, cfg.devices)
-	var connectErr atomic.Value
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 50)
 	tConnect := time.Now()
-	for i := range cfg.devices {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			id := devID(i)
-			acks[i] = make(chan string, cfg.results)
-			o := paho.NewClientOptions().AddBroker(cfg.broker).SetClientID(transport.DeviceClientID(cfg.fleet, id)).
-				SetUsername(id).SetPassword("pw-" + id).SetCleanSession(true).SetAutoReconnect(false).
-				SetConnectTimeout(30 * time.Second).SetKeepAlive(60 * time.Second).SetOrderMatters(false)
-			c := paho.NewClient(o)
-			if tok := c.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
-				connectErr.Store(fmt.Errorf("%s connect: %v", id, tok.Error()))
-				return
-			}
-			ack := wire.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/ack"
-			ch := acks[i]
-			tok := c.Subscribe(ack, 1, func(_ paho.Client, m paho.Message) {
-				a, err := wire.DecodeAck(m.Payload())
-				if err == nil {
-					select {
-					case ch <- a.ResultID:
-					default:
-					}
-				}
-			})
-			if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-				connectErr.Store(fmt.Errorf("%s subscribe: %v", id, tok.Error()))
-				return
-			}
-			clients[i] = c
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.Disconnect(100)
-			}
-		}
-	}()
-	if err, _ := connectErr.Load().(error); err != nil {
+	fleet, err := simdev.Connect(cfg.broker, cfg.fleet, cfg.devices, cfg.results)
+	if err != nil {
 		return err
 	}
+	defer fleet.Close()
+	clients, acks := fleet.Clients, fleet.Acks
 	fmt.Printf("connected %d devices in %v\n", cfg.devices, time.Since(tConnect).Round(time.Millisecond))
 
 	total := cfg.devices * cfg.results
 	var acked atomic.Int64
 	var failed atomic.Value
+	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range cfg.devices {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := devID(i)
+			id := simdev.ID(i)
 			topic := wire.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/result"
 			want := map[string]bool{}
 			for range cfg.results {

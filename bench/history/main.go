@@ -22,10 +22,8 @@ import (
 	"syscall"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
-
+	"github.com/edgebench/edgebench/bench/internal/simdev"
 	"github.com/edgebench/edgebench/loadgen/report"
-	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -80,8 +78,6 @@ func main() {
 	}
 }
 
-func devID(i int) string { return fmt.Sprintf("dev-%04d", i) }
-
 func run(ctx context.Context, cfg config) error {
 	if cfg.accounts != "" {
 		f, err := os.Create(cfg.accounts)
@@ -94,67 +90,31 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}")
 		fmt.Fprintln(f, "quota: {results_per_minute: -1, burst_results: -1, bytes_per_day: -1}\ndevices:")
 		for i := range cfg.devices {
-			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, devID(i), devID(i))
+			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, simdev.ID(i), simdev.ID(i))
 		}
 		return f.Close()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 
-	clients := make([]paho.Client, cfg.devices)
-	acks := make([]chan string, cfg.devices)
-	var connectErr atomic.Value
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 50)
-	for i := range cfg.devices {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			id := devID(i)
-			acks[i] = make(chan string, 4*cfg.window)
-			o := paho.NewClientOptions().AddBroker(cfg.broker).SetClientID(transport.DeviceClientID(cfg.fleet, id)).
-				SetUsername(id).SetPassword("pw-" + id).SetCleanSession(true).SetAutoReconnect(false).
-				SetConnectTimeout(30 * time.Second).SetKeepAlive(60 * time.Second).SetOrderMatters(false)
-			c := paho.NewClient(o)
-			if tok := c.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
-				connectErr.Store(fmt.Errorf("%s connect: %v", id, tok.Error()))
-				return
-			}
-			ch := acks[i]
-			tok := c.Subscribe(wire.DefaultPrefix+"/"+cfg.fleet+"/"+id+"/ack", 1, func(_ paho.Client, m paho.Message) {
-				if a, err := wire.DecodeAck(m.Payload()); err == nil {
-					ch <- a.ResultID
-				}
-			})
-			if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-				connectErr.Store(fmt.Errorf("%s subscribe: %v", id, tok.Error()))
-				return
-			}
-			clients[i] = c
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.Disconnect(100)
-			}
-		}
-	}()
-	if err, _ := connectErr.Load().(error); err != nil {
+	// Each device has at most window results unacked: its acks' channel
+	// never fills.
+	fleet, err := simdev.Connect(cfg.broker, cfg.fleet, cfg.devices, 4*cfg.window)
+	if err != nil {
 		return err
 	}
+	defer fleet.Close()
+	clients, acks := fleet.Clients, fleet.Acks
 
 	var acked atomic.Int64
 	var failed atomic.Value
+	var wg sync.WaitGroup
 	start := time.Now()
 	for d := range cfg.devices {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := devID(d)
+			id := simdev.ID(d)
 			topic := wire.DefaultPrefix + "/" + cfg.fleet + "/" + id + "/result"
 			want := map[string]bool{}
 			wait := func(n int) bool { // until at most n are unacked
@@ -248,7 +208,7 @@ func (cfg *config) result(d, i int) *wire.Result {
 			Disks: []wire.DiskWindow{{I: 0, WriteKBs: wire.WindowStat{Mean: 25, Max: 50}}},
 			Procs: []wire.ProcWindow{{I: 0, Count: 2, CPUBP: &wire.WindowStat{Mean: int64(cpuBP / 2), Max: int64(cpuBP)}, Role: wire.ProcServer},
 				{I: 1, Count: 1, CPUBP: &wire.WindowStat{Mean: int64(cpuBP / 3), Max: int64(cpuBP / 2)}, Role: wire.ProcGenerator}}}}
-	return &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: cfg.fleet, Device: devID(d), CreatedAt: at.Add(secs * time.Second),
+	return &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: cfg.fleet, Device: simdev.ID(d), CreatedAt: at.Add(secs * time.Second),
 		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: map[string]string{"server": "nginx"},
 		Spec: wire.RunSpec{URL: "http://127.0.0.1/", Method: "GET", Connections: 10, Threads: 2, DurationMS: secs * 1000, KeepAlive: true},
 		Fingerprint: wire.Fingerprint{AgentVersion: "bench", Kernel: "6.1.0", OS: "Debian 12", Arch: "arm64",

@@ -25,7 +25,7 @@ const maxParam = 256
 // ParseQuery reads a comparison from URL parameters: by, metric
 // (comma-separated), base, fleet, device, cmd, exclude_throttled,
 // exclude_invalid, columns (as --columns), same_path and max_runs (at
-// most DefaultMaxRuns: a request over HTTP reads no more), each at most
+// most MaxRunsLimit: a request over HTTP reads no more), each at most
 // once and at most 256 bytes long. Anything else is a QueryError.
 func ParseQuery(q url.Values) (Options, error) {
 	o := Options{By: q.Get("by"), Base: q.Get("base"), Filter: store.Filter{Fleet: q.Get("fleet"), Device: q.Get("device"),
@@ -49,8 +49,8 @@ func ParseQuery(q url.Values) (Options, error) {
 	}
 	if v := q.Get("max_runs"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > DefaultMaxRuns {
-			return o, queryErrorf("max_runs %q: want a number from 1 to %d", escape.Printable(wire.Clip(v)), DefaultMaxRuns)
+		if err != nil || n < 1 || n > MaxRunsLimit {
+			return o, queryErrorf("max_runs %q: want a number from 1 to %d", escape.Printable(wire.Clip(v)), MaxRunsLimit)
 		}
 		o.MaxRuns = n
 	}

@@ -93,7 +93,7 @@ func (d *Detector) Push(x float64, ref int64, o DetectOptions) []Found {
 			if d.K+o.Window > d.N { // its window is not full yet
 				break
 			}
-			if !d.sig(d.Start, d.K, d.test(d.Start, d.K, d.N, o), o) {
+			if !d.passes(d.Start, d.K, d.N, o) {
 				d.K++
 				continue
 			}
@@ -118,7 +118,7 @@ func (d *Detector) Provisional(o DetectOptions) []Found {
 	var out []Found
 	start, n := d.Start, d.N
 	for k := max(d.K, start+o.MinBefore); k <= n-o.MinAfter; {
-		if !d.sig(start, k, d.test(start, k, n, o), o) {
+		if !d.passes(start, k, n, o) {
 			k++
 			continue
 		}
@@ -165,6 +165,18 @@ func (d *Detector) test(start, k, n int, o DetectOptions) Delta {
 	return Compare(d.vals(max(start, k-o.MaxBefore), k), d.vals(k, min(n, k+o.Window)))
 }
 
+// passes is sig of the test at k: the Mann-Whitney p-value first, which
+// fails most candidates alone, and the rest of the test (the medians,
+// the Hodges-Lehmann shift and its interval) only for those it passes.
+// The same decisions as sig(test) at a third of the cost of a series'
+// update.
+func (d *Detector) passes(start, k, n int, o DetectOptions) bool {
+	if MannWhitneyU(d.vals(max(start, k-o.MaxBefore), k), d.vals(k, min(n, k+o.Window))).P >= o.Alpha {
+		return false
+	}
+	return d.sig(start, k, d.test(start, k, n, o), o)
+}
+
 // sig is DetectChanges' rule for a change at k.
 func (d *Detector) sig(start, k int, t Delta, o DetectOptions) bool {
 	if t.P >= o.Alpha || math.Abs(t.Pct) < o.MinPct || (!math.IsNaN(t.LowPct) && t.LowPct*t.HighPct <= 0) {
@@ -180,7 +192,7 @@ func (d *Detector) sig(start, k int, t Delta, o DetectOptions) bool {
 func (d *Detector) place(start, k, n int, o DetectOptions) Found {
 	cands := []int{k}
 	for j := k + 1; j < k+o.Window && j <= n-o.MinAfter; j++ {
-		if d.sig(start, j, d.test(start, j, n, o), o) {
+		if d.passes(start, j, n, o) {
 			cands = append(cands, j)
 		}
 	}

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	mstats "github.com/aclements/go-moremath/stats"
@@ -280,11 +281,25 @@ func binom(n, k int) float64 {
 // largest differences, k chosen from the null distribution of U so that
 // the interval covers at least conf. ok is false when the samples are too
 // small for any interval at that level (the bounds are then NaN).
+//
+// Up to sortPairsMax differences are made and sorted; past it they are
+// selected without being made (pairwise), which gives the same values.
 func HodgesLehmann(x, y []float64, conf float64) (shift, lo, hi float64, ok bool) {
 	x, y = finite(x), finite(y)
 	m, n := len(x), len(y)
 	if m == 0 || n == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	k := mosesK(m, n, (1-conf)/2)
+	if m*n > sortPairsMax {
+		// The order statistics of the m x n differences, selected
+		// (pairwise).
+		d := pairwise{x: slices.Sorted(slices.Values(x)), y: slices.Sorted(slices.Values(y))}
+		shift = d.median()
+		if k < 1 {
+			return shift, math.NaN(), math.NaN(), false
+		}
+		return shift, d.kth(k - 1), d.kth(m*n - k), true
 	}
 	d := make([]float64, 0, m*n)
 	for _, a := range x {
@@ -294,7 +309,6 @@ func HodgesLehmann(x, y []float64, conf float64) (shift, lo, hi float64, ok bool
 	}
 	sort.Float64s(d)
 	shift = median(d)
-	k := mosesK(m, n, (1-conf)/2)
 	if k < 1 {
 		return shift, math.NaN(), math.NaN(), false
 	}

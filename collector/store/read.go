@@ -483,7 +483,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	}
 	defer rows.Close()
 	var out []GroupedRun
-	specs := map[string]group.Spec{} // a result's runs share its spec
+	specs := map[string]group.Spec{} // by its stored text: most runs share a few specs
 	for rows.Next() {
 		var g GroupedRun
 		var started int64
@@ -499,10 +499,14 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 			&stdev, &idle, &server, &g.received, &g.idx); err != nil {
 			return nil, fmt.Errorf("group runs by %s: %w", by, err)
 		}
-		sp, ok := specs[g.ResultID]
+		sk := spec
+		if spec == "" {
+			sk = "\x00" + url + "\x00" + strconv.Itoa(conns)
+		}
+		sp, ok := specs[sk]
 		if !ok {
 			sp = sqldb.ParseSpec(spec, url, conns)
-			specs[g.ResultID] = sp
+			specs[sk] = sp
 		}
 		g.Spec = sp
 		if v, ok := sp.Field(specPart); ok {

@@ -158,7 +158,7 @@ func checkAgainstWhole(t *testing.T, s *store.Store, skip map[string]bool) (fina
 		}
 	}
 	for k := range keys {
-		if skip[strings.SplitN(k, " ", 2)[0]] {
+		if skip[k[:strings.LastIndexByte(k, ' ')]] { // the series: its key has spaces, its metric none
 			continue
 		}
 		got := append(append([]seriesdb.Change{}, final[k]...), prov[k]...)

@@ -126,6 +126,9 @@ type seriesRow struct {
 	latestReceived           int64
 	latest                   [nMetrics]float64
 	state                    *seriesState
+	// exported: /metrics may export it (its device's cap); created: its
+	// row was made for this update.
+	exported, created bool
 }
 
 // taken is a result of a series with what the series row keeps of it.
@@ -182,10 +185,12 @@ func (s *SeriesTables) IngestSeries(ctx context.Context, tx *sql.Tx, ins []In, n
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	q := newTxStmts(tx) // the same statements for every series
+	defer q.Close()
 	devices := map[wire.Addr]bool{}
 	for _, key := range keys {
 		o := by[key]
-		row, err := s.lockSeries(ctx, tx, key, o.fleet, o.device, o.spec, o.labels, cfg.opts)
+		row, err := s.lockSeries(ctx, q, key, o.fleet, o.device, o.spec, o.labels, cfg.opts)
 		if err != nil {
 			return err
 		}
@@ -202,16 +207,20 @@ func (s *SeriesTables) IngestSeries(ctx context.Context, tx *sql.Tx, ins []In, n
 				finals = append(finals, row.change(f.metric, f.Found))
 			}
 		}
-		if err := s.storeChanges(ctx, tx, finals, now, 0); err != nil {
+		if err := s.storeChanges(ctx, q, finals, now, 0); err != nil {
 			return err
 		}
-		if err := s.writeSeries(ctx, tx, row, cfg.opts, now); err != nil {
+		if err := s.writeSeries(ctx, q, row, cfg.opts, now); err != nil {
 			return err
 		}
-		devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
+		// Its device's cap, when the series joins its exported ones (new,
+		// or left out before): otherwise they are the same series.
+		if row.created || !row.exported {
+			devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
+		}
 	}
 	for _, a := range sqldb.SortedAddrs(devices) {
-		if err := s.capExported(ctx, tx, a); err != nil {
+		if err := s.capExported(ctx, q, a); err != nil {
 			return err
 		}
 	}
@@ -237,11 +246,14 @@ func (row *seriesRow) take(r taken, o stats.DetectOptions) ([]found, bool) {
 
 // lockSeries reads the row of series key for its update, locked until
 // the transaction ends (PostgreSQL), creating it empty first if need be.
-func (s *SeriesTables) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
+func (s *SeriesTables) lockSeries(ctx context.Context, tx sqldb.Querier, key, fleet, device, spec string, labels map[string]string,
 	o stats.DetectOptions) (*seriesRow, error) {
 	for try := 0; ; try++ {
 		row, err := s.readSeries(ctx, tx, key, o, true)
 		if err != nil || row != nil {
+			if row != nil {
+				row.created = try > 0
+			}
 			return row, err
 		}
 		if try > 0 {
@@ -263,7 +275,7 @@ func (s *SeriesTables) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, d
 // empty: the series' detection restarts (a rebuild takes it all in again).
 func (s *SeriesTables) readSeries(ctx context.Context, q sqldb.Querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
 	query := `SELECT fleet, device, spec, labels, server, results, left_out, late, latest_id, latest_started, latest_received,
-		rps, p99_us, cpu_per_kreq, state FROM series WHERE key = ?`
+		rps, p99_us, cpu_per_kreq, state, exported FROM series WHERE key = ?`
 	if lock && s.db.D.PG {
 		query += " FOR UPDATE"
 	}
@@ -271,14 +283,16 @@ func (s *SeriesTables) readSeries(ctx context.Context, q sqldb.Querier, key stri
 	var labels string
 	var v [nMetrics]sql.NullFloat64
 	var state []byte
+	var exported int
 	err := s.db.QueryRow(ctx, q, query, key).Scan(&row.fleet, &row.device, &row.spec, &labels, &row.server, &row.results, &row.leftOut,
-		&row.late, &row.latestID, &row.latestStarted, &row.latestReceived, &v[0], &v[1], &v[2], &state)
+		&row.late, &row.latestID, &row.latestStarted, &row.latestReceived, &v[0], &v[1], &v[2], &state, &exported)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("series %s: %w", escape.Printable(key), s.db.Wrap(err))
 	}
+	row.exported = exported == 1
 	for m := range v {
 		row.latest[m] = sqldb.Float(v[m])
 	}

@@ -45,6 +45,16 @@ import (
 // series (SeriesInfo.Late); the next rebuild (RebuildSeries), which
 // takes every result in order, counts them in. Prometheus refuses
 // samples older than its out-of-order window in the same way.
+//
+// Pruning (Retain) takes results and the changes found on them, never a
+// series' state: the state holds what the detector needs (bounded), so a
+// series goes on after a prune as if nothing was pruned, and the changes
+// it stores next are those it would have stored without the prune; its
+// counts and latest figures (/metrics) stay those of every result it
+// took in. Of the changes found before the cutoff whose result is gone,
+// the latest of each series and figure stays; a change is never stored
+// twice (changes' key: series, figure, result). Only a rebuild, which
+// reads the results kept, starts the detection again from them.
 
 // SeriesMetrics are the figures the change detector watches, in order:
 //
