@@ -40,6 +40,10 @@ import (
 // markQueue bounds the marks waiting for a watch to read them.
 const markQueue = 16
 
+// markGrace is how long a watch holds a mark that came before the end of
+// the window open (see probeOnly).
+const markGrace = 250 * time.Millisecond
+
 // maxWatchSamples bounds the per-interval samples of a watch's result
 // over all its runs: past it every k-th is kept (Stride), so the result
 // stays well under the payload's cap whatever the watch's length.
@@ -156,6 +160,34 @@ func (a *Agent) probeOnly(ctx context.Context, j *job, res *wire.Result) error {
 		res.Warnings = append(res.Warnings, rep.Warnings...)
 		open = nil
 	}
+	// take acts on one mark; true at done.
+	take := func(m wire.MarkSpec) bool {
+		switch m.Edge {
+		case wire.MarkStart:
+			if open != nil {
+				closeWindow(true)
+				res.Warnings = append(res.Warnings, fmt.Sprintf("window of run %d: started again before its end was marked", m.Run))
+			}
+			rec.MarkStart()
+			open = &watchWindow{run: m.Run}
+		case wire.MarkEnd:
+			if open == nil || open.run != m.Run {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("end of run %d's window marked, but it was not open", m.Run))
+				return false
+			}
+			closeWindow(false)
+		case wire.MarkDone:
+			return true
+		}
+		return false
+	}
+	// Marks are separate messages, and the broker's client hands two that
+	// come together to the agent in either order: the end of run i and
+	// the start of run i+1 (or done) are relayed a few milliseconds apart.
+	// A start of another run, or done, while a window is open is held up
+	// to markGrace for that window's end, then taken as it came.
+	var held *wire.MarkSpec
+	var grace <-chan time.Time
 loop:
 	for {
 		select {
@@ -163,22 +195,28 @@ loop:
 			break loop
 		case <-ctx.Done():
 			break loop
+		case <-grace:
+			h := *held
+			held, grace = nil, nil
+			if take(h) {
+				break loop
+			}
 		case m := <-j.marks:
-			switch m.Edge {
-			case wire.MarkStart:
-				if open != nil {
-					closeWindow(true)
-					res.Warnings = append(res.Warnings, fmt.Sprintf("window of run %d: started again before its end was marked", m.Run))
+			if held != nil {
+				h := *held
+				held, grace = nil, nil
+				if m.Edge == wire.MarkEnd && open != nil && m.Run == open.run {
+					take(m) // the end it waited for, then the held mark
+					m = h
+				} else if take(h) {
+					break loop
 				}
-				rec.MarkStart()
-				open = &watchWindow{run: m.Run}
-			case wire.MarkEnd:
-				if open == nil || open.run != m.Run {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("end of run %d's window marked, but it was not open", m.Run))
-					continue
-				}
-				closeWindow(false)
-			case wire.MarkDone:
+			}
+			if open != nil && (m.Edge == wire.MarkDone || m.Edge == wire.MarkStart && m.Run != open.run) {
+				held, grace = &m, time.After(markGrace)
+				continue
+			}
+			if take(m) {
 				break loop
 			}
 		}

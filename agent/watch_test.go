@@ -359,3 +359,55 @@ func TestWatchWithoutMarks(t *testing.T) {
 		t.Errorf("run 7's first window lasted %d us, from its start to its own end (500 ms)", d)
 	}
 }
+
+// TestWatchMarksOutOfOrder: the end of run i and the start of run i+1
+// (or done) are relayed a few milliseconds apart, and the broker's client
+// may hand them to the agent in either order: a start or done that comes
+// before the open window's end waits up to markGrace for it, and each
+// window closes at its own end. A start whose window's end never comes
+// closes that window as never ended, as before.
+func TestWatchMarksOutOfOrder(t *testing.T) {
+	a, _ := newTestAgent(t)
+	log := &resultLog{}
+	a.SetLink(log, nil)
+	ctx := context.Background()
+	w := command(wire.KindProbe, wire.CommandSpec{Probe: &wire.ProbeSpec{DurationMS: 30_000, IntervalMS: 100, Watch: []string{"1"}}})
+	a.command(ctx, incoming{cmd: w})
+	j := <-a.jobs
+	done := make(chan struct{})
+	go func() { defer close(done); a.execute(ctx, j) }()
+	testenv.Until(t, "the watch to run", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.cur == j })
+	mark := func(edge string, run int) {
+		a.command(ctx, incoming{cmd: command(wire.KindMark, wire.CommandSpec{Mark: &wire.MarkSpec{CommandID: w.ID, Run: run, Edge: edge}})})
+	}
+	mark(wire.MarkStart, 0)
+	time.Sleep(400 * time.Millisecond)
+	mark(wire.MarkStart, 1) // before run 0's end
+	mark(wire.MarkEnd, 0)
+	time.Sleep(400 * time.Millisecond)
+	mark(wire.MarkStart, 2) // run 1's end never comes
+	time.Sleep(400*time.Millisecond + markGrace)
+	mark(wire.MarkDone, 0) // before run 2's end
+	mark(wire.MarkEnd, 2)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the watch did not end at done")
+	}
+	r := log.results[0]
+	want := []wire.WatchWindow{{Run: 0}, {Run: 1, Open: true}, {Run: 2}}
+	if r.Outcome != wire.StateSucceeded || len(r.Runs) != len(want) {
+		t.Fatalf("%s, %d runs, warnings %q: want %d", r.Outcome, len(r.Runs), r.Warnings, len(want))
+	}
+	for i, run := range r.Runs {
+		if run.Window == nil || *run.Window != want[i] {
+			t.Errorf("run %d: window %+v, want %+v", i, run.Window, want[i])
+		}
+		if d := time.Duration(run.DurationUS) * time.Microsecond; i != 1 && (d < 300*time.Millisecond || d > 400*time.Millisecond+markGrace) {
+			t.Errorf("run %d lasted %v: want its 400 ms, closed at its own end", i, d)
+		}
+	}
+	if len(r.Warnings) != 1 || r.Warnings[0] != "window of run 2: started again before its end was marked" {
+		t.Errorf("warnings %q: want the one of run 1's end that never came", r.Warnings)
+	}
+}

@@ -268,4 +268,5 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		writeJSON(w, cs)
 	})))
 	mux.Handle("GET /schedules", web.SchedulesPage(c.store, c.log, c.cfg.APIToken != ""))
+	mux.Handle("GET /trigger", web.TriggerPage(c.store, c.log, c.cfg.APIToken != ""))
 }

@@ -39,7 +39,7 @@ func webRoutes(resultID string) []route {
 		{"GET", "/api/schedules"}, {"POST", "/api/schedules"}, {"POST", "/api/schedules/nightly/pause"},
 		{"POST", "/api/schedules/nightly/resume"}, {"GET", "/api/schedules/nightly/runs"}, {"GET", "/schedules"},
 		{"GET", "/metrics"}, {"GET", "/changes"}, {"GET", "/api/changes"}, {"DELETE", "/api/schedules/nightly"},
-		{"GET", "/api/runs"}, {"GET", "/runs"},
+		{"GET", "/api/runs"}, {"GET", "/runs"}, {"GET", "/trigger"}, {"GET", "/static/trigger.js"},
 	}
 }
 

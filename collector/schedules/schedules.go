@@ -34,6 +34,9 @@ type Store interface {
 	FinishRun(ctx context.Context, r *scheduledb.ScheduleRun) error
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
+	// PendingCommands are the commands sent to a device and not yet
+	// answered, by device (fleet/id): busy before its heartbeat says so.
+	PendingCommands(ctx context.Context, now time.Time) (map[string]string, error)
 }
 
 // Trigger sends a load-test command as the collector's API does, and
@@ -169,6 +172,12 @@ func (s *Scheduler) fire(ctx context.Context, sch *scheduledb.Schedule, due, now
 		run.Error = err.Error()
 		return run
 	}
+	// The commands' expiries are the real clock's, not the firing's.
+	pending, err := s.cfg.Store.PendingCommands(ctx, time.Now())
+	if err != nil {
+		run.Error = err.Error()
+		return run
+	}
 	var online []store.Device
 	loaderFleet := req.Fleet
 	for _, d := range devs {
@@ -180,8 +189,8 @@ func (s *Scheduler) fire(ctx context.Context, sch *scheduledb.Schedule, due, now
 		switch {
 		case !d.Online:
 			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "offline"})
-		case d.BusyCommand != "" && !req.Spec.Queue:
-			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "busy with command " + d.BusyCommand})
+		case busyWith(&d, pending) != "" && !req.Spec.Queue:
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "busy with command " + busyWith(&d, pending)})
 		default:
 			online = append(online, d)
 		}
@@ -189,7 +198,7 @@ func (s *Scheduler) fire(ctx context.Context, sch *scheduledb.Schedule, due, now
 	if req.Device != "" && len(run.Missed) > 0 && len(online) == 0 {
 		return run // the one device is offline or busy: nothing sent
 	}
-	if req.TargetDevice != "" && targetMissed(run, devs, cmp.Or(req.TargetFleet, loaderFleet), req.TargetDevice) {
+	if req.TargetDevice != "" && targetMissed(run, devs, pending, cmp.Or(req.TargetFleet, loaderFleet), req.TargetDevice) {
 		return run // the run's other device is offline or busy: nothing sent
 	}
 	if sch.Jitter <= 0 {
@@ -242,7 +251,7 @@ func (s *Scheduler) fire(ctx context.Context, sch *scheduledb.Schedule, due, now
 // targetMissed records the target of a run across two devices as missed
 // when it is offline or busy, and says so: the run needs both devices,
 // and the target's watch is not queued behind another command.
-func targetMissed(run *scheduledb.ScheduleRun, devs []store.Device, fleet, id string) bool {
+func targetMissed(run *scheduledb.ScheduleRun, devs []store.Device, pending map[string]string, fleet, id string) bool {
 	for _, d := range devs {
 		if d.ID != id || (fleet != "" && d.Fleet != fleet) {
 			continue
@@ -251,14 +260,24 @@ func targetMissed(run *scheduledb.ScheduleRun, devs []store.Device, fleet, id st
 		switch {
 		case !d.Online:
 			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "the target is offline"})
-		case d.BusyCommand != "":
-			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "the target is busy with command " + d.BusyCommand})
+		case busyWith(&d, pending) != "":
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "the target is busy with command " + busyWith(&d, pending)})
 		default:
 			continue
 		}
 		return true
 	}
 	return false // unknown or ambiguous: the trigger says which
+}
+
+// busyWith is the command device d is busy with: the one its heartbeat
+// names, else one sent to it and not yet answered (pending, by
+// fleet/id), which its heartbeat does not know of yet; "" when idle.
+func busyWith(d *store.Device, pending map[string]string) string {
+	if d.BusyCommand != "" {
+		return d.BusyCommand
+	}
+	return pending[d.Fleet+"/"+d.ID]
 }
 
 // selected reports whether d is one of the devices req chooses.

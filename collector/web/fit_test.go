@@ -250,6 +250,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 	mux.Handle("/", w)
 	mux.Handle("GET /changes", ChangesPage(s, zap.NewNop()))
 	mux.Handle("GET /schedules", SchedulesPage(s, zap.NewNop(), true))
+	mux.Handle("GET /trigger", TriggerPage(s, zap.NewNop(), true))
 	srv := httptest.NewServer(withFitScript(mux))
 	defer srv.Close()
 	runs, err := s.Runs(context.Background(), store.Filter{Limit: 1, Device: "pi-1"})
@@ -257,7 +258,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 		t.Fatal(runs, err)
 	}
 	pages := []string{"/", "/runs/" + runs[0].ID, "/runs/" + capID, "/compare?by=server&metric=p99", "/compare?by=device&metric=rps",
-		"/changes", "/schedules"}
+		"/changes", "/schedules", "/trigger"}
 	for _, width := range []int{1400, 390} {
 		for _, p := range pages {
 			f := measure(t, bin, srv.URL, p, width)

@@ -112,7 +112,7 @@ func New(st Store, o Options) (*Web, error) {
 	w.mux.HandleFunc("GET /runs", w.runs)
 	w.mux.HandleFunc("GET /compare", w.compare)
 	w.mux.HandleFunc("POST /commands/{id}/cancel", w.webCancel)
-	for _, f := range []string{"chart.js", "schedules.js"} {
+	for _, f := range []string{"chart.js", "schedules.js", "trigger.js"} {
 		w.mux.Handle("GET /static/"+f, http.StripPrefix("/static/", http.FileServerFS(files)))
 	}
 	return w, nil
