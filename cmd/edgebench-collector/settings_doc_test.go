@@ -16,12 +16,10 @@ var updateREADME = flag.Bool("update-readme", false, "rewrite README.md's table 
 // fields that define them (their keys, variables, flags, defaults and
 // help), as the manual page's flags are: each is documented once.
 func settingsTable() string {
-	d := defaultSettings()
-	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	config.Bind(gofs, &d)
+	keys, gofs := boundSettings()
 	var b strings.Builder
 	b.WriteString("| key | variable | flag | default | what |\n|---|---|---|---|---|\n")
-	for _, k := range config.Keys(&d) {
+	for _, k := range keys {
 		def := gofs.Lookup(config.FlagName(k.Name)).DefValue
 		if def == "" {
 			def = "–"
@@ -32,6 +30,16 @@ func settingsTable() string {
 			strings.ReplaceAll(k.Help, "|", "\\|"))
 	}
 	return b.String()
+}
+
+// boundSettings are serve's settings at their defaults, in order, and a
+// flag set they are bound to as serve binds them: its flags' DefValue is
+// the default each shows.
+func boundSettings() ([]config.Key, *flag.FlagSet) {
+	d := defaultSettings()
+	gofs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config.Bind(gofs, &d)
+	return config.Keys(&d), gofs
 }
 
 const (
