@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -26,11 +25,7 @@ const (
 // default its flag shows, as the settings' table) or, for a fixed bound,
 // the constant behind it.
 func TestREADMELimits(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme, i, j := readmeBetween(t, boundsBegin, boundsEnd, "table of bounds")
 
 	q := reflect.ValueOf(broker.DefaultQuota())
 	for i := range q.NumField() {
@@ -46,10 +41,6 @@ func TestREADMELimits(t *testing.T) {
 		}
 	}
 
-	i, j := strings.Index(readme, boundsBegin), strings.Index(readme, boundsEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no table of bounds between %q and %q", boundsBegin, boundsEnd)
-	}
 	_, gofs := boundSettings()
 	fixed := map[string]string{ // a fixed bound's row, by the start of its text: its default
 		"series of one device that /metrics exports": fmt.Sprint(store.SeriesPerDevice),

@@ -42,6 +42,22 @@ func boundSettings() ([]config.Key, *flag.FlagSet) {
 	return config.Keys(&d), gofs
 }
 
+// readmeBetween is README.md and where begin and end stand in it; the
+// test stops when they are not there, in that order, around its what.
+func readmeBetween(t *testing.T, begin, end, what string) (readme string, i, j int) {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme = string(b)
+	i, j = strings.Index(readme, begin), strings.Index(readme, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %s between %q and %q", what, begin, end)
+	}
+	return readme, i, j
+}
+
 const (
 	tableBegin = "<!-- serve's settings: go test ./cmd/edgebench-collector -run TestREADMESettingsTable -update-readme -->\n"
 	tableEnd   = "<!-- end of serve's settings -->\n"
@@ -50,15 +66,7 @@ const (
 // TestREADMESettingsTable: README's table of serve's settings is the one
 // the settings' fields make.
 func TestREADMESettingsTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no table of serve's settings between %q and %q", tableBegin, tableEnd)
-	}
+	readme, i, j := readmeBetween(t, tableBegin, tableEnd, "table of serve's settings")
 	want := tableBegin + settingsTable() + tableEnd
 	if got := readme[i : j+len(tableEnd)]; got != want {
 		if *updateREADME {
