@@ -27,12 +27,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 col=
 trap '[ -n "$col" ] && kill "$col" 2>/dev/null; rm -rf "$work"' EXIT
+. "$root/bench/lib.sh"
 
 (cd "$root" && go build -o "$work/quotaflood" ./bench/quotaflood)
-if [ -z "${COLLECTOR:-}" ]; then
-	(cd "$root" && go build -o "$work/edgebench-collector" ./cmd/edgebench-collector)
-	COLLECTOR=$work/edgebench-collector
-fi
+bench_collector
 quota= flags=
 if [ -n "$SERIES" ]; then quota=", quota: {burst_results: $N}" flags=-series; fi
 cat >"$work/accounts.yaml" <<YAML
@@ -42,24 +40,11 @@ devices:
   - {fleet: lab, id: pi-2, password: two}
 YAML
 
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-
-"$COLLECTOR" serve --db "$work/c.db" --listen "127.0.0.1:$BROKER_PORT" --web "127.0.0.1:$WEB_PORT" \
-	--accounts "$work/accounts.yaml" --log-level error >"$work/serve.log" 2>&1 &
-col=$!
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && break; sleep 0.1; done
-sleep 2
-idle=$(rss "$col")
+bench_serve "$BROKER_PORT" "$WEB_PORT" error "$BROKER_PORT"
 before=$(du -cb "$work"/c.db* | tail -1 | cut -f1)
-max=0
 "$work/quotaflood" -broker "127.0.0.1:$BROKER_PORT" -web "127.0.0.1:$WEB_PORT" -n "$N" -pad "$PAD" $flags >"$work/flood.out" 2>&1 &
 atk=$!
-while kill -0 "$atk" 2>/dev/null; do
-	r=$(rss "$col")
-	[ "$r" -gt "$max" ] && max=$r
-	sleep 0.1
-done
+bench_sample "$atk"
 wait "$atk" || true
 sleep 1
 after=$(rss "$col")
