@@ -18,6 +18,8 @@ import (
 
 	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -143,7 +145,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	if !strings.Contains(page, "lab/pi-1 · GET") || strings.Count(page, `stroke="#b3261e"`) != 2 || !strings.Contains(page, "<polyline") {
 		t.Errorf("the changes page:\n%s", page)
 	}
-	var api []store.Change
+	var api []seriesdb.Change
 	if err := json.Unmarshal([]byte(scrape(t, "http://"+col.WebAddr()+"/api/changes?days=2")), &api); err != nil || len(api) != 2 {
 		t.Errorf("/api/changes: %d changes, %v", len(api), err)
 	}
@@ -214,7 +216,7 @@ func testAlerts(t *testing.T, e storetest.Engine) {
 	var a alerts.Alert
 	json.Unmarshal(got[prefix+"/lab/_alerts/missed/for-pi-2"][0], &a)
 	mu.Unlock()
-	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (store.Missed{Device: "lab/pi-2", Reason: "offline"}) {
+	if a.Run == nil || len(a.Run.Missed) != 1 || a.Run.Missed[0] != (scheduledb.Missed{Device: "lab/pi-2", Reason: "offline"}) {
 		t.Errorf("missed alert %+v", a)
 	}
 	if n := devGot.Load(); n != 0 {

@@ -13,6 +13,9 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/transport"
 )
@@ -41,7 +44,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 			http.Error(w, "a trigger is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var req store.TriggerRequest
+		var req scheduledb.TriggerRequest
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -75,7 +78,7 @@ func (c *Collector) api(mux *http.ServeMux) {
 				return
 			}
 			evs = append(evs, wevs...)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
+		case err != nil && !errors.Is(err, sqldb.ErrNotFound):
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -143,11 +146,11 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 	fail := func(w http.ResponseWriter, err error) {
 		code := http.StatusBadRequest
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, sqldb.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrTooManySchedules):
+		case errors.Is(err, scheduledb.ErrExists), errors.Is(err, scheduledb.ErrTooManySchedules):
 			code = http.StatusConflict
-		case errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, sqldb.ErrUnavailable):
 			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), code)
@@ -159,7 +162,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if ss == nil {
-			ss = []store.Schedule{}
+			ss = []scheduledb.Schedule{}
 		}
 		writeJSON(w, ss)
 	})
@@ -168,7 +171,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			http.Error(w, "a schedule is a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
 			return
 		}
-		var sch store.Schedule
+		var sch scheduledb.Schedule
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&sch); err != nil {
@@ -181,7 +184,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if err := c.store.AddScheduleUpTo(r.Context(), &sch, time.Now(), c.cfg.Schedules.Max); err != nil {
-			if errors.Is(err, store.ErrTooManySchedules) {
+			if errors.Is(err, scheduledb.ErrTooManySchedules) {
 				err = fmt.Errorf("%w (serve --max-schedules); remove one first", err)
 			}
 			fail(w, err)
@@ -231,7 +234,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if runs == nil {
-			runs = []store.ScheduleRun{}
+			runs = []scheduledb.ScheduleRun{}
 		}
 		writeJSON(w, runs)
 	})))
@@ -245,12 +248,12 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		}
 		cs, next, err := c.store.ListChanges(r.Context(), q)
 		if err == nil && q.Cursor == "" && r.URL.Query().Get("provisional") != "0" {
-			var prov []store.Change
+			var prov []seriesdb.Change
 			if prov, _, err = c.store.ProvisionalChanges(r.Context(), q); err == nil {
 				cs = append(prov, cs...)
 			}
 		}
-		if errors.Is(err, store.ErrBadCursor) {
+		if errors.Is(err, seriesdb.ErrBadCursor) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -259,7 +262,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		if cs == nil {
-			cs = []store.Change{}
+			cs = []seriesdb.Change{}
 		}
 		if next != "" {
 			v := r.URL.Query()

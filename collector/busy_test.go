@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -82,7 +82,7 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 
 	// The run: a command the collector sent, accepted and running, and a
 	// heartbeat during it.
-	tr, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1",
+	tr, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-1",
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,9 +103,9 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 	if err := col.Store().AddSchedule(ctx, sch, start); err != nil {
 		t.Fatal(err)
 	}
-	firing := func(n int) store.ScheduleRun { return fireNth(ctx, t, col, "after", start, n) }
+	firing := func(n int) scheduledb.ScheduleRun { return fireNth(ctx, t, col, "after", start, n) }
 	// A firing while the command runs: missed, busy with it.
-	if r := firing(1); len(r.Commands) != 0 || !slices.Equal(r.Missed, []store.Missed{{Device: "lab/pi-1", Reason: "busy with command " + run}}) {
+	if r := firing(1); len(r.Commands) != 0 || !slices.Equal(r.Missed, []scheduledb.Missed{{Device: "lab/pi-1", Reason: "busy with command " + run}}) {
 		t.Errorf("firing during the run: commands %v missed %v, want missed busy with %s", r.Commands, r.Missed, run)
 	}
 
@@ -130,7 +130,7 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 	// The firing's own command runs, with no end yet: busy with it.
 	event(next, wire.StateAccepted, end.Add(time.Second))
 	heartbeat(next, end.Add(2*time.Second))
-	if r := firing(3); len(r.Commands) != 0 || !slices.Equal(r.Missed, []store.Missed{{Device: "lab/pi-1", Reason: "busy with command " + next}}) {
+	if r := firing(3); len(r.Commands) != 0 || !slices.Equal(r.Missed, []scheduledb.Missed{{Device: "lab/pi-1", Reason: "busy with command " + next}}) {
 		t.Errorf("firing during the next run: commands %v missed %v, want missed busy with %s", r.Commands, r.Missed, next)
 	}
 }
@@ -138,10 +138,10 @@ func TestScheduleFiresJustAfterARunEnds(t *testing.T) {
 // fireNth fires schedule name's n-th hourly firing after start (its
 // first is due an hour after start) and returns its record, once the
 // firing has sent its commands, recorded its misses or failed.
-func fireNth(ctx context.Context, t *testing.T, col *Collector, name string, start time.Time, n int) store.ScheduleRun {
+func fireNth(ctx context.Context, t *testing.T, col *Collector, name string, start time.Time, n int) scheduledb.ScheduleRun {
 	t.Helper()
 	col.sched.FireDue(ctx, start.Add(time.Duration(n)*time.Hour+time.Second))
-	var r store.ScheduleRun
+	var r scheduledb.ScheduleRun
 	testenv.Until(t, "the firing recorded", func() bool {
 		runs, _ := col.Store().ScheduleRuns(ctx, name, 0)
 		if len(runs) == n && (len(runs[0].Commands)+len(runs[0].Missed) > 0 || runs[0].Error != "") {

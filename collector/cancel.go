@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -22,7 +23,7 @@ func (c *Collector) Cancel(ctx context.Context, id string) (*Triggered, error) {
 	switch p, err := c.store.Pair(ctx, id); {
 	case err == nil:
 		return c.cancelPair(ctx, p)
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, sqldb.ErrNotFound):
 		return nil, fmt.Errorf("cancel: %w", err)
 	}
 	targets, err := c.store.CancelTargets(ctx, id)

@@ -18,6 +18,7 @@ import (
 	"github.com/edgebench/edgebench/collector/metrics"
 	"github.com/edgebench/edgebench/collector/schedules"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/transport"
@@ -76,9 +77,9 @@ type Config struct {
 	WebMaxExpensive int
 
 	// Schedules bound the schedules the API takes: how many, the
-	// shortest --every, the longest --jitter (store.ScheduleLimits; its
+	// shortest --every, the longest --jitter (scheduledb.ScheduleLimits; its
 	// defaults for the zero values).
-	Schedules store.ScheduleLimits
+	Schedules scheduledb.ScheduleLimits
 
 	// Signer, when set, signs every command for the topic it is sent on
 	// (see wire.Command.SigningBytes); devices with the matching key

@@ -23,6 +23,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
@@ -244,7 +245,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(store.TriggerRequest{Select: map[string]string{"site": "attic"},
+	body, _ := json.Marshal(scheduledb.TriggerRequest{Select: map[string]string{"site": "attic"},
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 4, DurationMS: 1000, KeepAlive: true}})
 	resp, err := http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -264,14 +265,14 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("command never arrived")
 	}
-	if _, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
+	if _, err := col.Trigger(ctx, scheduledb.TriggerRequest{Select: map[string]string{"site": "cellar"}, Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}}); err == nil {
 		t.Error("selection of nothing accepted")
 	}
 	// What the devices' decoder would refuse is not sent: a key with the
 	// CA bundle, streams without HTTP/2.
 	withKey := wire.LoadTestSpec{URL: "https://127.0.0.1/", Connections: 1, DurationMS: 1000,
 		TLS: &wire.TLSSpec{CACerts: append(wiretest.CABundle(t), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"...)}}
-	body, _ = json.Marshal(store.TriggerRequest{Device: "pi-1", Spec: withKey})
+	body, _ = json.Marshal(scheduledb.TriggerRequest{Device: "pi-1", Spec: withKey})
 	resp, err = http.Post("http://"+col.WebAddr()+"/api/trigger", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestCollectorEmbeddedBroker(t *testing.T) {
 	if resp.StatusCode == 200 || !strings.Contains(string(msg), "private key") {
 		t.Errorf("a key in the CA bundle: %d %s", resp.StatusCode, msg)
 	}
-	if _, err := col.Trigger(ctx, store.TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
+	if _, err := col.Trigger(ctx, scheduledb.TriggerRequest{Device: "pi-1", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Streams: 10}}); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("streams without HTTP/2: %v", err)
 	}
 	select {
@@ -372,7 +373,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 	}
 
 	// Events of a command, and heartbeats, each stored once.
-	sent, err := cols[0].Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1",
+	sent, err := cols[0].Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-1",
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 	if err != nil {
 		t.Fatal(err)
@@ -436,7 +437,7 @@ func TestCollectorsShareOnePostgres(t *testing.T) {
 			t.Errorf("collector %d's fleet page lacks a device", i)
 		}
 		target := []string{"pi-2", "pi-1"}[i]
-		tr, err := c.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: target,
+		tr, err := c.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: target,
 			Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 		if err != nil {
 			t.Fatalf("collector %d trigger: %v", i, err)

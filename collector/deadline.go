@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 )
 
 // Every call the collector makes to its store has a deadline: a database
@@ -26,8 +26,8 @@ func storeCall(ctx context.Context, timeout time.Duration, f func(context.Contex
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := f(cctx)
-	if err != nil && ctx.Err() == nil && cctx.Err() != nil && !store.Unavailable(err) {
-		err = store.AsUnavailable(fmt.Errorf("the store did not answer within %v: %w", timeout, err))
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil && !sqldb.Unavailable(err) {
+		err = sqldb.AsUnavailable(fmt.Errorf("the store did not answer within %v: %w", timeout, err))
 	}
 	return err
 }

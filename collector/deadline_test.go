@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -32,8 +33,8 @@ func TestHungPostgresHoldsNothing(t *testing.T) {
 	if resp.StatusCode < 500 || time.Since(start) > 20*timeout {
 		t.Errorf("GET /api/devices on a hung store: %s after %v, want a server error after about %v", resp.Status, time.Since(start), timeout)
 	}
-	_, err = c.Trigger(context.Background(), store.TriggerRequest{Fleet: "lab", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}})
-	if !store.Unavailable(err) || !strings.Contains(err.Error(), "did not answer") {
+	_, err = c.Trigger(context.Background(), scheduledb.TriggerRequest{Fleet: "lab", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/"}})
+	if !sqldb.Unavailable(err) || !strings.Contains(err.Error(), "did not answer") {
 		t.Errorf("trigger on a hung store: %v, want the store unavailable", err)
 	}
 

@@ -8,8 +8,9 @@
 //
 // Each part it wires is a package of its own under collector/, with one
 // job: broker (the embedded broker, its accounts, ACL, login gate and
-// quotas), store (both engines: every read and write), compare, series
-// (changes over time), schedules, alerts, metrics and web, over the pure
-// ones stats, cron, group, rebuild and escape. ARCHITECTURE.md draws
-// them and the rule of who imports whom.
+// quotas), store (every read and write, over its parts: sqldb, both
+// engines; seriesdb, scheduledb and retention, its tables by concern),
+// compare, series (changes over time), schedules, alerts, metrics and
+// web, over the pure ones stats, cron, group, rebuild, summary and
+// escape. ARCHITECTURE.md draws them and the rule of who imports whom.
 package collector

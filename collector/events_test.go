@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/broker"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
@@ -43,11 +43,11 @@ func TestEventsInsideTheQuota(t *testing.T) {
 		return len(devs) == 3
 	})
 	spec := wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000}
-	toPi1, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
+	toPi1, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toPi3, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-3", Spec: spec})
+	toPi3, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-3", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/schedules"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 )
 
 // startFleet starts what watches the fleet over time: the scheduler and
@@ -20,7 +20,7 @@ func (c *Collector) startFleet() {
 	host, _ := os.Hostname()
 	c.sched = schedules.New(schedules.Config{Store: c.store, Fired: c.alerts.Missed, Log: c.log,
 		Name: fmt.Sprintf("%s@%s/%d", c.cfg.ClientID, host, os.Getpid()),
-		Trigger: func(ctx context.Context, req store.TriggerRequest) (string, []string, error) {
+		Trigger: func(ctx context.Context, req scheduledb.TriggerRequest) (string, []string, error) {
 			t, err := c.Trigger(ctx, req)
 			if err != nil {
 				return "", nil, err

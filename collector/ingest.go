@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -191,7 +192,7 @@ func (c *Collector) commit(batch []ingestReq, in []store.Incoming) {
 		return err
 	})
 	var p *panicError
-	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !store.Unavailable(err) {
+	if err != nil && len(batch) > 1 && c.ctx.Err() == nil && !sqldb.Unavailable(err) {
 		c.log.Debug("ingest failed: storing the batch one result at a time", zap.Int("results", len(batch)), zap.Error(err))
 		for i := range batch {
 			c.commit(batch[i:i+1], in[i:i+1])
@@ -236,15 +237,15 @@ func (c *Collector) whileUnavailable(ctx context.Context, f func() error) error 
 		err := f()
 		c.downMu.Lock()
 		switch {
-		case store.Unavailable(err) && c.downSince.IsZero():
+		case sqldb.Unavailable(err) && c.downSince.IsZero():
 			c.downSince = time.Now()
 			c.log.Warn("store unavailable: holding what comes in, trying again", zap.Error(err))
-		case !store.Unavailable(err) && !c.downSince.IsZero():
+		case !sqldb.Unavailable(err) && !c.downSince.IsZero():
 			c.log.Info("store available again", zap.Duration("after", time.Since(c.downSince)))
 			c.downSince = time.Time{}
 		}
 		c.downMu.Unlock()
-		if !store.Unavailable(err) {
+		if !sqldb.Unavailable(err) {
 			return err
 		}
 		t := time.NewTimer(wait)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/transport"
@@ -64,15 +65,15 @@ func TestResultMayNameOnlyItsOwnCommands(t *testing.T) {
 		return len(devs) == 3
 	})
 	spec := wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000}
-	toPi1, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
+	toPi1, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-1", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toLab, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Spec: spec})
+	toLab, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toBoth, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec})
+	toBoth, err := col.Trigger(ctx, scheduledb.TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

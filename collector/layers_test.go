@@ -13,10 +13,12 @@ import (
 // over the store, what serves them, and the wiring. A new package gets a
 // place here, or this test fails.
 var layers = [][]string{
-	{"collector/escape", "collector/stats", "collector/cron", "collector/rebuild"}, // pure, alone
-	{"collector/group", "collector/figures", "collector/join"},                     // pure, over the above
-	{"collector/broker", "collector/store", "collector/show"},                      // the parts
-	{"collector/compare", "collector/series"},                                      // views over the store
+	{"collector/escape", "collector/stats", "collector/cron", "collector/rebuild", "collector/summary", "collector/store/migrations"}, // pure, alone
+	{"collector/group", "collector/figures", "collector/join"},                                                                        // pure, over the above
+	{"collector/store/sqldb"}, // the store's engines, under its tables
+	{"collector/store/scheduledb", "collector/store/seriesdb", "collector/store/retention"}, // the store's tables by concern
+	{"collector/broker", "collector/store", "collector/show"},                               // the parts
+	{"collector/compare", "collector/series"},                                               // views over the store
 	{"collector/schedules", "collector/alerts", "collector/metrics", "collector/web"},
 	{"collector"},        // the wiring
 	{"collector/client"}, // its web API's client, for the command line and tests

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 )
 
 // The API's listings, a page at a time: ?limit=N (1 to store.MaxPage,
@@ -102,7 +103,7 @@ func (c *Collector) listingAPI(mux *http.ServeMux) {
 // storeStatus is the HTTP status of a store's error: 503 when the
 // database is unavailable (try again), 500 else.
 func storeStatus(err error) int {
-	if store.Unavailable(err) {
+	if sqldb.Unavailable(err) {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

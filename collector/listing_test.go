@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -127,12 +128,12 @@ func TestRetentionAt(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		keep, samples time.Duration
-		want          store.Retention
+		want          retention.Retention
 	}{
-		{0, DefaultKeepSamples, store.Retention{Samples: now.Add(-30 * day)}},
-		{365 * day, -1, store.Retention{Results: now.Add(-365 * day)}},
-		{365 * day, 7 * day, store.Retention{Results: now.Add(-365 * day), Samples: now.Add(-7 * day)}},
-		{0, -1, store.Retention{}},
+		{0, DefaultKeepSamples, retention.Retention{Samples: now.Add(-30 * day)}},
+		{365 * day, -1, retention.Retention{Results: now.Add(-365 * day)}},
+		{365 * day, 7 * day, retention.Retention{Results: now.Add(-365 * day), Samples: now.Add(-7 * day)}},
+		{0, -1, retention.Retention{}},
 	} {
 		if got := retentionAt(now, tc.keep, tc.samples); got != tc.want {
 			t.Errorf("keep %v, samples %v: %+v, want %+v", tc.keep, tc.samples, got, tc.want)

@@ -39,6 +39,8 @@ import (
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/join"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -89,7 +91,7 @@ type PairInfo struct {
 // known and online, and the URL's host an address the target reports in
 // its birth: a device is never turned against a host that is not its
 // target.
-func (c *Collector) triggerPair(ctx context.Context, req store.TriggerRequest, devs []store.Device) (*Triggered, error) {
+func (c *Collector) triggerPair(ctx context.Context, req scheduledb.TriggerRequest, devs []store.Device) (*Triggered, error) {
 	loader, err := findDevice(devs, req.Fleet, req.Device)
 	if err != nil {
 		return nil, fmt.Errorf("trigger: the loader: %w", err)
@@ -237,7 +239,7 @@ func targetHost(ctx context.Context, raw string, target *store.Device) error {
 // command (its runs, each with its warm-up, a timeout's drain and the
 // probe's edges; a capacity search its budget and its trials' drains).
 // A run bounded by -n alone counts the agent's default cap, 10 minutes.
-func loadSpan(req *store.TriggerRequest) time.Duration {
+func loadSpan(req *scheduledb.TriggerRequest) time.Duration {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	lt := req.Spec
 	drain := ms(max(lt.TimeoutMS, 2000)) + 5*time.Second
@@ -610,7 +612,7 @@ func (d *pairDriver) join(ctx context.Context) (bool, error) {
 		return err
 	})
 	switch {
-	case err != nil && store.Unavailable(err):
+	case err != nil && sqldb.Unavailable(err):
 		return false, err
 	case err != nil:
 		return d.fail(ctx, "the joined result not stored: "+err.Error())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
@@ -148,7 +149,7 @@ func pairEnded(t *testing.T, col *Collector, id string) *store.Pair {
 func TestPairRelaysTheLoadersWindows(t *testing.T) {
 	ctx := context.Background()
 	col, loader, target := pairCollector(t)
-	tr, err := col.Trigger(ctx, store.TriggerRequest{Device: "laptop", TargetDevice: "pi3",
+	tr, err := col.Trigger(ctx, scheduledb.TriggerRequest{Device: "laptop", TargetDevice: "pi3",
 		Spec: wire.LoadTestSpec{URL: "http://192.168.2.13:8080/", Connections: 2, DurationMS: 1000, Repeat: 2, Watch: []string{"nginx"},
 			Labels: []wire.Label{{K: "server", V: "nginx"}}}})
 	if err != nil {
@@ -256,7 +257,7 @@ func TestPairFailures(t *testing.T) {
 	col, loader, target := pairCollector(t)
 	trigger := func() *Triggered {
 		t.Helper()
-		tr, err := col.Trigger(ctx, store.TriggerRequest{Device: "laptop", TargetDevice: "pi3",
+		tr, err := col.Trigger(ctx, scheduledb.TriggerRequest{Device: "laptop", TargetDevice: "pi3",
 			Spec: wire.LoadTestSpec{URL: "http://[fd00::13]:8080/", Connections: 2, DurationMS: 1000}})
 		if err != nil {
 			t.Fatal(err)
@@ -323,7 +324,7 @@ func TestPairFailures(t *testing.T) {
 	// The target's URL must be its own: any other host is refused before
 	// anything is sent.
 	for _, u := range []string{"http://192.168.2.7:8080/", "http://192.168.2.14/", "http://localhost:8080/"} {
-		if _, err := col.Trigger(ctx, store.TriggerRequest{Device: "laptop", TargetDevice: "pi3", Spec: wire.LoadTestSpec{URL: u, Connections: 1}}); err == nil ||
+		if _, err := col.Trigger(ctx, scheduledb.TriggerRequest{Device: "laptop", TargetDevice: "pi3", Spec: wire.LoadTestSpec{URL: u, Connections: 1}}); err == nil ||
 			!strings.Contains(err.Error(), "is not an address of the target lab/pi3, which reports 192.168.2.13, fd00::13") {
 			t.Errorf("%s: %v", u, err)
 		}

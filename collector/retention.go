@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"go.uber.org/zap"
 )
 
@@ -30,7 +30,7 @@ func (c *Collector) retention() {
 			c.log.Error("samples' tables ahead", zap.Error(err))
 		}
 		r := retentionAt(start, c.cfg.Keep, c.cfg.KeepSamples)
-		var p store.Pruned
+		var p retention.Pruned
 		err := storeCall(c.ctx, pruneTimeout, func(ctx context.Context) (err error) {
 			p, err = c.store.Retain(ctx, r)
 			return err
@@ -38,7 +38,7 @@ func (c *Collector) retention() {
 		switch {
 		case err != nil && c.ctx.Err() == nil:
 			c.log.Error("prune", zap.Duration("keep", c.cfg.Keep), zap.Duration("keep_samples", c.cfg.KeepSamples), zap.Error(err))
-		case p != store.Pruned{}:
+		case p != retention.Pruned{}:
 			c.log.Info("pruned", zap.Duration("keep", c.cfg.Keep), zap.Duration("keep_samples", c.cfg.KeepSamples),
 				zap.Int64("results", p.Results), zap.Int64("samples", p.Samples), zap.Int64("sample_days", p.SampleDays),
 				zap.Int64("legacy_summarized", p.Legacy), zap.Int64("commands", p.Commands), zap.Int64("events", p.Events),
@@ -55,8 +55,8 @@ func (c *Collector) retention() {
 // retentionAt is what to prune at now: what is older than keep (nothing
 // when it is 0) and the samples older than keepSamples (none when it is
 // below 0).
-func retentionAt(now time.Time, keep, keepSamples time.Duration) store.Retention {
-	var r store.Retention
+func retentionAt(now time.Time, keep, keepSamples time.Duration) retention.Retention {
+	var r retention.Retention
 	if keep > 0 {
 		r.Results = now.Add(-keep)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -24,9 +24,9 @@ import (
 // nothing of the refused ones is stored.
 func TestScheduleLimits(t *testing.T) {
 	col := startCollector(t, Config{DB: filepath.Join(t.TempDir(), "s.db"), Listen: testenv.FreeAddr(t), Accounts: testAccounts(),
-		Schedules: store.ScheduleLimits{Max: 3}})
+		Schedules: scheduledb.ScheduleLimits{Max: 3}})
 	defer col.Close()
-	post := func(sch *store.Schedule) (int, string) {
+	post := func(sch *scheduledb.Schedule) (int, string) {
 		t.Helper()
 		body, _ := json.Marshal(sch)
 		resp, err := http.Post("http://"+col.WebAddr()+"/api/schedules", "application/json", bytes.NewReader(body))
@@ -37,14 +37,14 @@ func TestScheduleLimits(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	sch := func(name string, every, jitter time.Duration, cron string) *store.Schedule {
+	sch := func(name string, every, jitter time.Duration, cron string) *scheduledb.Schedule {
 		s := storetest.Schedule(name)
 		s.Every, s.Jitter, s.Cron = every, jitter, cron
 		return s
 	}
 	const year = 365 * 24 * time.Hour
 	for _, c := range []struct {
-		sch  *store.Schedule
+		sch  *scheduledb.Schedule
 		code int
 		want string
 	}{

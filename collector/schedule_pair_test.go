@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -29,7 +30,7 @@ func TestScheduleAcrossTwoDevices(t *testing.T) {
 	if err := col.Store().AddSchedule(ctx, sch, start); err != nil {
 		t.Fatal(err)
 	}
-	firing := func(n int) store.ScheduleRun { return fireNth(ctx, t, col, "pair", start, n) }
+	firing := func(n int) scheduledb.ScheduleRun { return fireNth(ctx, t, col, "pair", start, n) }
 
 	// Both idle: a pair, its watch at pi3, both devices in the firing.
 	r := firing(1)
@@ -52,7 +53,7 @@ func TestScheduleAcrossTwoDevices(t *testing.T) {
 	pairEnded(t, col, p.ID) // its watch never runs: it fails, and nothing is left busy
 
 	// pi3 runs a command of its own: the next firing misses it.
-	tr, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Device: "pi3",
+	tr, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Device: "pi3",
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestScheduleAcrossTwoDevices(t *testing.T) {
 		return d != nil && d.BusyCommand == tr.CommandID
 	})
 	r = firing(2)
-	want := []store.Missed{{Device: "lab/pi3", Reason: "the target is busy with command " + tr.CommandID}}
+	want := []scheduledb.Missed{{Device: "lab/pi3", Reason: "the target is busy with command " + tr.CommandID}}
 	if len(r.Commands) != 0 || len(r.Devices) != 0 || !slices.Equal(r.Missed, want) {
 		t.Errorf("firing while pi3 is busy: commands %v devices %v missed %v, want missed %v", r.Commands, r.Devices, r.Missed, want)
 	}
@@ -81,7 +82,7 @@ func TestScheduleAcrossTwoDevices(t *testing.T) {
 		return d != nil && !d.Online && d.BusyCommand == ""
 	})
 	r = firing(3)
-	want = []store.Missed{{Device: "lab/pi3", Reason: "the target is offline"}}
+	want = []scheduledb.Missed{{Device: "lab/pi3", Reason: "the target is offline"}}
 	if len(r.Commands) != 0 || len(r.Devices) != 0 || !slices.Equal(r.Missed, want) {
 		t.Errorf("firing while pi3 is offline: commands %v devices %v missed %v, want missed %v", r.Commands, r.Devices, r.Missed, want)
 	}

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
@@ -32,7 +33,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	var cols []*Collector
 	for i := range 2 {
 		c := startCollector(t, Config{DB: db, Broker: broker, Share: "ingest", ClientID: fmt.Sprintf("sched-%d", i),
-			Schedules: store.ScheduleLimits{MinEvery: time.Second}})
+			Schedules: scheduledb.ScheduleLimits{MinEvery: time.Second}})
 		defer c.Close()
 		cols = append(cols, c)
 	}
@@ -83,7 +84,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("add: %s %s", resp.Status, b)
 	}
-	var runs []store.ScheduleRun
+	var runs []scheduledb.ScheduleRun
 	testenv.Until(t, "five firings", func() bool {
 		runs, err = cols[1].Store().ScheduleRuns(ctx, "often", 0)
 		n := 0
@@ -110,7 +111,7 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 		}
 		fired[r.Commands[0]] = true
 		by[strings.Split(r.Collector, "@")[0]]++
-		if !slices.Contains(r.Missed, store.Missed{Device: "lab/pi-3", Reason: "offline"}) {
+		if !slices.Contains(r.Missed, scheduledb.Missed{Device: "lab/pi-3", Reason: "offline"}) {
 			t.Errorf("run at %s: missed %v, want lab/pi-3 offline", r.DueAt, r.Missed)
 		}
 	}
@@ -162,8 +163,8 @@ func TestScheduleFiresOnceWithTwoCollectors(t *testing.T) {
 				t.Errorf("%s got command %s: not one of the recorded firings, or twice", id, c.ID)
 			}
 			seen[c.ID] = true
-			if !slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: store.ScheduleLabel, V: "often"}) &&
-				!slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: store.ScheduleLabel, V: "race"}) {
+			if !slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: group.ScheduleLabel, V: "often"}) &&
+				!slices.Contains(c.Spec.LoadTest.Labels, wire.Label{K: group.ScheduleLabel, V: "race"}) {
 				t.Errorf("%s: command labels %v lack the schedule's", id, c.Spec.LoadTest.Labels)
 			}
 		}
@@ -198,7 +199,7 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 	time.Sleep(7 * time.Second)
 	c = startCollector(t, cfg())
 	defer c.Close()
-	var runs []store.ScheduleRun
+	var runs []scheduledb.ScheduleRun
 	testenv.Until(t, "a firing after the restart", func() bool {
 		runs, _ = c.Store().ScheduleRuns(ctx, "often", 0)
 		return len(runs) > 0 && len(runs[0].Commands) == 1 && runs[0].DueAt.After(time.Now().Add(-3*time.Second))
@@ -248,7 +249,7 @@ func TestScheduleJitter(t *testing.T) {
 	if err := col.Store().AddSchedule(ctx, sch, time.Now().Add(-time.Hour)); err != nil { // due now
 		t.Fatal(err)
 	}
-	var run store.ScheduleRun
+	var run scheduledb.ScheduleRun
 	testenv.Until(t, "the firing recorded", func() bool {
 		runs, _ := col.Store().ScheduleRuns(ctx, "spread", 0)
 		if len(runs) == 1 && len(runs[0].Commands) == 2 {

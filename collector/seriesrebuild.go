@@ -3,9 +3,8 @@ package collector
 import (
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"go.uber.org/zap"
-
-	"github.com/edgebench/edgebench/collector/store"
 )
 
 // rebuildSeries finishes a rebuild of the series' state under way (the
@@ -17,7 +16,7 @@ func (c *Collector) rebuildSeries() {
 	defer c.wg.Done()
 	start, last := time.Now(), time.Now()
 	err := c.whileUnavailable(c.ctx, func() error {
-		p, err := c.store.RebuildSeries(c.ctx, store.RebuildOptions{OnlyPending: true}, func(p store.RebuildProgress) {
+		p, err := c.store.RebuildSeries(c.ctx, seriesdb.RebuildOptions{OnlyPending: true}, func(p seriesdb.RebuildProgress) {
 			if time.Since(last) >= 10*time.Second {
 				last = time.Now()
 				c.log.Info("rebuilding the series from the stored results", zap.Int("devices", p.Devices), zap.Int("results", p.Results))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/sign"
 	"github.com/edgebench/edgebench/wire"
@@ -52,7 +52,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 		}
 	}
 	spec := wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 2, DurationMS: 1000}
-	if _, err := col.Trigger(ctx, store.TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec}); err != nil {
+	if _, err := col.Trigger(ctx, scheduledb.TriggerRequest{Select: map[string]string{"site": "attic"}, Spec: spec}); err != nil {
 		t.Fatal(err)
 	}
 	c1, c2 := receive("pi-1"), receive("pi-2")
@@ -65,7 +65,7 @@ func TestTriggerSignsForEachTarget(t *testing.T) {
 	if verifies(c1, "lab", "pi-2") || verifies(c2, "lab", "pi-1") || verifies(c1, "lab", wire.AllDevices) || verifies(c1, "lab2", "pi-1") {
 		t.Errorf("a command verifies for a target it was not sent to")
 	}
-	if _, err := col.Trigger(ctx, store.TriggerRequest{Fleet: "lab", Spec: spec}); err != nil {
+	if _, err := col.Trigger(ctx, scheduledb.TriggerRequest{Fleet: "lab", Spec: spec}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"pi-1", "pi-2"} {

@@ -14,6 +14,7 @@ import (
 	"github.com/edgebench/edgebench/capacity"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -33,7 +34,7 @@ var ErrNoDevices = errors.New("no device matches")
 // Trigger sends a load-test command and records it; with
 // req.TargetDevice, it starts a run across two devices (triggerPair);
 // with req.Serve, the built-in target.
-func (c *Collector) Trigger(ctx context.Context, req store.TriggerRequest) (*Triggered, error) {
+func (c *Collector) Trigger(ctx context.Context, req scheduledb.TriggerRequest) (*Triggered, error) {
 	if err := req.CheckKinds(); err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}

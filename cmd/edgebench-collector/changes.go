@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/escape"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -18,12 +18,12 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("changes", "edgebench-collector changes [--since 7d] [flags]", env.Stdout)
 	var db dbFlag
 	dbVar(fs, env, &db)
-	var q store.ChangeQuery
+	var q seriesdb.ChangeQuery
 	fs.StringVar(&q.Fleet, "fleet", "", "only this fleet")
 	fs.StringVar(&q.Device, "device", "", "only this device")
 	since := fs.String("since", "7d", "changes within this long ago, e.g. 7d, 36h; 0: all")
 	minPct := fs.Float64("min-pct", 5, "only the changes of at least this much, % of the figure before (the store finds them from its own floor: rebuild-series --min-pct)")
-	fs.IntVar(&q.Limit, "limit", store.DefaultChangesLimit, fmt.Sprintf("the changes listed at most, from 1 to %d (the latest first); the next page's --cursor follows", store.MaxChangesLimit))
+	fs.IntVar(&q.Limit, "limit", seriesdb.DefaultChangesLimit, fmt.Sprintf("the changes listed at most, from 1 to %d (the latest first); the next page's --cursor follows", seriesdb.MaxChangesLimit))
 	fs.StringVar(&q.Cursor, "cursor", "", "list from there: the cursor a page before ended with")
 	final := fs.Bool("final", false, "only the final changes, not the provisional claims (windows not full yet)")
 	asJSON := fs.Bool("json", false, "JSON instead of text")
@@ -37,8 +37,8 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	if *minPct <= 0 {
 		return cli.Usagef("--min-pct must be positive")
 	}
-	if q.Limit < 1 || q.Limit > store.MaxChangesLimit {
-		return cli.Usagef("--limit must be from 1 to %d", store.MaxChangesLimit)
+	if q.Limit < 1 || q.Limit > seriesdb.MaxChangesLimit {
+		return cli.Usagef("--limit must be from 1 to %d", seriesdb.MaxChangesLimit)
 	}
 	if d > 0 {
 		q.Since = time.Now().Add(-d)
@@ -49,7 +49,7 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	defer s.Close()
 	cs, next, err := s.ListChanges(ctx, q)
-	if errors.Is(err, store.ErrBadCursor) {
+	if errors.Is(err, seriesdb.ErrBadCursor) {
 		return cli.Usagef("--cursor %q: not one a page of changes gave", q.Cursor)
 	}
 	if err != nil {
@@ -61,11 +61,11 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		if more {
-			fmt.Fprintf(env.Stderr, "more series have a provisional change than the %d listed (--fleet, --device)\n", store.MaxProvisional)
+			fmt.Fprintf(env.Stderr, "more series have a provisional change than the %d listed (--fleet, --device)\n", seriesdb.MaxProvisional)
 		}
 		cs = append(prov, cs...)
 	}
-	cs = slices.DeleteFunc(cs, func(c store.Change) bool { return math.Abs(c.Pct) < *minPct })
+	cs = slices.DeleteFunc(cs, func(c seriesdb.Change) bool { return math.Abs(c.Pct) < *minPct })
 	if rb, err := s.SeriesRebuildState(ctx); err == nil {
 		if floor := rb.Detect.Filled().MinPct; *minPct < floor {
 			fmt.Fprintf(env.Stderr, "the store finds changes of at least %g %%: 'edgebench-collector rebuild-series --min-pct %g' finds smaller ones\n", floor, *minPct)
@@ -76,7 +76,7 @@ func cmdChanges(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	if *asJSON {
 		if cs == nil {
-			cs = []store.Change{}
+			cs = []seriesdb.Change{}
 		}
 		if err := writeIndented(env.Stdout, cs); err != nil {
 			return err
@@ -106,7 +106,7 @@ func parseSince(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func writeChanges(w io.Writer, cs []store.Change) {
+func writeChanges(w io.Writer, cs []seriesdb.Change) {
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "no change")
 		return

@@ -22,6 +22,7 @@ import (
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/show"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -55,7 +56,7 @@ func (d *dbFlag) Type() string       { return "string" }
 // A password typed in --db is taken, with a warning: any user can read it
 // in ps.
 func (d *dbFlag) dsn() (string, error) {
-	if !store.IsPostgres(d.raw) {
+	if !sqldb.IsPostgres(d.raw) {
 		if d.passwordFile != "" {
 			return "", cli.Usagef("--db-password-file is for a postgres:// --db, not %q", d.raw)
 		}
@@ -63,7 +64,7 @@ func (d *dbFlag) dsn() (string, error) {
 	}
 	u, err := url.Parse(d.raw)
 	if err != nil {
-		return "", cli.Usagef("--db: %q is not a URL", store.RedactDB(d.raw))
+		return "", cli.Usagef("--db: %q is not a URL", sqldb.RedactDB(d.raw))
 	}
 	_, inURL := u.User.Password()
 	q := u.Query()
@@ -97,7 +98,7 @@ func openDB(ctx context.Context, db dbFlag) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !store.IsPostgres(dsn) {
+	if !sqldb.IsPostgres(dsn) {
 		if _, err := os.Stat(dsn); err != nil {
 			return nil, fmt.Errorf("store %s: %w (start 'edgebench-collector serve' or pass --db)", dsn, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/spool"
 	"github.com/edgebench/edgebench/transport"
@@ -98,7 +98,7 @@ func TestForeignEventsJoinNoCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("schedule add: %v\n%s", err, out)
 	}
-	var runs []store.ScheduleRun
+	var runs []scheduledb.ScheduleRun
 	testenv.Until(t, "a firing with its command", func() bool {
 		out, err := exec.CommandContext(ctx, colBin, "schedule", "runs", "watch", "--json", "--server", "http://"+f.web).Output()
 		runs = nil

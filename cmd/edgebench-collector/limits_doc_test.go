@@ -9,7 +9,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/metrics"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/internal/config"
 )
 
@@ -43,7 +43,7 @@ func TestREADMELimits(t *testing.T) {
 
 	_, gofs := boundSettings()
 	fixed := map[string]string{ // a fixed bound's row, by the start of its text: its default
-		"series of one device that /metrics exports": fmt.Sprint(store.SeriesPerDevice),
+		"series of one device that /metrics exports": fmt.Sprint(seriesdb.SeriesPerDevice),
 		"series /metrics exports in all":             fmt.Sprint(metrics.DefaultMaxSeries),
 	}
 	rows := 0

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -47,7 +47,7 @@ func cmdRebuildSeries(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := store.RebuildOptions{Restart: *restart}
+	o := seriesdb.RebuildOptions{Restart: *restart}
 	opts := was.Detect.Filled()
 	for name, set := range map[string]func(){
 		"min-pct": func() { opts.MinPct = d.minPct }, "min-noise": func() { opts.MinNoise = d.minNoise }, "alpha": func() { opts.Alpha = d.alpha },
@@ -62,7 +62,7 @@ func cmdRebuildSeries(ctx context.Context, env *cli.Env, args []string) error {
 		o.Detect = &opts
 	}
 	start, last := time.Now(), time.Now()
-	p, err := s.RebuildSeries(ctx, o, func(p store.RebuildProgress) {
+	p, err := s.RebuildSeries(ctx, o, func(p seriesdb.RebuildProgress) {
 		if time.Since(last) >= 5*time.Second {
 			last = time.Now()
 			fmt.Fprintf(env.Stderr, "%d devices, %d results so far\n", p.Devices, p.Results)

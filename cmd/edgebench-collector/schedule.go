@@ -15,7 +15,7 @@ import (
 	"github.com/edgebench/edgebench/collector/cron"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/group"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/cli"
 )
 
@@ -59,7 +59,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		var ss []store.Schedule
+		var ss []scheduledb.Schedule
 		if err := c.Do(ctx, http.MethodGet, "/api/schedules", nil, &ss); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		var runs []store.ScheduleRun
+		var runs []scheduledb.ScheduleRun
 		if err := c.Do(ctx, http.MethodGet, fmt.Sprintf("/api/schedules/%s/runs?limit=%d", url.PathEscape(rest[0]), *limit), nil, &runs); err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func cmdSchedule(ctx context.Context, env *cli.Env, args []string) error {
 // scheduleAdd takes --every, --cron and --jitter out of args and reads
 // the rest as trigger's flags.
 func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
-	var sch store.Schedule
+	var sch scheduledb.Schedule
 	var rest []string
 	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && strings.HasPrefix(args[0], "-") {
 		return cli.Usagef("the schedule's name comes first: edgebench-collector schedule add NAME --every 24h [select] URL")
@@ -194,7 +194,7 @@ func scheduleAdd(ctx context.Context, env *cli.Env, args []string) error {
 	if err := sch.Check(); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	var got store.Schedule
+	var got scheduledb.Schedule
 	if err := client.New(tc.server, tc.token).Do(ctx, http.MethodPost, "/api/schedules", sch, &got); err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func writeIndented(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeSchedules(w io.Writer, ss []store.Schedule) {
+func writeSchedules(w io.Writer, ss []scheduledb.Schedule) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWHEN\tDEVICES\tURL\tNEXT\tLAST RUN")
 	for _, s := range ss {
@@ -267,7 +267,7 @@ func writeSchedules(w io.Writer, ss []store.Schedule) {
 	tw.Flush()
 }
 
-func writeScheduleRuns(w io.Writer, runs []store.ScheduleRun) {
+func writeScheduleRuns(w io.Writer, runs []scheduledb.ScheduleRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DUE\tFIRED BY\tCOMMANDS\tSENT\tMISSED")
 	for _, r := range runs {

@@ -13,6 +13,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -28,7 +29,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // running collector, and the mistakes refused with one line and exit 2.
 func TestScheduleCommands(t *testing.T) {
 	c, err := collector.Start(context.Background(), collector.Config{DB: filepath.Join(t.TempDir(), "e.db"), Listen: testenv.FreeAddr(t), Web: "127.0.0.1:0",
-		Accounts: &broker.Accounts{Collector: broker.Account{Username: "collector", Password: "pw"}}, Schedules: store.ScheduleLimits{MinEvery: time.Second}})
+		Accounts: &broker.Accounts{Collector: broker.Account{Username: "collector", Password: "pw"}}, Schedules: scheduledb.ScheduleLimits{MinEvery: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

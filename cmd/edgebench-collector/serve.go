@@ -17,32 +17,25 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/alerts"
 	"github.com/edgebench/edgebench/collector/broker"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/web"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/config"
 	"github.com/edgebench/edgebench/sign"
 )
 
-// serveConfig is what `serve` was asked to do.
+// serveConfig is what `serve` was asked to do: the settings loaded, and
+// what parseServe made of them: the store's DSN with its password, the
+// retention as durations, the tokens read from their files, and the
+// password at the external broker. The collector's Config is derived
+// from it (config).
 type serveConfig struct {
-	db, listen, accounts       string
-	dbf                        dbFlag
-	broker, username, password string
-	ca, share, web, prefix     string
-	logLevel                   string
-	tokenFile, token           string
-	metricsTokenFile           string
-	metricsToken               string
-	webMaxExpensive            int
-	schedules                  store.ScheduleLimits
-	tlsCert, tlsKey, clientCA  string
-	webHosts                   []string
-	signHMAC, signEd25519      string
-	keep, keepSamples          time.Duration
-	alerts                     alerts.Config
-	ingest                     ingestSettings
-	limits                     broker.Limits
+	st                  settings
+	db                  string // the store, with its password (dbFlag)
+	password            string
+	keep, keepSamples   time.Duration
+	token, metricsToken string
 }
 
 func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
@@ -70,16 +63,9 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 		return nil, cli.Usagef("%v", err)
 	}
 	where := func(key string) string { return src.Where(key, "--"+config.FlagName(key)) }
-	c.dbf = dbFlag{raw: st.DB, typed: strings.HasPrefix(src["db"], "flag "), passwordFile: st.DBPasswordFile, stderr: env.Stderr}
-	c.listen, c.accounts = st.Listen, st.Accounts
-	c.tlsCert, c.tlsKey, c.clientCA = st.TLSCert, st.TLSKey, st.TLSClientCA
-	c.broker, c.username, c.ca, c.share, c.prefix = st.Broker, st.Username, st.CA, st.Share, st.Prefix
-	c.web, c.webHosts, c.tokenFile = st.Web, st.WebHost, st.APITokenFile
-	c.metricsTokenFile, c.webMaxExpensive = st.MetricsTokenFile, st.WebMaxExpensive
-	c.schedules = store.ScheduleLimits{Max: st.MaxSchedules, MinEvery: st.ScheduleMinEvery, MaxJitter: st.ScheduleMaxJitter}
-	c.signEd25519, c.signHMAC = st.SignEd25519KeyFile, st.SignHMACKeyFile
-	c.logLevel = st.LogLevel
-	for _, h := range c.webHosts {
+	c.st = st
+	dbf := dbFlag{raw: st.DB, typed: strings.HasPrefix(src["db"], "flag "), passwordFile: st.DBPasswordFile, stderr: env.Stderr}
+	for _, h := range st.WebHost {
 		if err := web.ValidWebHost(h); err != nil {
 			return nil, cli.Usagef("%s: web_host: %v", where("web_host"), err)
 		}
@@ -102,45 +88,56 @@ func parseServe(args []string, env *cli.Env) (*serveConfig, error) {
 			return nil, cli.Usagef("%s: alert_webhook: %v", where("alert_webhook"), err)
 		}
 	}
-	a := st.Alerts
-	c.alerts = alerts.Config{Webhook: st.AlertWebhook, Interval: a.Interval, Quiet: a.Quiet, SpoolMax: a.SpoolMax,
-		Retries: a.Retries, Backoff: a.Backoff, QueueLen: a.QueueLen}
-	c.ingest = st.Ingest
-	l := st.Limits
-	c.limits = broker.Limits{LoginWait: l.LoginWait, Silent: l.Silent, Pending: l.Pending, PerSource: l.PerSource, LogEvery: l.LogEvery}
-	if c.db, err = c.dbf.dsn(); err != nil {
+	if c.db, err = dbf.dsn(); err != nil {
 		return nil, err
 	}
-	if c.broker == "" && c.accounts == "" {
+	if st.Broker == "" && st.Accounts == "" {
 		return nil, cli.Usagef("the embedded broker needs --accounts FILE (or --broker URL for an external one)")
 	}
-	if c.broker != "" && c.accounts != "" {
+	if st.Broker != "" && st.Accounts != "" {
 		return nil, cli.Usagef("--accounts is for the embedded broker; an external broker has its own")
 	}
-	if (c.tlsCert == "") != (c.tlsKey == "") || (c.clientCA != "" && c.tlsCert == "") {
+	if (st.TLSCert == "") != (st.TLSKey == "") || (st.TLSClientCA != "" && st.TLSCert == "") {
 		return nil, cli.Usagef("--tls-cert and --tls-key go together (and --tls-client-ca with them)")
 	}
-	if c.tlsCert != "" && c.broker != "" {
+	if st.TLSCert != "" && st.Broker != "" {
 		return nil, cli.Usagef("--tls-cert is for the embedded broker; an external broker has its own")
 	}
-	if c.share != "" && c.broker == "" {
+	if st.Share != "" && st.Broker == "" {
 		return nil, cli.Usagef("--share needs --broker")
 	}
-	if c.signHMAC != "" && c.signEd25519 != "" {
+	if st.SignHMACKeyFile != "" && st.SignEd25519KeyFile != "" {
 		return nil, cli.Usagef("--sign-hmac-key-file and --sign-ed25519-key-file exclude each other: keep the one the devices check")
 	}
-	if _, err := zapcore.ParseLevel(c.logLevel); err != nil {
-		return nil, cli.Usagef("%s: log_level %q: want debug, info, warn or error", where("log_level"), c.logLevel)
+	if _, err := zapcore.ParseLevel(st.LogLevel); err != nil {
+		return nil, cli.Usagef("%s: log_level %q: want debug, info, warn or error", where("log_level"), st.LogLevel)
 	}
-	token, err := apiToken(c.tokenFile, env.Getenv)
+	token, err := apiToken(st.APITokenFile, env.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	c.token = token
-	if c.metricsToken, err = metricsToken(c.metricsTokenFile, env.Getenv); err != nil {
+	if c.metricsToken, err = metricsToken(st.MetricsTokenFile, env.Getenv); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// config is the collector's Config of sc, logging to log; its signer
+// and the embedded broker's accounts are read from their files by
+// runServe.
+func (sc *serveConfig) config(log *zap.Logger) collector.Config {
+	st := &sc.st
+	a, l := st.Alerts, st.Limits
+	return collector.Config{DB: sc.db, Prefix: st.Prefix, Listen: st.Listen, Broker: st.Broker, Username: st.Username,
+		Password: sc.password, CAFile: st.CA, Share: st.Share, Web: st.Web, WebHosts: st.WebHost, APIToken: sc.token,
+		TLSCert: st.TLSCert, TLSKey: st.TLSKey, ClientCAFile: st.TLSClientCA, Keep: sc.keep, KeepSamples: sc.keepSamples, Log: log,
+		Alerts: alerts.Config{Webhook: st.AlertWebhook, Interval: a.Interval, Quiet: a.Quiet, SpoolMax: a.SpoolMax,
+			Retries: a.Retries, Backoff: a.Backoff, QueueLen: a.QueueLen},
+		MetricsToken: sc.metricsToken, WebMaxExpensive: st.WebMaxExpensive,
+		Schedules:     scheduledb.ScheduleLimits{Max: st.MaxSchedules, MinEvery: st.ScheduleMinEvery, MaxJitter: st.ScheduleMaxJitter},
+		IngestWorkers: st.Ingest.Workers, BatchMax: st.Ingest.BatchMax, QueueLen: st.Ingest.QueueLen,
+		BrokerLimits: broker.Limits{LoginWait: l.LoginWait, Silent: l.Silent, Pending: l.Pending, PerSource: l.PerSource, LogEvery: l.LogEvery}}
 }
 
 func cmdServe(ctx context.Context, env *cli.Env, args []string) error {
@@ -153,7 +150,7 @@ func cmdServe(ctx context.Context, env *cli.Env, args []string) error {
 
 // runServe runs the collector until ctx ends.
 func runServe(ctx context.Context, sc *serveConfig) error {
-	level, _ := zapcore.ParseLevel(sc.logLevel)
+	level, _ := zapcore.ParseLevel(sc.st.LogLevel)
 	zc := zap.NewProductionConfig()
 	zc.Level = zap.NewAtomicLevelAt(level)
 	zc.Sampling = nil
@@ -162,16 +159,12 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 		return fmt.Errorf("logger: %w", err)
 	}
 	defer log.Sync()
-	cfg := collector.Config{DB: sc.db, Prefix: sc.prefix, Listen: sc.listen, Broker: sc.broker, Username: sc.username,
-		Password: sc.password, CAFile: sc.ca, Share: sc.share, Web: sc.web, WebHosts: sc.webHosts, APIToken: sc.token,
-		TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, ClientCAFile: sc.clientCA, Keep: sc.keep, KeepSamples: sc.keepSamples, Log: log, Alerts: sc.alerts,
-		MetricsToken: sc.metricsToken, WebMaxExpensive: sc.webMaxExpensive, Schedules: sc.schedules,
-		IngestWorkers: sc.ingest.Workers, BatchMax: sc.ingest.BatchMax, QueueLen: sc.ingest.QueueLen, BrokerLimits: sc.limits}
-	if cfg.Signer, err = loadSigner(sc.signHMAC, sc.signEd25519); err != nil {
+	cfg := sc.config(log)
+	if cfg.Signer, err = loadSigner(sc.st.SignHMACKeyFile, sc.st.SignEd25519KeyFile); err != nil {
 		return err
 	}
-	if sc.accounts != "" {
-		a, err := broker.LoadAccounts(sc.accounts)
+	if sc.st.Accounts != "" {
+		a, err := broker.LoadAccounts(sc.st.Accounts)
 		if err != nil {
 			return err
 		}
@@ -181,11 +174,11 @@ func runServe(ctx context.Context, sc *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	broker := sc.broker
+	broker := sc.st.Broker
 	if broker == "" {
-		broker = "tcp://" + sc.listen + " (embedded)"
+		broker = "tcp://" + sc.st.Listen + " (embedded)"
 	}
-	log.Info("collector started", zap.String("db", store.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
+	log.Info("collector started", zap.String("db", sqldb.RedactDB(sc.db)), zap.String("broker", broker), zap.String("web", c.WebAddr()), zap.Int("pid", os.Getpid()))
 	<-ctx.Done()
 	log.Info("collector stopping")
 	stats := c.Stats()

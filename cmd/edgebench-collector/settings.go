@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/config"
 )
 
@@ -93,7 +93,7 @@ type limitSettings struct {
 func defaultSettings() settings {
 	return settings{
 		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info", WebMaxExpensive: 2, KeepSamples: "30d",
-		MaxSchedules: store.DefaultMaxSchedules, ScheduleMinEvery: store.DefaultMinEvery, ScheduleMaxJitter: store.DefaultMaxJitter,
+		MaxSchedules: scheduledb.DefaultMaxSchedules, ScheduleMinEvery: scheduledb.DefaultMinEvery, ScheduleMaxJitter: scheduledb.DefaultMaxJitter,
 		Alerts: alertSettings{Interval: time.Minute, Quiet: 5 * time.Minute, SpoolMax: 10, Retries: 6, Backoff: time.Second, QueueLen: 1024},
 		Ingest: ingestSettings{Workers: 256, BatchMax: 256, QueueLen: 8192},
 		Limits: limitSettings{LoginWait: 10 * time.Second, Silent: 2 * time.Second, Pending: 64, PerSource: 8, LogEvery: time.Minute},

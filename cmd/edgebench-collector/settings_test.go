@@ -55,14 +55,15 @@ limits:
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := c.config(nil)
 	got := map[string]any{
-		"db": c.db, "accounts": c.accounts, "listen": c.listen, "keep": c.keep, "log_level": c.logLevel,
-		"web_host":        strings.Join(c.webHosts, ","),
-		"alerts.interval": c.alerts.Interval, "alerts.quiet": c.alerts.Quiet, "alerts.spool_max": c.alerts.SpoolMax,
-		"alerts.retries": c.alerts.Retries, "alerts.backoff": c.alerts.Backoff, "alerts.queue_len": c.alerts.QueueLen,
-		"ingest.workers": c.ingest.Workers, "ingest.batch_max": c.ingest.BatchMax, "ingest.queue_len": c.ingest.QueueLen,
-		"limits.login_wait": c.limits.LoginWait, "limits.silent": c.limits.Silent, "limits.pending": c.limits.Pending,
-		"limits.per_source": c.limits.PerSource, "limits.log_every": c.limits.LogEvery,
+		"db": cfg.DB, "accounts": c.st.Accounts, "listen": cfg.Listen, "keep": cfg.Keep, "log_level": c.st.LogLevel,
+		"web_host":        strings.Join(cfg.WebHosts, ","),
+		"alerts.interval": cfg.Alerts.Interval, "alerts.quiet": cfg.Alerts.Quiet, "alerts.spool_max": cfg.Alerts.SpoolMax,
+		"alerts.retries": cfg.Alerts.Retries, "alerts.backoff": cfg.Alerts.Backoff, "alerts.queue_len": cfg.Alerts.QueueLen,
+		"ingest.workers": cfg.IngestWorkers, "ingest.batch_max": cfg.BatchMax, "ingest.queue_len": cfg.QueueLen,
+		"limits.login_wait": cfg.BrokerLimits.LoginWait, "limits.silent": cfg.BrokerLimits.Silent, "limits.pending": cfg.BrokerLimits.Pending,
+		"limits.per_source": cfg.BrokerLimits.PerSource, "limits.log_every": cfg.BrokerLimits.LogEvery,
 	}
 	want := map[string]any{
 		"db": "/var/lib/edgebench-collector/lab.db", "accounts": "/etc/edgebench/accounts.yaml", "listen": "0.0.0.0:1883",
@@ -90,8 +91,9 @@ limits:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.alerts.Interval != time.Minute || c.alerts.Quiet != 5*time.Minute || c.ingest.Workers != 256 || c.limits.Pending != 64 || c.db != "edgebench.db" {
-		t.Errorf("defaults: %+v %+v %+v %s", c.alerts, c.ingest, c.limits, c.db)
+	cfg = c.config(nil)
+	if cfg.Alerts.Interval != time.Minute || cfg.Alerts.Quiet != 5*time.Minute || cfg.IngestWorkers != 256 || cfg.BrokerLimits.Pending != 64 || cfg.DB != "edgebench.db" {
+		t.Errorf("defaults: %+v %d %+v %s", cfg.Alerts, cfg.IngestWorkers, cfg.BrokerLimits, cfg.DB)
 	}
 }
 
@@ -146,8 +148,12 @@ func TestShippedCollectorYAML(t *testing.T) {
 		}
 	}
 	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
-	if c, err := parseServe([]string{"--config", "../../packaging/collector.yaml"}, env); err != nil || c.alerts.Interval != time.Minute || c.limits.Pending != 64 || c.keep != 365*24*time.Hour {
-		t.Errorf("the shipped file: %+v %v", c, err)
+	c, err := parseServe([]string{"--config", "../../packaging/collector.yaml"}, env)
+	if err != nil {
+		t.Fatalf("the shipped file: %v", err)
+	}
+	if cfg := c.config(nil); cfg.Alerts.Interval != time.Minute || cfg.BrokerLimits.Pending != 64 || cfg.Keep != 365*24*time.Hour {
+		t.Errorf("the shipped file: %+v", cfg)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/edgebench/edgebench/collector/client"
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/cli"
 	"github.com/edgebench/edgebench/internal/tlsflags"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -31,7 +32,7 @@ const defaultServer = "http://127.0.0.1:8080"
 type triggerConfig struct {
 	server  string
 	token   string
-	req     store.TriggerRequest
+	req     scheduledb.TriggerRequest
 	wait    bool
 	maxWait time.Duration
 }

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 )
 
 // Config configures the alerts. Zero values take the defaults.
@@ -83,16 +85,16 @@ const (
 // Alert is what the collector publishes on
 // <prefix>/<fleet>/_alerts/<kind>/<subject> and POSTs to the webhook.
 type Alert struct {
-	Kind     string             `json:"kind"`
-	Fleet    string             `json:"fleet"`
-	Subject  string             `json:"subject"` // the device id, or the schedule's name
-	At       time.Time          `json:"at"`
-	Summary  string             `json:"summary"`
-	Change   *store.Change      `json:"change,omitempty"`
-	Run      *store.ScheduleRun `json:"run,omitempty"`
-	LastSeen time.Time          `json:"last_seen,omitzero"`
-	Spooled  int                `json:"spooled,omitempty"`
-	Cleared  bool               `json:"cleared,omitempty"` // the state alerted before is over
+	Kind     string                  `json:"kind"`
+	Fleet    string                  `json:"fleet"`
+	Subject  string                  `json:"subject"` // the device id, or the schedule's name
+	At       time.Time               `json:"at"`
+	Summary  string                  `json:"summary"`
+	Change   *seriesdb.Change        `json:"change,omitempty"`
+	Run      *scheduledb.ScheduleRun `json:"run,omitempty"`
+	LastSeen time.Time               `json:"last_seen,omitzero"`
+	Spooled  int                     `json:"spooled,omitempty"`
+	Cleared  bool                    `json:"cleared,omitempty"` // the state alerted before is over
 }
 
 // Topic is the alert's MQTT topic under prefix.
@@ -108,7 +110,7 @@ func (a *Alert) retained() bool { return a.Kind == KindQuiet || a.Kind == KindSp
 type Store interface {
 	// ChangesToAlert lists, oldest first, at most limit stored changes no
 	// alert was raised for.
-	ChangesToAlert(ctx context.Context, limit int) ([]store.Change, error)
+	ChangesToAlert(ctx context.Context, limit int) ([]seriesdb.Change, error)
 	// ClaimChange records that the alert of the stored change seq is
 	// raised and reports whether this collector is the one to raise it.
 	ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error)
@@ -405,7 +407,7 @@ func (al *Alerter) changes(ctx context.Context, now time.Time) error {
 
 // Missed raises an alert for a firing that missed devices or failed, in
 // each fleet concerned (the collector that fired it raises it).
-func (al *Alerter) Missed(sch *store.Schedule, run *store.ScheduleRun) {
+func (al *Alerter) Missed(sch *scheduledb.Schedule, run *scheduledb.ScheduleRun) {
 	if len(run.Missed) == 0 && run.Error == "" {
 		return
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 )
 
 // Timeout bounds each request.
@@ -95,7 +95,7 @@ func (c *Client) raw(ctx context.Context, method, path string, body any) ([]byte
 
 // Trigger sends a test (or a run across two devices, or a serve) to the
 // devices req selects.
-func (c *Client) Trigger(ctx context.Context, req store.TriggerRequest) (collector.Triggered, error) {
+func (c *Client) Trigger(ctx context.Context, req scheduledb.TriggerRequest) (collector.Triggered, error) {
 	var t collector.Triggered
 	err := c.Do(ctx, http.MethodPost, "/api/trigger", req, &t)
 	return t, err

@@ -15,7 +15,7 @@ import (
 	"github.com/edgebench/edgebench/collector"
 	"github.com/edgebench/edgebench/collector/broker"
 	"github.com/edgebench/edgebench/collector/client"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/internal/testenv"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -38,7 +38,7 @@ func TestClientAgainstACollector(t *testing.T) {
 	}
 	defer col.Close()
 	server := "http://" + col.WebAddr() + "/" // a trailing slash is taken too
-	req := store.TriggerRequest{Device: "pi-9", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000}}
+	req := scheduledb.TriggerRequest{Device: "pi-9", Spec: wire.LoadTestSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000}}
 
 	anon := client.New(server, "")
 	if _, err := anon.Trigger(ctx, req); err == nil || !strings.Contains(err.Error(), "401") {
@@ -56,7 +56,7 @@ func TestClientAgainstACollector(t *testing.T) {
 	if _, err := c.Cancel(ctx, id); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the cancel of a command never sent: %v", err)
 	}
-	var ss []store.Schedule
+	var ss []scheduledb.Schedule
 	if err := c.Do(ctx, http.MethodGet, "/api/schedules", nil, &ss); err != nil || len(ss) != 0 {
 		t.Errorf("schedules: %v %v", ss, err)
 	}

@@ -103,3 +103,7 @@ func LabelString(m map[string]string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// ScheduleLabel is the label every result of a schedule's firing carries:
+// the schedule's name. A series is not split by it.
+const ScheduleLabel = "schedule"

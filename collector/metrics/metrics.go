@@ -12,16 +12,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 )
 
 // The collector's figures for Prometheus, at GET /metrics on its web
 // address. Labels are bounded: fleet and device (the fleet's accounts),
 // server (a result's server label, or else the server's name without its
-// version), metric (one of store.SeriesMetrics()); never a result's,
+// version), metric (one of seriesdb.SeriesMetrics()); never a result's,
 // command's or URL's id. The latest figures are the store's latest table
 // (store.Latest: each series' last result received, kept at ingest), read
 // in the order the collector received them, never by a device's clock:
-// of each device at most store.SeriesPerDevice series (those it sent
+// of each device at most seriesdb.SeriesPerDevice series (those it sent
 // last; the ones its cap left out are counted per device in
 // edgebench_series_dropped_total), of the series of one fleet, device and
 // server (several specs or labels) the one received last, and at most
@@ -51,13 +53,13 @@ type Store interface {
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
 	// Schedules lists the schedules.
-	Schedules(ctx context.Context) ([]store.Schedule, error)
+	Schedules(ctx context.Context) ([]scheduledb.Schedule, error)
 	// Latest lists the latest figures of the series that may be
 	// exported, received since since, the last received first, at most
 	// limit; total counts the series received since since.
-	Latest(ctx context.Context, since time.Time, limit int) ([]store.LatestSeries, int64, error)
+	Latest(ctx context.Context, since time.Time, limit int) ([]seriesdb.LatestSeries, int64, error)
 	// SeriesDropped lists the devices whose series their cap left out.
-	SeriesDropped(ctx context.Context, limit int) ([]store.DroppedSeries, error)
+	SeriesDropped(ctx context.Context, limit int) ([]seriesdb.DroppedSeries, error)
 }
 
 // Config configures the metrics: the store and the collector's counts,
@@ -234,7 +236,7 @@ func (fc *fleetCollector) fleetMetrics(ctx context.Context) ([]prometheus.Metric
 		seen[k] = true
 		for m, v := range []float64{l.RPS, l.P99US, l.CPUPerKReq} {
 			if !math.IsNaN(v) {
-				gauge(descLatest, v, l.Fleet, l.Device, l.Server, store.SeriesMetrics()[m])
+				gauge(descLatest, v, l.Fleet, l.Device, l.Server, seriesdb.SeriesMetrics()[m])
 			}
 		}
 	}

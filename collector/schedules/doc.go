@@ -4,5 +4,5 @@
 // schedule=NAME, or with a jitter as one trigger per online device at a
 // random moment of the window; devices offline or busy are recorded as
 // missed. The schedules themselves, their checks and their SQL are the
-// store's (store.Schedule).
+// store's (scheduledb.Schedule).
 package schedules

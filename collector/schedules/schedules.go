@@ -12,7 +12,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -24,19 +26,19 @@ const maxBackfill = 100
 // *store.Store).
 type Store interface {
 	// DueSchedules are the schedules not paused whose next firing is due.
-	DueSchedules(ctx context.Context, now time.Time) ([]store.Schedule, error)
+	DueSchedules(ctx context.Context, now time.Time) ([]scheduledb.Schedule, error)
 	// ClaimRun claims the firing of sch due at due for collector, once
 	// among the collectors sharing the store.
-	ClaimRun(ctx context.Context, sch *store.Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error)
+	ClaimRun(ctx context.Context, sch *scheduledb.Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error)
 	// FinishRun records what a claimed firing sent and missed.
-	FinishRun(ctx context.Context, r *store.ScheduleRun) error
+	FinishRun(ctx context.Context, r *scheduledb.ScheduleRun) error
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
 }
 
 // Trigger sends a load-test command as the collector's API does, and
 // says which command it sent and to which devices (fleet/id).
-type Trigger func(ctx context.Context, req store.TriggerRequest) (commandID string, devices []string, err error)
+type Trigger func(ctx context.Context, req scheduledb.TriggerRequest) (commandID string, devices []string, err error)
 
 // Config configures a Scheduler.
 type Config struct {
@@ -44,7 +46,7 @@ type Config struct {
 	Trigger Trigger
 	// Fired, when set, is told of each firing once it is recorded: the
 	// collector raises an alert for one that missed devices or failed.
-	Fired func(sch *store.Schedule, run *store.ScheduleRun)
+	Fired func(sch *scheduledb.Schedule, run *scheduledb.ScheduleRun)
 	Name  string        // the collector's name in the firings it records
 	Tick  time.Duration // how often due schedules are looked for; default 1 s
 	// MaxFirings bounds the firings under way at once (a jittered one
@@ -156,12 +158,12 @@ func (s *Scheduler) FireDue(ctx context.Context, now time.Time) {
 // fire sends a firing: one ordinary trigger, or with Jitter one per online
 // device at a random moment of the jitter window, in the order of their
 // moments. Devices offline or busy at the firing are recorded as missed.
-func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time.Time, me string) *store.ScheduleRun {
-	run := &store.ScheduleRun{Schedule: sch.Name, DueAt: due, FiredAt: now, Collector: me}
+func (s *Scheduler) fire(ctx context.Context, sch *scheduledb.Schedule, due, now time.Time, me string) *scheduledb.ScheduleRun {
+	run := &scheduledb.ScheduleRun{Schedule: sch.Name, DueAt: due, FiredAt: now, Collector: me}
 	req := sch.Trigger
 	req.Spec.Labels = append([]wire.Label(nil), req.Spec.Labels...)
-	req.Spec.Labels = slicesDeleteLabel(req.Spec.Labels, store.ScheduleLabel)
-	req.Spec.Labels = append(req.Spec.Labels, wire.Label{K: store.ScheduleLabel, V: sch.Name})
+	req.Spec.Labels = slicesDeleteLabel(req.Spec.Labels, group.ScheduleLabel)
+	req.Spec.Labels = append(req.Spec.Labels, wire.Label{K: group.ScheduleLabel, V: sch.Name})
 	devs, err := s.cfg.Store.Devices(ctx)
 	if err != nil {
 		run.Error = err.Error()
@@ -177,9 +179,9 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 		addr := d.Fleet + "/" + d.ID
 		switch {
 		case !d.Online:
-			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "offline"})
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "offline"})
 		case d.BusyCommand != "" && !req.Spec.Queue:
-			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "busy with command " + d.BusyCommand})
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "busy with command " + d.BusyCommand})
 		default:
 			online = append(online, d)
 		}
@@ -227,7 +229,7 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 		one.Fleet, one.Device, one.Select = m.d.Fleet, m.d.ID, nil
 		id, devices, err := s.cfg.Trigger(ctx, one)
 		if err != nil {
-			run.Missed = append(run.Missed, store.Missed{Device: m.d.Fleet + "/" + m.d.ID, Reason: err.Error()})
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: m.d.Fleet + "/" + m.d.ID, Reason: err.Error()})
 			continue
 		}
 		run.Commands = append(run.Commands, id)
@@ -240,7 +242,7 @@ func (s *Scheduler) fire(ctx context.Context, sch *store.Schedule, due, now time
 // targetMissed records the target of a run across two devices as missed
 // when it is offline or busy, and says so: the run needs both devices,
 // and the target's watch is not queued behind another command.
-func targetMissed(run *store.ScheduleRun, devs []store.Device, fleet, id string) bool {
+func targetMissed(run *scheduledb.ScheduleRun, devs []store.Device, fleet, id string) bool {
 	for _, d := range devs {
 		if d.ID != id || (fleet != "" && d.Fleet != fleet) {
 			continue
@@ -248,9 +250,9 @@ func targetMissed(run *store.ScheduleRun, devs []store.Device, fleet, id string)
 		addr := d.Fleet + "/" + d.ID
 		switch {
 		case !d.Online:
-			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "the target is offline"})
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "the target is offline"})
 		case d.BusyCommand != "":
-			run.Missed = append(run.Missed, store.Missed{Device: addr, Reason: "the target is busy with command " + d.BusyCommand})
+			run.Missed = append(run.Missed, scheduledb.Missed{Device: addr, Reason: "the target is busy with command " + d.BusyCommand})
 		default:
 			continue
 		}
@@ -260,7 +262,7 @@ func targetMissed(run *store.ScheduleRun, devs []store.Device, fleet, id string)
 }
 
 // selected reports whether d is one of the devices req chooses.
-func selected(d *store.Device, req *store.TriggerRequest) bool {
+func selected(d *store.Device, req *scheduledb.TriggerRequest) bool {
 	if req.Fleet != "" && d.Fleet != req.Fleet {
 		return false
 	}

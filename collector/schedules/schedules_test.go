@@ -11,7 +11,9 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -31,13 +33,13 @@ func online(t *testing.T, s *store.Store, n int) {
 // triggers records the triggers a scheduler sends.
 type triggers struct {
 	mu    sync.Mutex
-	reqs  []store.TriggerRequest
+	reqs  []scheduledb.TriggerRequest
 	at    []time.Time
 	peak  int           // goroutines of the process at a trigger, at most
 	delay time.Duration // each trigger takes this long
 }
 
-func (tr *triggers) trigger(_ context.Context, req store.TriggerRequest) (string, []string, error) {
+func (tr *triggers) trigger(_ context.Context, req scheduledb.TriggerRequest) (string, []string, error) {
 	time.Sleep(tr.delay)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -87,7 +89,7 @@ func TestJitteredFiringIsOneGoroutine(t *testing.T) {
 			t.Fatalf("trigger %d: %+v (a device by name, each once)", i, req)
 		}
 		seen[req.Device] = true
-		if !slices.Contains(req.Spec.Labels, wire.Label{K: store.ScheduleLabel, V: "spread"}) {
+		if !slices.Contains(req.Spec.Labels, wire.Label{K: group.ScheduleLabel, V: "spread"}) {
 			t.Errorf("trigger %d lacks the schedule's label: %v", i, req.Spec.Labels)
 		}
 	}

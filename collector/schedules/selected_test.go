@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 )
 
 // TestSelectionStaysInItsFleet: a firing's devices are those of its
@@ -14,13 +15,13 @@ func TestSelectionStaysInItsFleet(t *testing.T) {
 	lab := &store.Device{Fleet: "lab", ID: "pi-1", Labels: map[string]string{"model": "pi5"}}
 	other := &store.Device{Fleet: "other", ID: "pi-1", Labels: map[string]string{"model": "pi5"}}
 	for _, c := range []struct {
-		req        store.TriggerRequest
+		req        scheduledb.TriggerRequest
 		lab, other bool
 	}{
-		{store.TriggerRequest{Fleet: "lab", Device: "pi-1"}, true, false},
-		{store.TriggerRequest{Fleet: "lab", Select: map[string]string{"model": "pi5"}}, true, false},
-		{store.TriggerRequest{Fleet: "lab"}, true, false},
-		{store.TriggerRequest{Fleet: "lab", Device: "pi-2"}, false, false},
+		{scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-1"}, true, false},
+		{scheduledb.TriggerRequest{Fleet: "lab", Select: map[string]string{"model": "pi5"}}, true, false},
+		{scheduledb.TriggerRequest{Fleet: "lab"}, true, false},
+		{scheduledb.TriggerRequest{Fleet: "lab", Device: "pi-2"}, false, false},
 	} {
 		if got := selected(lab, &c.req); got != c.lab {
 			t.Errorf("%+v: lab/pi-1 selected %v, want %v", c.req, got, c.lab)

@@ -9,6 +9,7 @@ import (
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -16,21 +17,23 @@ import (
 // the same labels, in the order they ran; the labels a series ignores
 // (the schedule's) do not split it: a scheduled run and a manual one of
 // the same work are one experiment. The store keeps each series' state
-// and its changes as results arrive (store/series.go); this package
+// and its changes as results arrive (store/seriesdb); this package
 // holds what the series are over the stored results as a whole: the
 // detection over every series from its first result (Changes), the
 // reference the stored changes are held to, and the grouping of listed
 // runs into series (Of).
 
 // Change is a lasting change found in a series.
-type Change = store.Change
+type Change = seriesdb.Change
 
 // Metrics are the figures the change detector watches, in order
-// (store.SeriesMetrics).
-func Metrics() []string { return store.SeriesMetrics() }
+// (seriesdb.SeriesMetrics).
+func Metrics() []string { return seriesdb.SeriesMetrics() }
 
 // Value is the figure m (one of Metrics) of r, NaN when r has none.
-func Value(r *store.RunRow, m string) float64 { return store.MetricValue(m, r.RPS, r.P99US, r.CPUPct) }
+func Value(r *store.RunRow, m string) float64 {
+	return seriesdb.MetricValue(m, r.RPS, r.P99US, r.CPUPct)
+}
 
 // Options select the changes Changes finds.
 type Options struct {
@@ -44,7 +47,7 @@ type Store interface {
 	// Devices lists the devices the store knows.
 	Devices(ctx context.Context) ([]store.Device, error)
 	// SeriesHistories reads the series of a device from its stored results.
-	SeriesHistories(ctx context.Context, a wire.Addr) ([]store.SeriesHistory, error)
+	SeriesHistories(ctx context.Context, a wire.Addr) ([]seriesdb.SeriesHistory, error)
 }
 
 // Of groups runs (newest first, as Runs returns them) into series, each
@@ -52,7 +55,7 @@ type Store interface {
 // ignore (nil: the schedule's label).
 func Of(runs []store.RunRow, ignore []string) (keys []string, by map[string][]store.RunRow) {
 	if ignore == nil {
-		ignore = []string{store.ScheduleLabel}
+		ignore = []string{group.ScheduleLabel}
 	}
 	by = map[string][]store.RunRow{}
 	for i := len(runs) - 1; i >= 0; i-- {
@@ -123,7 +126,7 @@ func Changes(ctx context.Context, s Store, o Options) ([]Change, error) {
 // segment started at the result start: the finite values compared on each
 // side (at most MaxBefore since start before, Window from cp on), and the
 // results left out between the first and the last of them.
-func change(d store.Device, h store.SeriesHistory, metric string, xs []float64, start int, cp stats.ChangePoint, o stats.DetectOptions) Change {
+func change(d store.Device, h seriesdb.SeriesHistory, metric string, xs []float64, start int, cp stats.ChangePoint, o stats.DetectOptions) Change {
 	rs := h.Results
 	r := rs[cp.Index]
 	c := Change{Series: h.Key, Fleet: d.Fleet, Device: d.ID, Spec: h.Spec, Labels: h.Labels, Metric: metric, At: r.Started, ResultID: r.ID,

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -29,7 +31,7 @@ func TestChangesInTheStore(t *testing.T) {
 		for i := range 30 {
 			labels := map[string]string{"server": "nginx"}
 			if i%2 == 0 {
-				labels[store.ScheduleLabel] = "nightly" // the same series
+				labels[group.ScheduleLabel] = "nightly" // the same series
 			}
 			rps := 1000 * (1 + 0.02*rng.NormFloat64())
 			if i >= 14 {
@@ -54,7 +56,7 @@ func TestChangesInTheStore(t *testing.T) {
 			}
 			batch = batch[2:]
 		}
-		cs, next, err := s.ListChanges(ctx, store.ChangeQuery{})
+		cs, next, err := s.ListChanges(ctx, seriesdb.ChangeQuery{})
 		if err != nil || next != "" {
 			t.Fatal(err, next)
 		}
@@ -90,10 +92,10 @@ func TestChangesInTheStore(t *testing.T) {
 		if err != nil || len(whole) != 2 || whole[0].ResultID != cs[0].ResultID || whole[0].Pct != cs[0].Pct && whole[0].Pct != cs[1].Pct {
 			t.Errorf("the whole series: %+v %v", whole, err)
 		}
-		if cs, _, err := s.ListChanges(ctx, store.ChangeQuery{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
+		if cs, _, err := s.ListChanges(ctx, seriesdb.ChangeQuery{Since: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}); err != nil || len(cs) != 0 {
 			t.Errorf("since the day after: %v %v", cs, err)
 		}
-		if cs, _, err := s.ListChanges(ctx, store.ChangeQuery{Device: "pi-2"}); err != nil || len(cs) != 0 {
+		if cs, _, err := s.ListChanges(ctx, seriesdb.ChangeQuery{Device: "pi-2"}); err != nil || len(cs) != 0 {
 			t.Errorf("pi-2's: %v %v", cs, err)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -79,7 +80,7 @@ func TestEventsOfOtherDevicesLeftOut(t *testing.T) {
 		if ok, err := s.ClaimRun(ctx, sch, due, due.Add(time.Second), nil, "c1", now); !ok || err != nil {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
-		if err := s.FinishRun(ctx, &store.ScheduleRun{Schedule: "nightly", DueAt: due, Commands: []string{toOther},
+		if err := s.FinishRun(ctx, &scheduledb.ScheduleRun{Schedule: "nightly", DueAt: due, Commands: []string{toOther},
 			Devices: []string{"other/good"}}); err != nil {
 			t.Fatal(err)
 		}

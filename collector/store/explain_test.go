@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -147,7 +149,7 @@ func pageQueries(s *store.Store, ids []string, cmd, device string, now time.Time
 			return err
 		}},
 		{"/changes: the latest", true, func(ctx context.Context) error {
-			_, next, err := s.ListChanges(ctx, store.ChangeQuery{Limit: 1})
+			_, next, err := s.ListChanges(ctx, seriesdb.ChangeQuery{Limit: 1})
 			changes = next
 			return err
 		}},
@@ -155,11 +157,11 @@ func pageQueries(s *store.Store, ids []string, cmd, device string, now time.Time
 			if changes == "" {
 				return errors.New("no next page of changes to explain")
 			}
-			_, _, err := s.ListChanges(ctx, store.ChangeQuery{Limit: 1, Cursor: changes})
+			_, _, err := s.ListChanges(ctx, seriesdb.ChangeQuery{Limit: 1, Cursor: changes})
 			return err
 		}},
 		{"/changes: a device's since, the provisional", false, func(ctx context.Context) error {
-			q := store.ChangeQuery{Fleet: "lab", Device: device, Since: now.Add(-24 * time.Hour), Limit: 50}
+			q := seriesdb.ChangeQuery{Fleet: "lab", Device: device, Since: now.Add(-24 * time.Hour), Limit: 50}
 			if _, _, err := s.ListChanges(ctx, q); err != nil {
 				return err
 			}
@@ -178,7 +180,7 @@ func pageQueries(s *store.Store, ids []string, cmd, device string, now time.Time
 			return err
 		}},
 		{"retention", false, func(ctx context.Context) error {
-			_, err := s.Retain(ctx, store.Retention{Results: now.Add(-365 * 24 * time.Hour), Samples: now.Add(-30 * 24 * time.Hour)})
+			_, err := s.Retain(ctx, retention.Retention{Results: now.Add(-365 * 24 * time.Hour), Samples: now.Add(-30 * 24 * time.Hour)})
 			return err
 		}},
 	}

@@ -14,7 +14,7 @@ import (
 // time, and empties the list. It does nothing once the list is empty.
 func (s *Store) recountErrors(ctx context.Context) error {
 	for {
-		rows, err := s.query(ctx, s.w, `SELECT p.result_id, coalesce(r.raw, '') FROM errors_recount p
+		rows, err := s.db.Query(ctx, s.db.W, `SELECT p.result_id, coalesce(r.raw, '') FROM errors_recount p
 			LEFT JOIN results r ON r.id = p.result_id ORDER BY p.result_id LIMIT 200`)
 		if err != nil {
 			return fmt.Errorf("recount errors: %w", err)
@@ -42,18 +42,18 @@ func (s *Store) recountErrors(ctx context.Context) error {
 		if len(ids) == 0 {
 			return nil
 		}
-		tx, err := s.w.BeginTx(ctx, nil)
+		tx, err := s.db.W.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("recount errors: %w", err)
 		}
 		for _, id := range ids {
 			for j, n := range totals[id] {
-				if _, err := s.exec(ctx, tx, "UPDATE runs SET errors = ? WHERE result_id = ? AND idx = ?", n, id, j); err != nil {
+				if _, err := s.db.Exec(ctx, tx, "UPDATE runs SET errors = ? WHERE result_id = ? AND idx = ?", n, id, j); err != nil {
 					tx.Rollback()
 					return fmt.Errorf("recount errors: %w", err)
 				}
 			}
-			if _, err := s.exec(ctx, tx, "DELETE FROM errors_recount WHERE result_id = ?", id); err != nil {
+			if _, err := s.db.Exec(ctx, tx, "DELETE FROM errors_recount WHERE result_id = ?", id); err != nil {
 				tx.Rollback()
 				return fmt.Errorf("recount errors: %w", err)
 			}

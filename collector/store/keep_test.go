@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -51,7 +52,7 @@ func TestKeepSamples(t *testing.T) {
 			}
 			before[id] = fmt.Sprintf("%+v", figs)
 		}
-		p, err := s.Retain(ctx, store.Retention{Samples: now.Add(-30 * 24 * time.Hour)})
+		p, err := s.Retain(ctx, retention.Retention{Samples: now.Add(-30 * 24 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestKeepSamples(t *testing.T) {
 				t.Errorf("%s: figures after pruning %+v %v, before %v", id, figs, err, before[id])
 			}
 		}
-		if p, err := s.Retain(ctx, store.Retention{Samples: now.Add(-30 * 24 * time.Hour)}); err != nil || p != (store.Pruned{}) {
+		if p, err := s.Retain(ctx, retention.Retention{Samples: now.Add(-30 * 24 * time.Hour)}); err != nil || p != (retention.Pruned{}) {
 			t.Errorf("pruning again: %+v %v", p, err)
 		}
 	})

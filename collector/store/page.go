@@ -121,9 +121,9 @@ func (s *Store) DevicesAfter(ctx context.Context, c DeviceCursor, limit int) (De
 
 // DeviceCounts counts the devices the store knows and those online.
 func (s *Store) DeviceCounts(ctx context.Context) (total, online int, err error) {
-	err = s.queryRow(ctx, s.r, "SELECT count(*), count(CASE WHEN online THEN 1 END) FROM devices").Scan(&total, &online)
+	err = s.db.QueryRow(ctx, s.db.R, "SELECT count(*), count(CASE WHEN online THEN 1 END) FROM devices").Scan(&total, &online)
 	if err != nil {
-		return 0, 0, fmt.Errorf("devices: %w", s.wrap(err))
+		return 0, 0, fmt.Errorf("devices: %w", s.db.Wrap(err))
 	}
 	return total, online, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -71,7 +72,7 @@ func scanPair(row interface{ Scan(...any) error }) (*Pair, error) {
 		&p.Cancel, &created, &updated, &deadline); err != nil {
 		return nil, err
 	}
-	p.Created, p.Updated, p.Deadline = unixTime(created), unixTime(updated), unixTime(deadline)
+	p.Created, p.Updated, p.Deadline = sqldb.UnixTime(created), sqldb.UnixTime(updated), sqldb.UnixTime(deadline)
 	return &p, nil
 }
 
@@ -80,7 +81,7 @@ func scanPair(row interface{ Scan(...any) error }) (*Pair, error) {
 func (s *Store) AddPair(ctx context.Context, p *Pair, request string) error {
 	now := time.Now()
 	p.Created, p.Updated = now, now
-	_, err := s.exec(ctx, s.w, `INSERT INTO pairs (`+pairCols+`, request) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.db.Exec(ctx, s.db.W, `INSERT INTO pairs (`+pairCols+`, request) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		p.ID, p.WatchID, p.Fleet, p.Loader, p.TargetFleet, p.Target, p.Kind, p.State, p.Reason, p.ResultID, p.Cancel,
 		now.UnixNano(), now.UnixNano(), p.Deadline.UnixNano(), request)
 	if err != nil {
@@ -89,16 +90,16 @@ func (s *Store) AddPair(ctx context.Context, p *Pair, request string) error {
 	return nil
 }
 
-// Pair is the pair whose load or watch command is id; ErrNotFound when
+// Pair is the pair whose load or watch command is id; sqldb.ErrNotFound when
 // id is neither.
 func (s *Store) Pair(ctx context.Context, id string) (*Pair, error) {
-	p, err := scanPair(s.queryRow(ctx, s.r, `SELECT `+pairCols+` FROM pairs WHERE id = ?
+	p, err := scanPair(s.db.QueryRow(ctx, s.db.R, `SELECT `+pairCols+` FROM pairs WHERE id = ?
 		UNION ALL SELECT `+pairCols+` FROM pairs WHERE watch_id = ? LIMIT 1`, id, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("pair %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("pair %s: %w", id, sqldb.ErrNotFound)
 	case err != nil:
-		return nil, fmt.Errorf("pair %s: %w", id, s.wrap(err))
+		return nil, fmt.Errorf("pair %s: %w", id, s.db.Wrap(err))
 	}
 	return p, nil
 }
@@ -107,14 +108,14 @@ func (s *Store) Pair(ctx context.Context, id string) (*Pair, error) {
 // ended already; it reports whether it did. Of several collectors that
 // would end one pair, one does.
 func (s *Store) SetPairState(ctx context.Context, id, state, reason string) (bool, error) {
-	res, err := s.exec(ctx, s.w, `UPDATE pairs SET state = ?, reason = ?, updated = ?
+	res, err := s.db.Exec(ctx, s.db.W, `UPDATE pairs SET state = ?, reason = ?, updated = ?
 		WHERE id = ? AND state NOT IN (?, ?, ?)`, state, reason, time.Now().UnixNano(), id, PairSucceeded, PairFailed, PairCancelled)
 	if err != nil {
 		return false, fmt.Errorf("pair %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("pair %s: %w", id, s.wrap(err))
+		return false, fmt.Errorf("pair %s: %w", id, s.db.Wrap(err))
 	}
 	return n > 0, nil
 }
@@ -122,14 +123,14 @@ func (s *Store) SetPairState(ctx context.Context, id, state, reason string) (boo
 // CancelPair asks pair id to stop (its collector relays the cancel to
 // both devices); it reports whether the pair was still going.
 func (s *Store) CancelPair(ctx context.Context, id string) (bool, error) {
-	res, err := s.exec(ctx, s.w, `UPDATE pairs SET cancel = ?, updated = ? WHERE id = ? AND state NOT IN (?, ?, ?)`,
+	res, err := s.db.Exec(ctx, s.db.W, `UPDATE pairs SET cancel = ?, updated = ? WHERE id = ? AND state NOT IN (?, ?, ?)`,
 		true, time.Now().UnixNano(), id, PairSucceeded, PairFailed, PairCancelled)
 	if err != nil {
 		return false, fmt.Errorf("pair %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("pair %s: %w", id, s.wrap(err))
+		return false, fmt.Errorf("pair %s: %w", id, s.db.Wrap(err))
 	}
 	return n > 0, nil
 }
@@ -137,7 +138,7 @@ func (s *Store) CancelPair(ctx context.Context, id string) (bool, error) {
 // FailOverduePairs fails the pairs not ended by their deadline (the
 // collector that drove them stopped), and lists them.
 func (s *Store) FailOverduePairs(ctx context.Context, now time.Time, reason string) ([]Pair, error) {
-	rows, err := s.query(ctx, s.w, `UPDATE pairs SET state = ?, reason = ?, updated = ?
+	rows, err := s.db.Query(ctx, s.db.W, `UPDATE pairs SET state = ?, reason = ?, updated = ?
 		WHERE deadline < ? AND state NOT IN (?, ?, ?) RETURNING `+pairCols,
 		PairFailed, reason, now.UnixNano(), now.UnixNano(), PairSucceeded, PairFailed, PairCancelled)
 	if err != nil {
@@ -148,12 +149,12 @@ func (s *Store) FailOverduePairs(ctx context.Context, now time.Time, reason stri
 	for rows.Next() {
 		p, err := scanPair(rows)
 		if err != nil {
-			return nil, fmt.Errorf("overdue pairs: %w", s.wrap(err))
+			return nil, fmt.Errorf("overdue pairs: %w", s.db.Wrap(err))
 		}
 		out = append(out, *p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("overdue pairs: %w", s.wrap(err))
+		return nil, fmt.Errorf("overdue pairs: %w", s.db.Wrap(err))
 	}
 	return out, nil
 }
@@ -163,7 +164,7 @@ func (s *Store) FailOverduePairs(ctx context.Context, now time.Time, reason stri
 // it (RoleLoader, RoleTarget): one query for each result the ingest
 // checks.
 func (s *Store) CommandSentToPair(ctx context.Context, id, fleet, device string) (sent bool, pair, role string, err error) {
-	err = s.queryRow(ctx, s.r, `SELECT coalesce(pl.id, pw.id, ''),
+	err = s.db.QueryRow(ctx, s.db.R, `SELECT coalesce(pl.id, pw.id, ''),
 		CASE WHEN pl.id IS NOT NULL THEN ? WHEN pw.id IS NOT NULL THEN ? ELSE '' END
 		FROM command_targets ct LEFT JOIN pairs pl ON pl.id = ct.command_id LEFT JOIN pairs pw ON pw.watch_id = ct.command_id
 		WHERE ct.command_id = ? AND ct.fleet = ? AND ct.target IN (?, ?) LIMIT 1`,
@@ -172,7 +173,7 @@ func (s *Store) CommandSentToPair(ctx context.Context, id, fleet, device string)
 	case errors.Is(err, sql.ErrNoRows):
 		return false, "", "", nil
 	case err != nil:
-		return false, "", "", fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.wrap(err))
+		return false, "", "", fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.db.Wrap(err))
 	}
 	return true, pair, role, nil
 }
@@ -186,14 +187,14 @@ func (s *Store) AddPairPart(ctx context.Context, id, role string, in Incoming) (
 	if received.IsZero() {
 		received = time.Now()
 	}
-	res, err := s.exec(ctx, s.w, `INSERT INTO pair_parts (result_id, pair_id, role, fleet, device, received, raw)
+	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO pair_parts (result_id, pair_id, role, fleet, device, received, raw)
 		VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, r.ID, id, role, r.Fleet, r.Device, received.UnixNano(), in.Raw)
 	if err != nil {
 		return false, fmt.Errorf("pair %s: %s's result %s: %w", id, role, r.ID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("pair %s: %w", id, s.wrap(err))
+		return false, fmt.Errorf("pair %s: %w", id, s.db.Wrap(err))
 	}
 	return n > 0, nil
 }
@@ -207,7 +208,7 @@ type PairPart struct {
 // PairParts are the results kept for pair id, in the order received; a
 // payload that no longer decodes is an error.
 func (s *Store) PairParts(ctx context.Context, id string) ([]PairPart, error) {
-	rows, err := s.query(ctx, s.r, `SELECT role, raw FROM pair_parts WHERE pair_id = ? ORDER BY received, result_id`, id)
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT role, raw FROM pair_parts WHERE pair_id = ? ORDER BY received, result_id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("pair %s: parts: %w", id, err)
 	}
@@ -217,7 +218,7 @@ func (s *Store) PairParts(ctx context.Context, id string) ([]PairPart, error) {
 		var p PairPart
 		var raw []byte
 		if err := rows.Scan(&p.Role, &raw); err != nil {
-			return nil, fmt.Errorf("pair %s: parts: %w", id, s.wrap(err))
+			return nil, fmt.Errorf("pair %s: parts: %w", id, s.db.Wrap(err))
 		}
 		if p.Result, err = wire.DecodeResult(raw); err != nil {
 			return nil, fmt.Errorf("pair %s: a kept result: %w", id, err)
@@ -225,7 +226,7 @@ func (s *Store) PairParts(ctx context.Context, id string) ([]PairPart, error) {
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pair %s: parts: %w", id, s.wrap(err))
+		return nil, fmt.Errorf("pair %s: parts: %w", id, s.db.Wrap(err))
 	}
 	return out, nil
 }
@@ -236,19 +237,19 @@ func (s *Store) PairParts(ctx context.Context, id string) ([]PairPart, error) {
 // joined it, or it failed meanwhile).
 func (s *Store) FinishPair(ctx context.Context, id string, joined Incoming) (bool, error) {
 	joined.Prepare()
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return false, fmt.Errorf("pair %s: begin: %w", id, s.wrap(err))
+		return false, fmt.Errorf("pair %s: begin: %w", id, s.db.Wrap(err))
 	}
 	defer tx.Rollback()
-	res, err := s.exec(ctx, tx, `UPDATE pairs SET state = ?, reason = '', result_id = ?, updated = ?
+	res, err := s.db.Exec(ctx, tx, `UPDATE pairs SET state = ?, reason = '', result_id = ?, updated = ?
 		WHERE id = ? AND state NOT IN (?, ?, ?)`, PairSucceeded, joined.Result.ID, time.Now().UnixNano(), id,
 		PairSucceeded, PairFailed, PairCancelled)
 	if err != nil {
 		return false, fmt.Errorf("pair %s: %w", id, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, s.wrap(err)
+		return false, s.db.Wrap(err)
 	}
 	st, err := s.ingestTx(ctx, tx, []Incoming{joined})
 	if err != nil {
@@ -258,7 +259,7 @@ func (s *Store) FinishPair(ctx context.Context, id string, joined Incoming) (boo
 		return false, fmt.Errorf("pair %s: the joined result %s is stored already", id, joined.Result.ID)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("pair %s: commit: %w", id, s.wrap(err))
+		return false, fmt.Errorf("pair %s: commit: %w", id, s.db.Wrap(err))
 	}
 	return true, nil
 }
@@ -266,12 +267,12 @@ func (s *Store) FinishPair(ctx context.Context, id string, joined Incoming) (boo
 // DeviceOnline says whether device fleet/id is online and its state
 // (online, lost, offline); found is false for a device never seen.
 func (s *Store) DeviceOnline(ctx context.Context, fleet, id string) (online bool, state string, found bool, err error) {
-	err = s.queryRow(ctx, s.r, `SELECT online, state FROM devices WHERE fleet = ? AND id = ?`, fleet, id).Scan(&online, &state)
+	err = s.db.QueryRow(ctx, s.db.R, `SELECT online, state FROM devices WHERE fleet = ? AND id = ?`, fleet, id).Scan(&online, &state)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, "", false, nil
 	case err != nil:
-		return false, "", false, fmt.Errorf("device %s/%s: %w", fleet, id, s.wrap(err))
+		return false, "", false, fmt.Errorf("device %s/%s: %w", fleet, id, s.db.Wrap(err))
 	}
 	return online, state, true, nil
 }
@@ -280,7 +281,7 @@ func (s *Store) DeviceOnline(ctx context.Context, fleet, id string) (online bool
 // sent after sequence number seq, in order: what a pair's collector has
 // not read yet.
 func (s *Store) EventsAfter(ctx context.Context, id, fleet, device string, seq uint32) ([]Event, error) {
-	rows, err := s.query(ctx, s.r, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at, window_edge
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT command_id, fleet, device, seq, state, reason, result_id, progress, at, window_edge
 		FROM events WHERE command_id = ? AND fleet = ? AND device = ? AND seq > ? ORDER BY seq`, id, fleet, device, int64(seq))
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", id, err)
@@ -295,7 +296,7 @@ func (s *Store) EventsAfter(ctx context.Context, id, fleet, device string, seq u
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events %s: %w", id, s.wrap(err))
+		return nil, fmt.Errorf("events %s: %w", id, s.db.Wrap(err))
 	}
 	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -75,7 +77,7 @@ func TestPairStoredWholeOrNotAtAll(t *testing.T) {
 				t.Errorf("pair of %s: %+v %v", id, got, err)
 			}
 		}
-		if _, err := s.Pair(ctx, other.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Pair(ctx, other.ID); !errors.Is(err, sqldb.ErrNotFound) {
 			t.Errorf("pair of a command of no pair: %v", err)
 		}
 
@@ -258,7 +260,7 @@ func TestGroupRunsByLoader(t *testing.T) {
 		if strings.Contains(keys[0], "another device") || !strings.Contains(keys[1], "loaded from another device") {
 			t.Errorf("series %q: want the local one and the joined one apart", keys)
 		}
-		if _, err := s.RebuildSeries(ctx, store.RebuildOptions{}, nil); err != nil {
+		if _, err := s.RebuildSeries(ctx, seriesdb.RebuildOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if again := seriesKeys(); !slices.Equal(again, keys) {

@@ -16,6 +16,7 @@ import (
 	"github.com/edgebench/edgebench/collector/escape"
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -95,7 +96,7 @@ func (s *Store) Devices(ctx context.Context) ([]Device, error) {
 // devices lists the devices that tail (a WHERE, ORDER BY and LIMIT
 // clause on devices d, with args) selects.
 func (s *Store) devices(ctx context.Context, tail string, args ...any) ([]Device, error) {
-	rows, err := s.query(ctx, s.r, `SELECT d.fleet, d.id, d.state, d.online, d.boot_id, d.conn_seq, d.info, d.labels, d.heartbeat, `+busyCmd+`,
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT d.fleet, d.id, d.state, d.online, d.boot_id, d.conn_seq, d.info, d.labels, d.heartbeat, `+busyCmd+`,
 		d.last_seen, d.last_result, d.last_result_at FROM devices d `+tail, args...)
 	if err != nil {
 		return nil, fmt.Errorf("devices: %w", err)
@@ -126,8 +127,8 @@ func (s *Store) devices(ctx context.Context, tail string, args ...any) ([]Device
 				return nil, fmt.Errorf("devices: %s/%s heartbeat: %w", d.Fleet, d.ID, err)
 			}
 		}
-		d.LastSeen = unixTime(seen)
-		d.LastResultAt = unixTime(lastAt)
+		d.LastSeen = sqldb.UnixTime(seen)
+		d.LastResultAt = sqldb.UnixTime(lastAt)
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
@@ -154,8 +155,8 @@ type Filter struct {
 	Before Cursor
 }
 
-// where builds the SQL condition of f over the results table r.
-func (d dialect) where(f Filter) (string, []any) {
+// whereOf builds the SQL condition of f over the results table r.
+func whereOf(d sqldb.Dialect, f Filter) (string, []any) {
 	conds := []string{"1=1"}
 	var args []any
 	add := func(c string, a ...any) { conds = append(conds, c); args = append(args, a...) }
@@ -170,7 +171,7 @@ func (d dialect) where(f Filter) (string, []any) {
 	}
 	if f.IDs != nil {
 		ids, _ := json.Marshal(f.IDs) // strings: cannot fail
-		add(d.inJSON("r.id"), string(ids))
+		add(d.InJSON("r.id"), string(ids))
 	}
 	keys := make([]string, 0, len(f.Labels))
 	for k := range f.Labels {
@@ -178,7 +179,7 @@ func (d dialect) where(f Filter) (string, []any) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		expr, arg := d.label(k)
+		expr, arg := d.Label(k)
 		add(expr+" = ?", arg, f.Labels[k])
 	}
 	if !f.Since.IsZero() {
@@ -235,7 +236,7 @@ type RunRow struct {
 // results is chosen first, on the results alone (an index of received
 // serves it), and only its runs are read.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
-	where, args := s.d.where(f)
+	where, args := whereOf(s.db.D, f)
 	page := `SELECT r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.received, r.labels, r.url,
 		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled FROM results r WHERE ` + where + ` ORDER BY r.received DESC, r.id DESC`
 	if f.Limit > 0 {
@@ -248,7 +249,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 		FROM (` + page + `) r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		GROUP BY r.id, r.fleet, r.device, r.command_id, r.outcome, r.reason, r.started, r.received, r.labels, sp.spec, r.url,
 		r.connections, r.nruns, r.board, r.server, r.loader, r.throttled ORDER BY r.received DESC, r.id DESC`
-	rows, err := s.query(ctx, s.r, q, args...)
+	rows, err := s.db.Query(ctx, s.db.R, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
 	}
@@ -264,14 +265,14 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]RunRow, error) {
 			&cpu, &io, &mem); err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
-		r.Spec = parseSpec(spec, r.URL, r.Conns)
-		r.Started = unixTime(started)
+		r.Spec = sqldb.ParseSpec(spec, r.URL, r.Conns)
+		r.Started = sqldb.UnixTime(started)
 		r.cursor.ID = r.ID
 		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
 			return nil, fmt.Errorf("runs: %s labels: %w", r.ID, err)
 		}
-		r.MeanUS, r.P50US, r.P99US, r.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
-		r.CPUPct, r.IOKBs, r.MemKB = nf(cpu), nf(io), nf(mem)
+		r.MeanUS, r.P50US, r.P99US, r.MaxUS = sqldb.Float(mean), sqldb.Float(p50), sqldb.Float(p99), sqldb.Float(mx)
+		r.CPUPct, r.IOKBs, r.MemKB = sqldb.Float(cpu), sqldb.Float(io), sqldb.Float(mem)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -291,7 +292,7 @@ func (s *Store) Result(ctx context.Context, id string) (*wire.Result, error) {
 // newest result) to the full id.
 func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, error) {
 	if !utf8.ValidString(prefix) || strings.ContainsRune(prefix, 0) { // no id holds it
-		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+		return "", fmt.Errorf("result %s: %w", prefix, sqldb.ErrNotFound)
 	}
 	// Ids are ASCII: any that starts with prefix sorts below prefix
 	// followed by the highest code point.
@@ -299,7 +300,7 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 	if prefix == "last" {
 		q, arg = "SELECT id FROM results ORDER BY received DESC, id DESC LIMIT 1", nil
 	}
-	rows, err := s.query(ctx, s.r, q, arg...)
+	rows, err := s.db.Query(ctx, s.db.R, q, arg...)
 	if err != nil {
 		return "", fmt.Errorf("result %s: %w", prefix, err)
 	}
@@ -317,7 +318,7 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("result %s: %w", prefix, ErrNotFound)
+		return "", fmt.Errorf("result %s: %w", prefix, sqldb.ErrNotFound)
 	case 1:
 		return ids[0], nil
 	}
@@ -326,9 +327,9 @@ func (s *Store) ResultIDPrefix(ctx context.Context, prefix string) (string, erro
 
 // CountResults is the number of stored results and runs.
 func (s *Store) CountResults(ctx context.Context) (results, runs int64, err error) {
-	err = s.queryRow(ctx, s.r, "SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM runs)").Scan(&results, &runs)
+	err = s.db.QueryRow(ctx, s.db.R, "SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM runs)").Scan(&results, &runs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("count results: %w", s.wrap(err))
+		return 0, 0, fmt.Errorf("count results: %w", s.db.Wrap(err))
 	}
 	return results, runs, nil
 }
@@ -355,7 +356,7 @@ type Event struct {
 // collector, and a device's events must not join another fleet's
 // command: its status, a firing's missed devices, whom a cancel goes to.
 func (s *Store) Events(ctx context.Context, commandID string) ([]Event, error) {
-	rows, err := s.query(ctx, s.r, `SELECT e.command_id, e.fleet, e.device, e.seq, e.state, e.reason, e.result_id, e.progress, e.at, e.window_edge
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT e.command_id, e.fleet, e.device, e.seq, e.state, e.reason, e.result_id, e.progress, e.at, e.window_edge
 		FROM events e WHERE e.command_id = ? AND EXISTS (SELECT 1 FROM command_targets t
 			WHERE t.command_id = e.command_id AND t.fleet = e.fleet AND t.target IN (e.device, ?))
 		ORDER BY e.fleet, e.device, e.seq`, commandID, wire.AllDevices)
@@ -393,7 +394,7 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 			return e, fmt.Errorf("progress: %w", err)
 		}
 	}
-	e.At = unixTime(at)
+	e.At = sqldb.UnixTime(at)
 	return e, nil
 }
 
@@ -439,13 +440,13 @@ type GroupedRun struct {
 // Runs whose label or field is missing or empty fall in the group "-".
 // Only succeeded results count.
 func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRun, error) {
-	where, args := s.d.where(f)
+	where, args := whereOf(s.db.D, f)
 	key, kind := group.Resolve(by)
 	col := groupColumns[key]
 	specPart := ""
 	switch kind {
 	case group.Label:
-		label, arg := s.d.label(key)
+		label, arg := s.db.D.Label(key)
 		col = "coalesce(" + label + ", '-')"
 		args = append([]any{arg}, args...)
 	case group.SpecPart:
@@ -454,7 +455,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	case group.System:
 		col = "coalesce(nullif(CAST(" + col + " AS TEXT), ''), '-')"
 	case group.LabelOrSystem: // a run label board=pi4 wins over the board
-		label, arg := s.d.label(key)
+		label, arg := s.db.D.Label(key)
 		col = "coalesce(" + label + ", nullif(CAST(" + col + " AS TEXT), ''), '-')"
 		args = append([]any{arg}, args...)
 	}
@@ -476,7 +477,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.query(ctx, s.r, q, args...)
+	rows, err := s.db.Query(ctx, s.db.R, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("group runs by %s: %w", by, err)
 	}
@@ -500,7 +501,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 		}
 		sp, ok := specs[g.ResultID]
 		if !ok {
-			sp = parseSpec(spec, url, conns)
+			sp = sqldb.ParseSpec(spec, url, conns)
 			specs[g.ResultID] = sp
 		}
 		g.Spec = sp
@@ -508,12 +509,12 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 			g.Group = v
 		}
 		e.Timeout = g.Timeouts
-		g.Started = unixTime(started)
-		g.MeanUS, g.P50US, g.P99US, g.MaxUS = nf(mean), nf(p50), nf(p99), nf(mx)
-		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = nf(cpu), nf(user), nf(io), nf(mem), nf(cached), nf(temp)
-		g.CapacityRPS = nf(capRPS)
-		g.StdevUS, g.CPUIdle, g.ServerCPU = nf(stdev), nf(idle), nf(server)
-		g.Invalid, g.GeneratorBound = runVerdict(limitedBy, valid)
+		g.Started = sqldb.UnixTime(started)
+		g.MeanUS, g.P50US, g.P99US, g.MaxUS = sqldb.Float(mean), sqldb.Float(p50), sqldb.Float(p99), sqldb.Float(mx)
+		g.CPUPct, g.CPUUser, g.IOKBs, g.MemKB, g.CachedKB, g.TempC = sqldb.Float(cpu), sqldb.Float(user), sqldb.Float(io), sqldb.Float(mem), sqldb.Float(cached), sqldb.Float(temp)
+		g.CapacityRPS = sqldb.Float(capRPS)
+		g.StdevUS, g.CPUIdle, g.ServerCPU = sqldb.Float(stdev), sqldb.Float(idle), sqldb.Float(server)
+		g.Invalid, g.GeneratorBound = sqldb.RunVerdict(limitedBy, valid)
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {
@@ -531,10 +532,10 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 // collector received since t.
 func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
 	var n int64
-	err := s.queryRow(ctx, s.r, `SELECT CAST(coalesce(sum(coalesce(payload_bytes, length(raw))), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
+	err := s.db.QueryRow(ctx, s.db.R, `SELECT CAST(coalesce(sum(coalesce(payload_bytes, length(raw))), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
 		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
+		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.db.Wrap(err))
 	}
 	return n, nil
 }
@@ -542,14 +543,14 @@ func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) 
 // LabelKeys lists the label keys of the succeeded results f selects, of
 // the f.Limit last received when it is set.
 func (s *Store) LabelKeys(ctx context.Context, f Filter) ([]string, error) {
-	where, args := s.d.where(f)
+	where, args := whereOf(s.db.D, f)
 	from := "results r"
 	where = "r.outcome = 'succeeded' AND " + where
 	if f.Limit > 0 {
 		from = fmt.Sprintf("(SELECT r.labels FROM results r WHERE %s ORDER BY r.received DESC, r.id DESC LIMIT %d) r", where, f.Limit)
 		where = "1=1"
 	}
-	rows, err := s.query(ctx, s.r, `SELECT DISTINCT j.key FROM `+from+`, `+s.d.LabelKeys()+` WHERE `+where, args...)
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT DISTINCT j.key FROM `+from+`, `+s.db.D.LabelKeys()+` WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("label keys: %w", err)
 	}
@@ -593,7 +594,7 @@ func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, erro
 		sort.Slice(out, func(i, j int) bool { return out[i].Fleet+"/"+out[i].Device < out[j].Fleet+"/"+out[j].Device })
 		return out, nil
 	}
-	rows, err := s.query(ctx, s.r, `SELECT t.fleet, t.target FROM command_targets t JOIN commands c ON c.id = t.command_id
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT t.fleet, t.target FROM command_targets t JOIN commands c ON c.id = t.command_id
 		WHERE t.command_id = ? AND c.kind = ? ORDER BY t.fleet, t.target`, id, string(wire.KindLoadTest))
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", id, err)
@@ -610,7 +611,7 @@ func (s *Store) CancelTargets(ctx context.Context, id string) ([]wire.Addr, erro
 		return nil, fmt.Errorf("command %s: %w", id, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("command %s: %w", escape.Printable(id), ErrNotFound)
+		return nil, fmt.Errorf("command %s: %w", escape.Printable(id), sqldb.ErrNotFound)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -60,7 +61,7 @@ func TestPrune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := store.Pruned{Results: 2*store.PruneChunk + 7, Commands: 1, Events: 1, Samples: 2*store.PruneChunk + 7}
+		want := retention.Pruned{Results: 2*store.PruneChunk + 7, Commands: 1, Events: 1, Samples: 2*store.PruneChunk + 7}
 		if e != storetest.SQLite {
 			want.SampleDays = 1 // the old ones were received within a second of each other
 		}
@@ -89,7 +90,7 @@ func TestPrune(t *testing.T) {
 		if _, err := compare.Runs(ctx, s, compare.Options{By: "server"}); err != nil {
 			t.Error(err)
 		}
-		if p, err := s.Prune(ctx, now.Add(-180*24*time.Hour)); err != nil || p != (store.Pruned{}) {
+		if p, err := s.Prune(ctx, now.Add(-180*24*time.Hour)); err != nil || p != (retention.Pruned{}) {
 			t.Errorf("pruning again: %+v %v", p, err)
 		}
 	})

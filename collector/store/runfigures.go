@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/edgebench/edgebench/collector/figures"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -18,7 +19,7 @@ import (
 // opening a store at once) writes the same.
 func (s *Store) backfillRuns(ctx context.Context) error {
 	for {
-		rows, err := s.query(ctx, s.w, `SELECT p.result_id, coalesce(r.raw, '') FROM runs_backfill p
+		rows, err := s.db.Query(ctx, s.db.W, `SELECT p.result_id, coalesce(r.raw, '') FROM runs_backfill p
 			LEFT JOIN results r ON r.id = p.result_id ORDER BY p.result_id LIMIT 200`)
 		if err != nil {
 			return fmt.Errorf("backfill runs: %w", err)
@@ -31,7 +32,7 @@ func (s *Store) backfillRuns(ctx context.Context) error {
 			var raw []byte
 			if err := rows.Scan(&id, &raw); err != nil {
 				rows.Close()
-				return fmt.Errorf("backfill runs: %w", s.wrap(err))
+				return fmt.Errorf("backfill runs: %w", s.db.Wrap(err))
 			}
 			ids = append(ids, id)
 			size[id] = len(raw)
@@ -41,7 +42,7 @@ func (s *Store) backfillRuns(ctx context.Context) error {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("backfill runs: %w", s.wrap(err))
+			return fmt.Errorf("backfill runs: %w", s.db.Wrap(err))
 		}
 		if len(ids) == 0 {
 			return nil
@@ -59,7 +60,7 @@ func (s *Store) backfillRunsBatch(ctx context.Context, ids []string, decoded map
 		for _, id := range ids {
 			if r := decoded[id]; r != nil {
 				for j, f := range runFigures(r) {
-					if err := exec(0, null(f.StdevUS), null(f.CPUIdle), null(f.ServerCPU), id, j); err != nil {
+					if err := exec(0, sqldb.Null(f.StdevUS), sqldb.Null(f.CPUIdle), sqldb.Null(f.ServerCPU), id, j); err != nil {
 						return fmt.Errorf("%s: %w", id, err)
 					}
 				}
@@ -78,7 +79,7 @@ func (s *Store) backfillRunsBatch(ctx context.Context, ids []string, decoded map
 // RunFigures are the figures the store keeps of each of a result's runs,
 // in order: what is left of its latency once its histograms are pruned.
 func (s *Store) RunFigures(ctx context.Context, id string) ([]figures.Run, error) {
-	rows, err := s.query(ctx, s.r, `SELECT started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, stdev_us,
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, stdev_us,
 		timeouts, errors, err_connect, err_read, err_write, err_status, err_length,
 		cpu_pct, cpu_user_pct, cpu_idle_pct, server_cpu_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled, capacity_rps, limited_by, valid
 		FROM runs WHERE result_id = ? ORDER BY idx`, id)
@@ -97,18 +98,18 @@ func (s *Store) RunFigures(ctx context.Context, id string) ([]figures.Run, error
 		if err := rows.Scan(&started, &f.DurationS, &f.Completed, &f.RPS, &mean, &p50, &p99, &mx, &stdev,
 			&f.Timeouts, &f.Errors, &e.Connect, &e.Read, &e.Write, &e.Status, &e.Length,
 			&cpu, &user, &idle, &server, &io, &mem, &cached, &temp, &f.Throttled, &capRPS, &limitedBy, &valid); err != nil {
-			return nil, fmt.Errorf("figures of %s: %w", id, s.wrap(err))
+			return nil, fmt.Errorf("figures of %s: %w", id, s.db.Wrap(err))
 		}
 		e.Timeout = f.Timeouts
-		f.Started = unixTime(started)
-		f.MeanUS, f.P50US, f.P99US, f.MaxUS, f.StdevUS = nf(mean), nf(p50), nf(p99), nf(mx), nf(stdev)
-		f.CPUPct, f.CPUUser, f.CPUIdle, f.ServerCPU = nf(cpu), nf(user), nf(idle), nf(server)
-		f.IOKBs, f.MemKB, f.CachedKB, f.TempC, f.CapacityRPS = nf(io), nf(mem), nf(cached), nf(temp), nf(capRPS)
-		f.Invalid, f.GeneratorBound = runVerdict(limitedBy, valid)
+		f.Started = sqldb.UnixTime(started)
+		f.MeanUS, f.P50US, f.P99US, f.MaxUS, f.StdevUS = sqldb.Float(mean), sqldb.Float(p50), sqldb.Float(p99), sqldb.Float(mx), sqldb.Float(stdev)
+		f.CPUPct, f.CPUUser, f.CPUIdle, f.ServerCPU = sqldb.Float(cpu), sqldb.Float(user), sqldb.Float(idle), sqldb.Float(server)
+		f.IOKBs, f.MemKB, f.CachedKB, f.TempC, f.CapacityRPS = sqldb.Float(io), sqldb.Float(mem), sqldb.Float(cached), sqldb.Float(temp), sqldb.Float(capRPS)
+		f.Invalid, f.GeneratorBound = sqldb.RunVerdict(limitedBy, valid)
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("figures of %s: %w", id, s.wrap(err))
+		return nil, fmt.Errorf("figures of %s: %w", id, s.db.Wrap(err))
 	}
 	return out, nil
 }

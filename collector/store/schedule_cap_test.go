@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -44,7 +44,7 @@ func TestScheduleCapUnderConcurrentAdds(t *testing.T) {
 				switch {
 				case err == nil:
 					added++
-				case errors.Is(err, store.ErrTooManySchedules):
+				case errors.Is(err, scheduledb.ErrTooManySchedules):
 					refused++
 				default:
 					t.Errorf("round %d, addition %d: %v", round+1, i, err)
@@ -60,7 +60,7 @@ func TestScheduleCapUnderConcurrentAdds(t *testing.T) {
 			}
 			if round == 0 {
 				err := s.AddScheduleUpTo(ctx, storetest.Schedule(ss[0].Name), now, most+1)
-				if !errors.Is(err, store.ErrExists) {
+				if !errors.Is(err, scheduledb.ErrExists) {
 					t.Errorf("a stored name under the cap: %v, want ErrExists", err)
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -28,15 +30,15 @@ func TestScheduleStore(t *testing.T) {
 		if err := s.AddSchedule(ctx, sch, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddSchedule(ctx, storetest.Schedule("nightly"), now); !errors.Is(err, store.ErrExists) {
+		if err := s.AddSchedule(ctx, storetest.Schedule("nightly"), now); !errors.Is(err, scheduledb.ErrExists) {
 			t.Errorf("a second nightly: %v, want ErrExists", err)
 		}
-		for _, bad := range []*store.Schedule{
+		for _, bad := range []*scheduledb.Schedule{
 			{Name: "x", Trigger: sch.Trigger},                                      // neither
 			{Name: "x", Every: time.Hour, Cron: "* * * * *", Trigger: sch.Trigger}, // both
 			{Name: "x", Every: time.Hour, Jitter: time.Hour, Trigger: sch.Trigger},
 			{Name: "x/y", Every: time.Hour, Trigger: sch.Trigger},
-			{Name: "x", Every: time.Hour, Trigger: store.TriggerRequest{Spec: sch.Trigger.Spec}}, // no devices
+			{Name: "x", Every: time.Hour, Trigger: scheduledb.TriggerRequest{Spec: sch.Trigger.Spec}}, // no devices
 		} {
 			if err := s.AddSchedule(ctx, bad, now); err == nil {
 				t.Errorf("%+v stored", bad)
@@ -98,7 +100,7 @@ func TestScheduleStore(t *testing.T) {
 		if err := s.RemoveSchedule(ctx, "often"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RemoveSchedule(ctx, "often"); !errors.Is(err, store.ErrNotFound) {
+		if err := s.RemoveSchedule(ctx, "often"); !errors.Is(err, sqldb.ErrNotFound) {
 			t.Errorf("removed twice: %v", err)
 		}
 	})
@@ -120,9 +122,9 @@ func TestScheduleRunsRecord(t *testing.T) {
 		if ok, err := s.ClaimRun(ctx, sch, sch.NextAt, sch.NextAt.Add(time.Second), nil, "one", now); err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
-		run := &store.ScheduleRun{Schedule: "often", DueAt: sch.NextAt, FiredAt: now, Collector: "one",
+		run := &scheduledb.ScheduleRun{Schedule: "often", DueAt: sch.NextAt, FiredAt: now, Collector: "one",
 			Commands: []string{"C1", "C2"}, Devices: []string{"lab/pi-1", "lab/pi-2"},
-			Missed: []store.Missed{{Device: "lab/pi-3", Reason: "offline"}}}
+			Missed: []scheduledb.Missed{{Device: "lab/pi-3", Reason: "offline"}}}
 		if err := s.FinishRun(ctx, run); err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/series"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -59,7 +61,7 @@ func genSeries(rng *rand.Rand, fleet, device string, labels map[string]string, a
 		}
 		l := labels
 		if rng.IntN(3) == 0 {
-			l = map[string]string{store.ScheduleLabel: "hourly"}
+			l = map[string]string{group.ScheduleLabel: "hourly"}
 			for k, v := range labels {
 				l[k] = v
 			}
@@ -73,7 +75,7 @@ func genSeries(rng *rand.Rand, fleet, device string, labels map[string]string, a
 // sameChange compares a stored change with the whole-series detection's:
 // where, on which results and values, the figures bit for bit, what was
 // left out.
-func sameChange(a, b store.Change) string {
+func sameChange(a, b seriesdb.Change) string {
 	eq := func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
 	switch {
 	case a.Series != b.Series || a.Metric != b.Metric || a.ResultID != b.ResultID || !a.At.Equal(b.At):
@@ -94,13 +96,13 @@ func sameChange(a, b store.Change) string {
 
 // storedChanges are every change the store holds: the provisional claims
 // and the final changes, by series and metric, oldest first.
-func storedChanges(t *testing.T, s *store.Store) (final, provisional map[string][]store.Change) {
+func storedChanges(t *testing.T, s *store.Store) (final, provisional map[string][]seriesdb.Change) {
 	t.Helper()
 	ctx := context.Background()
-	final, provisional = map[string][]store.Change{}, map[string][]store.Change{}
+	final, provisional = map[string][]seriesdb.Change{}, map[string][]seriesdb.Change{}
 	cursor := ""
 	for {
-		cs, next, err := s.ListChanges(ctx, store.ChangeQuery{Limit: 7, Cursor: cursor})
+		cs, next, err := s.ListChanges(ctx, seriesdb.ChangeQuery{Limit: 7, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,14 +111,14 @@ func storedChanges(t *testing.T, s *store.Store) (final, provisional map[string]
 				t.Fatalf("a final change listed as %+v", c)
 			}
 			k := c.Series + " " + c.Metric
-			final[k] = append([]store.Change{c}, final[k]...)
+			final[k] = append([]seriesdb.Change{c}, final[k]...)
 		}
 		if next == "" {
 			break
 		}
 		cursor = next
 	}
-	prov, more, err := s.ProvisionalChanges(ctx, store.ChangeQuery{})
+	prov, more, err := s.ProvisionalChanges(ctx, seriesdb.ChangeQuery{})
 	if err != nil || more {
 		t.Fatal(err, more)
 	}
@@ -128,7 +130,7 @@ func storedChanges(t *testing.T, s *store.Store) (final, provisional map[string]
 		provisional[k] = append(provisional[k], c)
 	}
 	for _, m := range provisional {
-		slices.SortFunc(m, func(a, b store.Change) int { return a.At.Compare(b.At) })
+		slices.SortFunc(m, func(a, b seriesdb.Change) int { return a.At.Compare(b.At) })
 	}
 	return final, provisional
 }
@@ -143,14 +145,14 @@ func checkAgainstWhole(t *testing.T, s *store.Store, skip map[string]bool) (fina
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKey := map[string][]store.Change{}
+	byKey := map[string][]seriesdb.Change{}
 	for _, c := range want {
 		k := c.Series + " " + c.Metric
 		byKey[k] = append(byKey[k], c)
 	}
 	final, prov := storedChanges(t, s)
 	keys := map[string]bool{}
-	for _, m := range []map[string][]store.Change{byKey, final, prov} {
+	for _, m := range []map[string][]seriesdb.Change{byKey, final, prov} {
 		for k := range m {
 			keys[k] = true
 		}
@@ -159,7 +161,7 @@ func checkAgainstWhole(t *testing.T, s *store.Store, skip map[string]bool) (fina
 		if skip[strings.SplitN(k, " ", 2)[0]] {
 			continue
 		}
-		got := append(append([]store.Change{}, final[k]...), prov[k]...)
+		got := append(append([]seriesdb.Change{}, final[k]...), prov[k]...)
 		w := byKey[k]
 		if len(got) != len(w) {
 			t.Errorf("%s: %d final and %d provisional changes stored, the whole series has %d:\n%v\n%v", k, len(final[k]), len(prov[k]), len(w), got, w)
@@ -238,7 +240,7 @@ func TestSeriesStateIsWholeSeriesDetection(t *testing.T) {
 				}
 				for m, n := range in.Values {
 					if n > 30+2*8-2 {
-						t.Errorf("%s: %d values of %s held", h.Key, n, store.SeriesMetrics()[m])
+						t.Errorf("%s: %d values of %s held", h.Key, n, seriesdb.SeriesMetrics()[m])
 					}
 				}
 				keys = append(keys, h.Key)

@@ -2,28 +2,16 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/wire"
 )
 
-// parseSpec reads a spec as the store keeps it; a result stored before
-// specs were (one the backfill could not decode) keeps what the results
-// table knows, its URL and connections.
-func parseSpec(stored, url string, conns int) group.Spec {
-	var s group.Spec
-	if stored == "" || json.Unmarshal([]byte(stored), &s) != nil {
-		return group.Spec{URL: url, Connections: conns}
-	}
-	return s
-}
-
 // backfillSpecs gives each result stored before specs were kept its spec,
 // decoded from its payload. It does nothing once every result has one.
 func (s *Store) backfillSpecs(ctx context.Context) error {
-	rows, err := s.query(ctx, s.w, `SELECT r.id, r.raw FROM results r
+	rows, err := s.db.Query(ctx, s.db.W, `SELECT r.id, r.raw FROM results r
 		WHERE NOT EXISTS (SELECT 1 FROM result_specs sp WHERE sp.result_id = r.id)`)
 	if err != nil {
 		return fmt.Errorf("backfill specs: %w", err)
@@ -49,13 +37,13 @@ func (s *Store) backfillSpecs(ctx context.Context) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("backfill specs: %w", err)
 	}
 	defer tx.Rollback()
 	for id, spec := range specs {
-		if _, err := s.exec(ctx, tx, "INSERT INTO result_specs (result_id, spec) VALUES (?, ?) ON CONFLICT DO NOTHING", id, spec); err != nil {
+		if _, err := s.db.Exec(ctx, tx, "INSERT INTO result_specs (result_id, spec) VALUES (?, ?) ON CONFLICT DO NOTHING", id, spec); err != nil {
 			return fmt.Errorf("backfill specs: %w", err)
 		}
 	}

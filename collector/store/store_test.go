@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgebench/edgebench/collector/compare"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 	"github.com/edgebench/edgebench/wire"
 )
@@ -67,7 +68,7 @@ func TestIngestIdempotentAndDurable(t *testing.T) {
 		if got.ID != a.Result.ID || got.Labels["server"] != "nginx" || len(got.Runs) != 1 {
 			t.Errorf("stored result %+v", got)
 		}
-		if _, err := s.Result(ctx, "01NOPE"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Result(ctx, "01NOPE"); !errors.Is(err, sqldb.ErrNotFound) {
 			t.Errorf("missing result: %v", err)
 		}
 		// ULIDs of one millisecond share most of their letters: the
@@ -398,7 +399,7 @@ func TestIngestWhatADeviceMaySend(t *testing.T) {
 		if _, err := s.Runs(ctx, store.Filter{Labels: map[string]string{bad: bad}, Device: bad}); err != nil {
 			t.Errorf("a filter of such text: %v", err)
 		}
-		if _, err := s.ResultIDPrefix(ctx, bad); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ResultIDPrefix(ctx, bad); !errors.Is(err, sqldb.ErrNotFound) {
 			t.Errorf("prefix of such text: %v", err)
 		}
 		if devs, err := s.Devices(ctx); err != nil || len(devs) != 2 {

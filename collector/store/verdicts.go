@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/edgebench/edgebench/collector/rebuild"
-	"github.com/edgebench/edgebench/verdict"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -54,8 +53,8 @@ func (s *Store) AddVerdicts(ctx context.Context, rows []RunRow) error {
 		ids[i] = rows[i].ID
 	}
 	list, _ := json.Marshal(ids) // strings: cannot fail
-	rs, err := s.query(ctx, s.r, `SELECT r.id, r.stable, r.stable_rsd_pct, r.stable_runs, r.stable_on, u.limited_by, u.valid
-		FROM results r LEFT JOIN runs u ON u.result_id = r.id WHERE `+s.d.inJSON("r.id")+` ORDER BY r.id, u.idx`, string(list))
+	rs, err := s.db.Query(ctx, s.db.R, `SELECT r.id, r.stable, r.stable_rsd_pct, r.stable_runs, r.stable_on, u.limited_by, u.valid
+		FROM results r LEFT JOIN runs u ON u.result_id = r.id WHERE `+s.db.D.InJSON("r.id")+` ORDER BY r.id, u.idx`, string(list))
 	if err != nil {
 		return fmt.Errorf("verdicts: %w", err)
 	}
@@ -103,15 +102,6 @@ func verdictColumns(v *wire.Verdict) (limitedBy, valid any) {
 	return v.LimitedBy, v.Valid
 }
 
-// runVerdict reads a run's verdict columns back: its figure does not
-// stand; the load generator was its limit. Both false without a verdict.
-func runVerdict(limitedBy sql.NullString, valid sql.NullBool) (invalid, generatorBound bool) {
-	if !limitedBy.Valid || !valid.Valid {
-		return false, false
-	}
-	return !valid.Bool, limitedBy.String == verdict.Generator
-}
-
 // repeatColumns are the store's columns of --repeat auto's outcome,
 // stable, stable_rsd_pct, stable_runs and stable_on: NULL where
 // StableText says nothing. The RSD is the judged figure's: req/s's, or
@@ -156,7 +146,7 @@ type VerdictBackfill struct {
 func (s *Store) backfillVerdicts(ctx context.Context) (VerdictBackfill, error) {
 	var done VerdictBackfill
 	for {
-		rows, err := s.query(ctx, s.w, `SELECT p.result_id, coalesce(r.raw, '') FROM verdicts_backfill p
+		rows, err := s.db.Query(ctx, s.db.W, `SELECT p.result_id, coalesce(r.raw, '') FROM verdicts_backfill p
 			LEFT JOIN results r ON r.id = p.result_id ORDER BY p.result_id LIMIT 200`)
 		if err != nil {
 			return done, fmt.Errorf("backfill verdicts: %w", err)
@@ -234,24 +224,24 @@ func (s *Store) backfillBatch(ctx context.Context, ids []string, decoded map[str
 // fill's exec(i, args...) runs the i-th. A backfill's batch: a few
 // statements, run for each result of the batch.
 func (s *Store) backfillTx(ctx context.Context, queries []string, fill func(exec func(i int, args ...any) error) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return s.wrap(err)
+		return s.db.Wrap(err)
 	}
 	defer tx.Rollback()
 	stmts := make([]*sql.Stmt, len(queries))
 	for i, q := range queries {
-		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
-			return s.wrap(err)
+		if stmts[i], err = tx.PrepareContext(ctx, s.db.D.Q(q)); err != nil {
+			return s.db.Wrap(err)
 		}
 		defer stmts[i].Close()
 	}
 	exec := func(i int, args ...any) error {
-		_, err := stmts[i].ExecContext(ctx, s.d.args(args)...)
-		return s.wrap(err)
+		_, err := stmts[i].ExecContext(ctx, s.db.D.Args(args)...)
+		return s.db.Wrap(err)
 	}
 	if err := fill(exec); err != nil {
 		return err
 	}
-	return s.wrap(tx.Commit())
+	return s.db.Wrap(tx.Commit())
 }

@@ -12,6 +12,10 @@ import (
 
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
+	"github.com/edgebench/edgebench/collector/store/retention"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
+	"github.com/edgebench/edgebench/collector/summary"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -33,7 +37,7 @@ type Incoming struct {
 	Received time.Time
 
 	figs    []figures.Run // the figures of Result's runs, when computed ahead (Prepare)
-	summary []byte        // Result without its samples (summaryOf), when computed ahead
+	summary []byte        // Result without its samples (summary.Of), when computed ahead
 	split   bool          // summary is computed (nil: no samples to keep apart)
 }
 
@@ -49,7 +53,7 @@ func (in *Incoming) Prepare() {
 		}
 	}()
 	in.figs = runFigures(in.Result)
-	if sum, err := summaryOf(in.Raw); err == nil {
+	if sum, err := summary.Of(in.Raw); err == nil {
 		in.summary, in.split = sum, true
 	}
 }
@@ -64,22 +68,6 @@ func runFigures(r *wire.Result) []figures.Run {
 		figs[0].CapacityRPS = c.CapacityRPS
 	}
 	return figs
-}
-
-// labelsJSON is the JSON of a label map as the store keeps it; in
-// PostgreSQL, where it is read as jsonb, without NUL (which jsonb refuses
-// even escaped).
-func (d dialect) labelsJSON(m map[string]string) (string, error) {
-	m = nonNil(m)
-	if d.pg {
-		clean := make(map[string]string, len(m))
-		for k, v := range m {
-			clean[pgText(k)] = pgText(v)
-		}
-		m = clean
-	}
-	b, err := json.Marshal(m)
-	return string(b), err
 }
 
 // Ingest stores a batch of results in one transaction and reports, for
@@ -114,9 +102,9 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 	if len(batch) == 0 {
 		return make([]IngestState, 0), nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: begin: %w", s.wrap(err))
+		return nil, fmt.Errorf("ingest: begin: %w", s.db.Wrap(err))
 	}
 	defer tx.Rollback()
 	fresh, err := s.ingestTx(ctx, tx, batch)
@@ -124,7 +112,7 @@ func (s *Store) IngestStates(ctx context.Context, batch []Incoming) ([]IngestSta
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("ingest: commit: %w", s.wrap(err))
+		return nil, fmt.Errorf("ingest: commit: %w", s.db.Wrap(err))
 	}
 	return fresh, nil
 }
@@ -173,18 +161,18 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		if !in.Received.IsZero() {
 			received = in.Received.UnixNano()
 		}
-		raw, summary, samples := in.Raw, any(nil), []byte(nil)
+		raw, isSummary, samples := in.Raw, any(nil), []byte(nil)
 		if !in.split {
-			if sum, err := summaryOf(in.Raw); err == nil {
+			if sum, err := summary.Of(in.Raw); err == nil {
 				in.summary, in.split = sum, true
 			}
 		}
 		if in.split && in.summary != nil {
-			raw, summary, samples = in.summary, true, in.Raw
-			days = append(days, day(received))
+			raw, isSummary, samples = in.summary, true, in.Raw
+			days = append(days, retention.Day(received))
 		}
 		prep[r.ID] = prepared{started, figs, received, samples}
-		labels, err := s.d.labelsJSON(r.Labels)
+		labels, err := s.db.D.LabelsJSON(r.Labels)
 		if err != nil {
 			return nil, fmt.Errorf("ingest %s: labels: %w", r.ID, err)
 		}
@@ -193,14 +181,14 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 		results = append(results, []any{r.ID, r.Fleet, r.Device, r.CommandID, string(r.Kind), string(r.Outcome), r.Reason,
 			r.CreatedAt.UnixNano(), started.UnixNano(), received, labels, r.Spec.URL, r.Spec.Connections, len(r.Runs),
 			fp.Board, fp.CPUModel, fp.Cores, fp.OS, fp.Kernel, fp.Arch, fp.Governor, fp.AgentVersion, fp.Server,
-			throttled, raw, stable, rsd, nrep, on, len(in.Raw), summary, loaderOf(r)})
+			throttled, raw, stable, rsd, nrep, on, len(in.Raw), isSummary, loaderOf(r)})
 	}
-	if err := s.ensureDays(ctx, days); err != nil {
+	if err := s.EnsureDays(ctx, days); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 
 	inserted := make(map[string]bool, len(order))
-	err := s.insertRows(ctx, tx, `INSERT INTO results
+	err := s.db.InsertRows(ctx, tx, `INSERT INTO results
 		(id, fleet, device, command_id, kind, outcome, reason, created_at, started, received, labels, url,
 		 connections, nruns, board, cpu_model, cores, os, kernel, arch, governor, agent_version, server, throttled, raw,
 		 stable, stable_rsd_pct, stable_runs, stable_on, payload_bytes, summary, loader)
@@ -230,7 +218,7 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			}
 		}
 		list, _ := json.Marshal(ids) // strings: cannot fail
-		rs, err := s.query(ctx, tx, "SELECT id, fleet, device FROM results WHERE "+s.d.inJSON("id"), string(list))
+		rs, err := s.db.Query(ctx, tx, "SELECT id, fleet, device FROM results WHERE "+s.db.D.InJSON("id"), string(list))
 		if err != nil {
 			return nil, fmt.Errorf("ingest: owners: %w", err)
 		}
@@ -239,13 +227,13 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 			var a wire.Addr
 			if err := rs.Scan(&id, &a.Fleet, &a.Device); err != nil {
 				rs.Close()
-				return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+				return nil, fmt.Errorf("ingest: owners: %w", s.db.Wrap(err))
 			}
 			owner[id] = a
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
-			return nil, fmt.Errorf("ingest: owners: %w", s.wrap(err))
+			return nil, fmt.Errorf("ingest: owners: %w", s.db.Wrap(err))
 		}
 	}
 	for i, in := range batch {
@@ -276,10 +264,10 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 				e := f.ErrBy
 				limitedBy, valid := verdictColumns(r.Runs[j].Verdict)
 				runs = append(runs, []any{r.ID, j, f.Started.UnixNano(), f.DurationS, f.Completed, f.RPS,
-					null(f.MeanUS), null(f.P50US), null(f.P99US), null(f.MaxUS), f.Timeouts, f.Errors,
+					sqldb.Null(f.MeanUS), sqldb.Null(f.P50US), sqldb.Null(f.P99US), sqldb.Null(f.MaxUS), f.Timeouts, f.Errors,
 					e.Connect, e.Read, e.Write, e.Status, e.Length,
-					null(f.CPUPct), null(f.CPUUser), null(f.IOKBs), null(f.MemKB), null(f.CachedKB), null(f.TempC), f.Throttled,
-					null(f.CapacityRPS), limitedBy, valid, null(f.StdevUS), null(f.CPUIdle), null(f.ServerCPU)})
+					sqldb.Null(f.CPUPct), sqldb.Null(f.CPUUser), sqldb.Null(f.IOKBs), sqldb.Null(f.MemKB), sqldb.Null(f.CachedKB), sqldb.Null(f.TempC), f.Throttled,
+					sqldb.Null(f.CapacityRPS), limitedBy, valid, sqldb.Null(f.StdevUS), sqldb.Null(f.CPUIdle), sqldb.Null(f.ServerCPU)})
 			}
 			// A device's last result: the latest received (not by the
 			// device's clock), the later id of two received at once.
@@ -289,38 +277,38 @@ func (s *Store) ingestTx(ctx context.Context, tx *sql.Tx, batch []Incoming) ([]I
 				devs[a] = last{r.ID, at}
 			}
 		}
-		if err := s.insertRows(ctx, tx, "INSERT INTO result_specs (result_id, spec) VALUES ", 2, specs, "", nil); err != nil {
+		if err := s.db.InsertRows(ctx, tx, "INSERT INTO result_specs (result_id, spec) VALUES ", 2, specs, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: specs: %w", err)
 		}
-		if err := s.insertRows(ctx, tx, `INSERT INTO runs
+		if err := s.db.InsertRows(ctx, tx, `INSERT INTO runs
 			(result_id, idx, started, duration_s, completed, rps, mean_us, p50_us, p99_us, max_us, timeouts, errors,
 			 err_connect, err_read, err_write, err_status, err_length, cpu_pct, cpu_user_pct, io_kbs, mem_kb, cached_kb, temp_c, throttled,
 			 capacity_rps, limited_by, valid, stdev_us, cpu_idle_pct, server_cpu_pct)
 			VALUES `, 30, runs, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: runs: %w", err)
 		}
-		if err := s.insertRows(ctx, tx, "INSERT INTO result_samples (result_id, received, raw) VALUES ", 3, samples, "", nil); err != nil {
+		if err := s.db.InsertRows(ctx, tx, "INSERT INTO result_samples (result_id, received, raw) VALUES ", 3, samples, "", nil); err != nil {
 			return nil, fmt.Errorf("ingest: samples: %w", err)
 		}
 		var devRows [][]any
-		for _, a := range sortedAddrs(devs) {
+		for _, a := range sqldb.SortedAddrs(devs) {
 			devRows = append(devRows, []any{a.Fleet, a.Device, devs[a].id, devs[a].at, now})
 		}
-		if err := s.insertRows(ctx, tx, "INSERT INTO devices (fleet, id, last_result, last_result_at, updated) VALUES ", 5, devRows,
+		if err := s.db.InsertRows(ctx, tx, "INSERT INTO devices (fleet, id, last_result, last_result_at, updated) VALUES ", 5, devRows,
 			` ON CONFLICT (fleet, id) DO UPDATE SET
 				last_result = CASE WHEN excluded.last_result_at >= devices.last_result_at THEN excluded.last_result ELSE devices.last_result END,
-				last_result_at = `+s.d.greatest()+`(devices.last_result_at, excluded.last_result_at)`, nil); err != nil {
+				last_result_at = `+s.db.D.Greatest()+`(devices.last_result_at, excluded.last_result_at)`, nil); err != nil {
 			return nil, fmt.Errorf("ingest: devices: %w", err)
 		}
 		// The series' state, once the devices' rows are locked (series.go).
-		ins := make([]seriesIn, 0, len(inserted))
+		ins := make([]seriesdb.In, 0, len(inserted))
 		for _, i := range order {
 			if r := batch[i].Result; inserted[r.ID] {
 				p := prep[r.ID]
-				ins = append(ins, seriesIn{r: r, figs: p.figs, started: p.started.UnixNano(), received: p.received})
+				ins = append(ins, seriesdb.In{R: r, Figs: p.figs, Started: p.started.UnixNano(), Received: p.received})
 			}
 		}
-		if err := s.ingestSeries(ctx, tx, ins, now); err != nil {
+		if err := s.IngestSeries(ctx, tx, ins, now); err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 	}
@@ -334,18 +322,6 @@ func loaderOf(r *wire.Result) string {
 		return ""
 	}
 	return r.Loader.Fleet + "/" + r.Loader.Device
-}
-
-// sortedAddrs are the keys of m in (fleet, device) order.
-func sortedAddrs[V any](m map[wire.Addr]V) []wire.Addr {
-	out := make([]wire.Addr, 0, len(m))
-	for a := range m {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b wire.Addr) int {
-		return cmp.Or(cmp.Compare(a.Fleet, b.Fleet), cmp.Compare(a.Device, b.Device))
-	})
-	return out
 }
 
 // SetStatus records a device's status message and reports whether it was
@@ -364,7 +340,7 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *wire.St
 			return false, fmt.Errorf("status %s/%s: %w", fleet, device, err)
 		}
 		info = string(b)
-		if labels, err = s.d.labelsJSON(st.Info.Labels); err != nil {
+		if labels, err = s.db.D.LabelsJSON(st.Info.Labels); err != nil {
 			return false, fmt.Errorf("status %s/%s: %w", fleet, device, err)
 		}
 	}
@@ -376,7 +352,7 @@ func (s *Store) SetStatus(ctx context.Context, fleet, device string, st *wire.St
 		OR (devices.conn_seq = excluded.conn_seq AND (devices.online OR NOT excluded.online)))`
 	// A birth's info also fills a device known so far only by its will.
 	const fills = `?10 AND (` + newer + ` OR devices.info = '{}')`
-	res, err := s.exec(ctx, s.w, `INSERT INTO devices (fleet, id, state, boot_id, conn_seq, online, info, labels, last_seen, updated)
+	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO devices (fleet, id, state, boot_id, conn_seq, online, info, labels, last_seen, updated)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
 		ON CONFLICT (fleet, id) DO UPDATE SET
 			state = CASE WHEN `+newer+` THEN excluded.state ELSE devices.state END,
@@ -408,7 +384,7 @@ func (s *Store) SetHeartbeats(ctx context.Context, hbs map[wire.Addr]*wire.Heart
 	}
 	now := time.Now().UnixNano()
 	rows := make([][]any, 0, len(hbs))
-	for _, a := range sortedAddrs(hbs) {
+	for _, a := range sqldb.SortedAddrs(hbs) {
 		hb := hbs[a]
 		b, err := json.Marshal(hb)
 		if err != nil {
@@ -420,19 +396,19 @@ func (s *Store) SetHeartbeats(ctx context.Context, hbs map[wire.Addr]*wire.Heart
 		}
 		rows = append(rows, []any{a.Fleet, a.Device, string(b), hb.At.UnixNano(), busy, now, now})
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("heartbeats: begin: %w", s.wrap(err))
+		return fmt.Errorf("heartbeats: begin: %w", s.db.Wrap(err))
 	}
 	defer tx.Rollback()
-	if err := s.insertRows(ctx, tx, "INSERT INTO devices (fleet, id, heartbeat, heartbeat_at, busy_cmd, last_seen, updated) VALUES ", 7, rows,
+	if err := s.db.InsertRows(ctx, tx, "INSERT INTO devices (fleet, id, heartbeat, heartbeat_at, busy_cmd, last_seen, updated) VALUES ", 7, rows,
 		` ON CONFLICT (fleet, id) DO UPDATE SET heartbeat = excluded.heartbeat, heartbeat_at = excluded.heartbeat_at,
-			busy_cmd = excluded.busy_cmd, last_seen = `+s.d.greatest()+`(devices.last_seen, excluded.last_seen)
+			busy_cmd = excluded.busy_cmd, last_seen = `+s.db.D.Greatest()+`(devices.last_seen, excluded.last_seen)
 		WHERE excluded.heartbeat_at >= devices.heartbeat_at`, nil); err != nil {
 		return fmt.Errorf("heartbeats: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("heartbeats: commit: %w", s.wrap(err))
+		return fmt.Errorf("heartbeats: commit: %w", s.db.Wrap(err))
 	}
 	return nil
 }
@@ -444,24 +420,24 @@ func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *wire.Co
 	if err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("command %s: begin: %w", c.ID, s.wrap(err))
+		return fmt.Errorf("command %s: begin: %w", c.ID, s.db.Wrap(err))
 	}
 	defer tx.Rollback()
 	// commands keeps the first target of an id sent to several;
 	// command_targets each of them.
-	if _, err = s.exec(ctx, tx, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
+	if _, err = s.db.Exec(ctx, tx, `INSERT INTO commands (id, fleet, target, kind, issued_at, expires_at, spec, raw)
 		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
 		c.ID, fleet, target, string(c.Kind), c.IssuedAt.UnixNano(), c.ExpiresAt.UnixNano(), string(spec), raw); err != nil {
 		return fmt.Errorf("command %s: %w", c.ID, err)
 	}
-	if _, err = s.exec(ctx, tx, `INSERT INTO command_targets (command_id, fleet, target) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
+	if _, err = s.db.Exec(ctx, tx, `INSERT INTO command_targets (command_id, fleet, target) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
 		c.ID, fleet, target); err != nil {
 		return fmt.Errorf("command %s: target: %w", c.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("command %s: commit: %w", c.ID, s.wrap(err))
+		return fmt.Errorf("command %s: commit: %w", c.ID, s.db.Wrap(err))
 	}
 	return nil
 }
@@ -471,13 +447,13 @@ func (s *Store) AddCommand(ctx context.Context, fleet, target string, c *wire.Co
 // only such a command.
 func (s *Store) CommandSentTo(ctx context.Context, id, fleet, device string) (bool, error) {
 	var one int
-	err := s.queryRow(ctx, s.r, `SELECT 1 FROM command_targets WHERE command_id = ? AND fleet = ? AND target IN (?, ?) LIMIT 1`,
+	err := s.db.QueryRow(ctx, s.db.R, `SELECT 1 FROM command_targets WHERE command_id = ? AND fleet = ? AND target IN (?, ?) LIMIT 1`,
 		id, fleet, device, wire.AllDevices).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.wrap(err))
+		return false, fmt.Errorf("command %s of %s/%s: %w", id, fleet, device, s.db.Wrap(err))
 	}
 	return true, nil
 }
@@ -497,7 +473,7 @@ func (s *Store) AddEvent(ctx context.Context, fleet, device string, ev *wire.Eve
 	if w := ev.Window; w != nil {
 		window = fmt.Sprintf("%s:%d", w.Edge, w.Run)
 	}
-	_, err := s.exec(ctx, s.w, `INSERT INTO events (command_id, fleet, device, seq, state, reason, result_id, progress, at, received, window_edge)
+	_, err := s.db.Exec(ctx, s.db.W, `INSERT INTO events (command_id, fleet, device, seq, state, reason, result_id, progress, at, received, window_edge)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, ev.CommandID, fleet, device, ev.Seq, string(ev.State), ev.Reason,
 		ev.ResultID, progress, ev.At.UnixNano(), time.Now().UnixNano(), window)
 	if err != nil {

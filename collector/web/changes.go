@@ -15,24 +15,24 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/group"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/seriesdb"
 )
 
 // ChangesStore is what the changes page reads of the store.
 type ChangesStore interface {
 	// ListChanges lists a page of the final changes, the latest first.
-	ListChanges(ctx context.Context, q store.ChangeQuery) ([]store.Change, string, error)
+	ListChanges(ctx context.Context, q seriesdb.ChangeQuery) ([]seriesdb.Change, string, error)
 	// ProvisionalChanges lists the provisional claims.
-	ProvisionalChanges(ctx context.Context, q store.ChangeQuery) ([]store.Change, bool, error)
+	ProvisionalChanges(ctx context.Context, q seriesdb.ChangeQuery) ([]seriesdb.Change, bool, error)
 }
 
 // ChangesQuery reads the query of /changes and /api/changes: days (the
 // changes at most that many days old; 0: all; default 7), fleet, device,
-// limit (a page's changes, default store.DefaultChangesLimit, at most
-// store.MaxChangesLimit) and cursor (the next page's, from the page
+// limit (a page's changes, default seriesdb.DefaultChangesLimit, at most
+// seriesdb.MaxChangesLimit) and cursor (the next page's, from the page
 // before). What is not a number or out of range is an error.
-func ChangesQuery(v url.Values, now time.Time) (store.ChangeQuery, int, error) {
-	q := store.ChangeQuery{Fleet: v.Get("fleet"), Device: v.Get("device"), Cursor: v.Get("cursor")}
+func ChangesQuery(v url.Values, now time.Time) (seriesdb.ChangeQuery, int, error) {
+	q := seriesdb.ChangeQuery{Fleet: v.Get("fleet"), Device: v.Get("device"), Cursor: v.Get("cursor")}
 	days := 7
 	if s := v.Get("days"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -46,8 +46,8 @@ func ChangesQuery(v url.Values, now time.Time) (store.ChangeQuery, int, error) {
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > store.MaxChangesLimit {
-			return q, 0, fmt.Errorf("limit: want a number from 1 to %d", store.MaxChangesLimit)
+		if err != nil || n < 1 || n > seriesdb.MaxChangesLimit {
+			return q, 0, fmt.Errorf("limit: want a number from 1 to %d", seriesdb.MaxChangesLimit)
 		}
 		q.Limit = n
 	}
@@ -64,7 +64,7 @@ type spark struct {
 	Title  string
 }
 
-func sparkOf(c *store.Change) spark {
+func sparkOf(c *seriesdb.Change) spark {
 	vs := append(append([]float64{}, c.BeforeValues...), c.AfterValues...)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range vs {
@@ -89,12 +89,12 @@ func sparkOf(c *store.Change) spark {
 
 // changeRow is a change as the page shows it.
 type changeRow struct {
-	store.Change
+	seriesdb.Change
 	Spark   spark
 	LeftOut string
 }
 
-func rowsOf(cs []store.Change) []changeRow {
+func rowsOf(cs []seriesdb.Change) []changeRow {
 	out := make([]changeRow, len(cs))
 	for i := range cs {
 		out[i] = changeRow{Change: cs[i], Spark: sparkOf(&cs[i]), LeftOut: cs[i].LeftOutText()}
@@ -117,13 +117,13 @@ func ChangesPage(st ChangesStore, log *zap.Logger) http.HandlerFunc {
 			return
 		}
 		cs, next, err := st.ListChanges(r.Context(), q)
-		var prov []store.Change
+		var prov []seriesdb.Change
 		var more bool
 		if err == nil && q.Cursor == "" {
 			prov, more, err = st.ProvisionalChanges(r.Context(), q)
 		}
 		switch {
-		case errors.Is(err, store.ErrBadCursor):
+		case errors.Is(err, seriesdb.ErrBadCursor):
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		case err != nil:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/retention"
 	"github.com/edgebench/edgebench/collector/store/storetest"
 )
 
@@ -112,7 +113,7 @@ func TestPrunedRunPage(t *testing.T) {
 		if err != nil || len(figs) != 1 {
 			t.Fatal(figs, err)
 		}
-		if _, err := s.Retain(ctx, store.Retention{Samples: time.Now().Add(-30 * 24 * time.Hour)}); err != nil {
+		if _, err := s.Retain(ctx, retention.Retention{Samples: time.Now().Add(-30 * 24 * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		code, body := get(t, srv.URL+"/runs/"+r.ID)

@@ -8,13 +8,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/collector/group"
-	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 )
 
 // SchedulesStore is what the schedules page reads of the store.
 type SchedulesStore interface {
 	// Schedules lists the schedules by name, each with its latest run.
-	Schedules(ctx context.Context) ([]store.Schedule, error)
+	Schedules(ctx context.Context) ([]scheduledb.Schedule, error)
 }
 
 // SchedulesPage serves /schedules: the schedules, each with its latest

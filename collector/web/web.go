@@ -25,6 +25,7 @@ import (
 	"github.com/edgebench/edgebench/collector/rebuild"
 	"github.com/edgebench/edgebench/collector/stats"
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/loadgen/report"
 	"github.com/edgebench/edgebench/transport"
 	"github.com/edgebench/edgebench/verdict"
@@ -135,7 +136,7 @@ func (w *Web) render(rw http.ResponseWriter, page string, data any) {
 }
 
 func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		http.Error(rw, err.Error(), http.StatusNotFound)
 		return
 	}
@@ -668,7 +669,7 @@ func (w *Web) webCancel(rw http.ResponseWriter, r *http.Request) {
 // CancelStatus is the HTTP status of an error of the collector's Cancel.
 func CancelStatus(err error) int {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, store.ErrNotRunning):
 		return http.StatusConflict

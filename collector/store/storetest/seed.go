@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/store"
+	"github.com/edgebench/edgebench/collector/store/scheduledb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -36,8 +37,8 @@ func SeedVerdicts(t *testing.T, s *store.Store) {
 
 // Schedule is a schedule of fleet lab named name, every second, of a
 // one-second test of one connection.
-func Schedule(name string) *store.Schedule {
-	return &store.Schedule{Name: name, Every: time.Second, Trigger: store.TriggerRequest{Fleet: "lab",
+func Schedule(name string) *scheduledb.Schedule {
+	return &scheduledb.Schedule{Name: name, Every: time.Second, Trigger: scheduledb.TriggerRequest{Fleet: "lab",
 		Spec: wire.LoadTestSpec{URL: "http://127.0.0.1/", Connections: 1, DurationMS: 1000}}}
 }
 

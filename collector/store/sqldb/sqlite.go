@@ -1,4 +1,4 @@
-package store
+package sqldb
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/migrations"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -20,7 +21,7 @@ import (
 // It writes through one connection (SQLite has one writer anyway; this
 // keeps lock waits out of the busy timeout) and reads through a small
 // pool, in WAL mode so readers never block the writer.
-func openSQLite(ctx context.Context, path string) (*Store, error) {
+func openSQLite(ctx context.Context, path string) (*DB, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -44,24 +45,8 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, d: dialect{unavailable: sqliteBusy}}
+	s := &DB{W: w, D: Dialect{unavailable: sqliteBusy}}
 	if err := s.migrateWhenFree(ctx); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if err := s.backfillSpecs(ctx); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if err := s.recountErrors(ctx); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if s.backfilled, err = s.backfillVerdicts(ctx); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if err := s.backfillRuns(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -71,7 +56,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	s.r = r
+	s.R = r
 	return s, nil
 }
 
@@ -90,7 +75,7 @@ func sqliteBusy(err error) bool {
 // whole for a moment to fold its write-ahead log back, and one opening it
 // then is refused without the busy timeout's wait (SQLite's "WAL mode"
 // notes), as the collector and a command started beside it would be.
-func (s *Store) migrateWhenFree(ctx context.Context) error {
+func (s *DB) migrateWhenFree(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		err := s.migrateSQLite(ctx)
@@ -107,13 +92,13 @@ func (s *Store) migrateWhenFree(ctx context.Context) error {
 
 // migrateSQLite applies the SQLite migrations the file lacks; PRAGMA
 // user_version counts the applied ones.
-func (s *Store) migrateSQLite(ctx context.Context) error {
-	ms, err := migrations("sqlite")
+func (s *DB) migrateSQLite(ctx context.Context) error {
+	ms, err := migrations.Of("sqlite")
 	if err != nil {
 		return err
 	}
 	var v int
-	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+	if err := s.W.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("schema version: %w", err)
 	}
 	if v > len(ms) {
@@ -121,14 +106,14 @@ func (s *Store) migrateSQLite(ctx context.Context) error {
 	}
 	for _, m := range ms[v:] {
 		if err := s.applySQLite(ctx, m); err != nil {
-			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
 	}
 	return nil
 }
 
-func (s *Store) applySQLite(ctx context.Context, m migration) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *DB) applySQLite(ctx context.Context, m migrations.Migration) error {
+	tx, err := s.W.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -139,13 +124,13 @@ func (s *Store) applySQLite(ctx context.Context, m migration) error {
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&now); err != nil {
 		return err
 	}
-	if now >= m.version {
+	if now >= m.Version {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version)); err != nil {
 		return err
 	}
 	return tx.Commit()

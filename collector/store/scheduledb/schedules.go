@@ -1,4 +1,4 @@
-package store
+package scheduledb
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/edgebench/edgebench/collector/cron"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -49,9 +49,6 @@ type Missed struct {
 	Device string `json:"device"` // fleet/id
 	Reason string `json:"reason"`
 }
-
-// ScheduleLabel is the label every result of a schedule's firing carries.
-const ScheduleLabel = "schedule"
 
 var scheduleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
@@ -119,7 +116,7 @@ var ErrTooManySchedules = errors.New("too many schedules")
 
 // AddSchedule stores a new schedule; its first firing is its next due time
 // after now.
-func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
+func (s *ScheduleTables) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
 	return s.AddScheduleUpTo(ctx, sch, now, 0)
 }
 
@@ -128,7 +125,7 @@ func (s *Store) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) e
 // insert are one transaction, the table locked for it on PostgreSQL
 // (SQLite has one writer): additions at once, from this collector or
 // another on the same database, never store more than most.
-func (s *Store) AddScheduleUpTo(ctx context.Context, sch *Schedule, now time.Time, most int) error {
+func (s *ScheduleTables) AddScheduleUpTo(ctx context.Context, sch *Schedule, now time.Time, most int) error {
 	if err := sch.Check(); err != nil {
 		return err
 	}
@@ -144,26 +141,26 @@ func (s *Store) AddScheduleUpTo(ctx context.Context, sch *Schedule, now time.Tim
 	if err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
 	defer tx.Rollback()
 	if most > 0 {
-		if s.d.pg { // against itself, not against readers
-			if _, err := s.exec(ctx, tx, `LOCK TABLE schedules IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		if s.db.D.PG { // against itself, not against readers
+			if _, err := s.db.Exec(ctx, tx, `LOCK TABLE schedules IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 				return fmt.Errorf("schedule: %w", err)
 			}
 		}
 		var n int
-		if err := s.queryRow(ctx, tx, `SELECT count(*) FROM schedules`).Scan(&n); err != nil {
+		if err := s.db.QueryRow(ctx, tx, `SELECT count(*) FROM schedules`).Scan(&n); err != nil {
 			return fmt.Errorf("schedule: %w", err)
 		}
 		if n >= most {
 			return fmt.Errorf("schedule %s: %w: %d stored, this collector's most", sch.Name, ErrTooManySchedules, n)
 		}
 	}
-	res, err := s.exec(ctx, tx, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
+	res, err := s.db.Exec(ctx, tx, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
 		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`,
 		sch.Name, int64(sch.Every), sch.Cron, int64(sch.Jitter), string(req), sch.Paused, sch.NextAt.UnixNano(), sch.CreatedAt.UnixNano())
 	if err != nil {
@@ -188,16 +185,17 @@ func scanSchedule(sc interface{ Scan(...any) error }) (*Schedule, error) {
 		return nil, err
 	}
 	sch.Every, sch.Jitter = time.Duration(every), time.Duration(jitter)
-	sch.NextAt, sch.CreatedAt = unixTime(next), unixTime(created)
+	sch.NextAt, sch.CreatedAt = sqldb.UnixTime(next), sqldb.UnixTime(created)
 	if err := json.Unmarshal([]byte(req), &sch.Trigger); err != nil {
 		return nil, fmt.Errorf("schedule %s: %w", sch.Name, err)
 	}
 	return &sch, nil
 }
 
-// Schedules lists the schedules by name, each with its latest run.
-func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
-	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
+// Schedules lists the schedules by name, without their runs (the
+// store's Schedules adds each one's latest).
+func (s *ScheduleTables) Schedules(ctx context.Context) ([]Schedule, error) {
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
@@ -214,26 +212,17 @@ func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
-	for i := range out {
-		runs, err := s.ScheduleRuns(ctx, out[i].Name, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) > 0 {
-			out[i].LastRun = &runs[0]
-		}
-	}
 	return out, nil
 }
 
 // RemoveSchedule deletes a schedule; the record of its runs stays.
-func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
-	res, err := s.exec(ctx, s.w, `DELETE FROM schedules WHERE name = ?`, name)
+func (s *ScheduleTables) RemoveSchedule(ctx context.Context, name string) error {
+	res, err := s.db.Exec(ctx, s.db.W, `DELETE FROM schedules WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+		return fmt.Errorf("schedule %s: %w", name, sqldb.ErrNotFound)
 	}
 	return nil
 }
@@ -241,7 +230,7 @@ func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
 // PauseSchedule pauses or resumes a schedule. A resumed schedule's next
 // firing is its first due time after now: what fell due while it was
 // paused is not fired.
-func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now time.Time) error {
+func (s *ScheduleTables) PauseSchedule(ctx context.Context, name string, paused bool, now time.Time) error {
 	sch, err := s.Schedule(ctx, name)
 	if err != nil {
 		return err
@@ -250,15 +239,15 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, now
 	if !paused && !next.After(now) {
 		next = sch.Next(now)
 	}
-	if _, err := s.exec(ctx, s.w, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, nextAtNano(next), name); err != nil {
+	if _, err := s.db.Exec(ctx, s.db.W, `UPDATE schedules SET paused = ?, next_at = ? WHERE name = ?`, paused, nextAtNano(next), name); err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}
 	return nil
 }
 
 // DueSchedules are the schedules not paused whose next firing is due.
-func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
-	rows, err := s.query(ctx, s.w, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
+func (s *ScheduleTables) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
+	rows, err := s.db.Query(ctx, s.db.W, `SELECT `+scheduleCols+` FROM schedules WHERE NOT paused AND next_at <= ? ORDER BY next_at`, now.UnixNano())
 	if err != nil {
 		return nil, err
 	}
@@ -280,13 +269,13 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, er
 // collectors on one PostgreSQL, the others' inserts find it there). The
 // firings due before due, missed while no collector ran, are recorded as
 // missed too.
-func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *ScheduleTables) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time, missed []time.Time, collector string, now time.Time) (bool, error) {
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return false, s.wrap(err)
+		return false, s.db.Wrap(err)
 	}
 	defer tx.Rollback()
-	res, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+	res, err := s.db.Exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
 		sch.Name, due.UnixNano(), now.UnixNano(), collector)
 	if err != nil {
 		return false, err
@@ -295,19 +284,19 @@ func (s *Store) ClaimRun(ctx context.Context, sch *Schedule, due, next time.Time
 		return false, nil
 	}
 	for _, m := range missed {
-		if _, err := s.exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector, error) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		if _, err := s.db.Exec(ctx, tx, `INSERT INTO schedule_runs (schedule, due_at, fired_at, collector, error) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
 			sch.Name, m.UnixNano(), now.UnixNano(), collector, "not fired: no collector was running"); err != nil {
 			return false, err
 		}
 	}
-	if _, err := s.exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, nextAtNano(next), sch.Name, sch.NextAt.UnixNano()); err != nil {
+	if _, err := s.db.Exec(ctx, tx, `UPDATE schedules SET next_at = ? WHERE name = ? AND next_at = ?`, nextAtNano(next), sch.Name, sch.NextAt.UnixNano()); err != nil {
 		return false, err
 	}
-	return true, s.wrap(tx.Commit())
+	return true, s.db.Wrap(tx.Commit())
 }
 
 // FinishRun records what a claimed firing sent and missed.
-func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
+func (s *ScheduleTables) FinishRun(ctx context.Context, r *ScheduleRun) error {
 	missed := r.Missed
 	if missed == nil {
 		missed = []Missed{}
@@ -320,7 +309,7 @@ func (s *Store) FinishRun(ctx context.Context, r *ScheduleRun) error {
 		}
 		cols[i] = string(b)
 	}
-	_, err := s.exec(ctx, s.w, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
+	_, err := s.db.Exec(ctx, s.db.W, `UPDATE schedule_runs SET commands = ?, devices = ?, missed = ?, error = ? WHERE schedule = ? AND due_at = ?`,
 		cols[0], cols[1], cols[2], r.Error, r.Schedule, r.DueAt.UnixNano())
 	return err
 }
@@ -330,59 +319,6 @@ func strs(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// ScheduleRuns lists a schedule's runs, newest first (limit 0: all). A
-// device that rejected a firing's command (busy, or its policy) is listed
-// among the run's missed with its reason.
-func (s *Store) ScheduleRuns(ctx context.Context, name string, limit int) ([]ScheduleRun, error) {
-	q := `SELECT schedule, due_at, fired_at, collector, commands, devices, missed, error FROM schedule_runs WHERE schedule = ? ORDER BY due_at DESC`
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
-	}
-	rows, err := s.query(ctx, s.r, q, name)
-	if err != nil {
-		return nil, fmt.Errorf("schedule runs: %w", err)
-	}
-	var out []ScheduleRun
-	for rows.Next() {
-		var r ScheduleRun
-		var due, fired int64
-		var cmds, devs, missed string
-		if err := rows.Scan(&r.Schedule, &due, &fired, &r.Collector, &cmds, &devs, &missed, &r.Error); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("schedule runs: %w", err)
-		}
-		r.DueAt, r.FiredAt = unixTime(due), unixTime(fired)
-		for _, c := range []struct {
-			name, text string
-			dst        any
-		}{{"commands", cmds, &r.Commands}, {"devices", devs, &r.Devices}, {"missed", missed, &r.Missed}} {
-			if err := json.Unmarshal([]byte(c.text), c.dst); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("schedule runs: %s, firing due at %s: %s: %w", r.Schedule, r.DueAt.UTC().Format(time.RFC3339), c.name, err)
-			}
-		}
-		out = append(out, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("schedule runs: %w", err)
-	}
-	for i := range out {
-		for _, id := range out[i].Commands {
-			evs, err := s.Events(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range evs {
-				if e.State == wire.StateRejected && !slices.ContainsFunc(out[i].Missed, func(m Missed) bool { return m.Device == e.Fleet+"/"+e.Device }) {
-					out[i].Missed = append(out[i].Missed, Missed{Device: e.Fleet + "/" + e.Device, Reason: "rejected: " + e.Reason})
-				}
-			}
-		}
-	}
-	return out, nil
 }
 
 // TriggerRequest asks devices to run a load test. Exactly one way of
@@ -432,13 +368,13 @@ func (r *TriggerRequest) CheckKinds() error {
 }
 
 // Schedule returns one schedule.
-func (s *Store) Schedule(ctx context.Context, name string) (*Schedule, error) {
-	sch, err := scanSchedule(s.queryRow(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
+func (s *ScheduleTables) Schedule(ctx context.Context, name string) (*Schedule, error) {
+	sch, err := scanSchedule(s.db.QueryRow(ctx, s.db.R, `SELECT `+scheduleCols+` FROM schedules WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %s: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("schedule %s: %w", name, sqldb.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("schedule %s: %w", name, s.wrap(err))
+		return nil, fmt.Errorf("schedule %s: %w", name, s.db.Wrap(err))
 	}
 	return sch, nil
 }

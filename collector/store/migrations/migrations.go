@@ -1,4 +1,4 @@
-package store
+package migrations
 
 import (
 	"embed"
@@ -14,25 +14,25 @@ import (
 // records how many it has applied (SQLite: PRAGMA user_version;
 // PostgreSQL: the schema_migrations table).
 //
-//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
-var migrationFiles embed.FS
+//go:embed sqlite/*.sql postgres/*.sql
+var files embed.FS
 
-// migration is one SQL file of an engine's schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
+// Migration is one SQL file of an engine's schema.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
 }
 
-// migrations reads the migrations of engine ("sqlite" or "postgres"),
-// numbered from 1 without a gap.
-func migrations(engine string) ([]migration, error) {
-	dir := path.Join("migrations", engine)
-	ents, err := fs.ReadDir(migrationFiles, dir)
+// Of reads the migrations of engine ("sqlite" or "postgres"), numbered
+// from 1 without a gap.
+func Of(engine string) ([]Migration, error) {
+	dir := engine
+	ents, err := fs.ReadDir(files, dir)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	var out []migration
+	var out []Migration
 	for _, e := range ents { // sorted by name
 		num, _, ok := strings.Cut(e.Name(), "_")
 		v, err := strconv.Atoi(num)
@@ -42,11 +42,11 @@ func migrations(engine string) ([]migration, error) {
 		if v != len(out)+1 {
 			return nil, fmt.Errorf("migrations: %s is number %d, want %d", e.Name(), v, len(out)+1)
 		}
-		b, err := fs.ReadFile(migrationFiles, path.Join(dir, e.Name()))
+		b, err := fs.ReadFile(files, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("migrations: %w", err)
 		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(e.Name(), ".sql"), sql: string(b)})
+		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(e.Name(), ".sql"), SQL: string(b)})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package store
+package scheduledb
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 // ClaimAlert records that an alert about key was raised and reports whether
 // this collector is the first to raise it (several collectors on one
 // PostgreSQL raise each alert once).
-func (s *Store) ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
+func (s *ScheduleTables) ClaimAlert(ctx context.Context, key, kind, instance string, at time.Time, body any) (bool, error) {
 	b, _ := json.Marshal(body)
 	now := time.Now().UnixNano()
-	res, err := s.exec(ctx, s.w, `INSERT INTO changes (kind, series, metric, result_id, at, detected_at, body, alerted_at)
+	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO changes (kind, series, metric, result_id, at, detected_at, body, alerted_at)
 		VALUES ('alert',?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`, key, kind, instance, at.UnixNano(), now, string(b), now)
 	if err != nil {
 		return false, err

@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/escape"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 )
 
 // What the pages, the commands, /metrics and the alerts read of the
@@ -54,7 +55,7 @@ func parseCursor(c string) (at, seq int64, err error) {
 // ListChanges lists the final changes q selects, the latest first (by
 // the time of the first result after each, then as stored), a page at a
 // time: next is the Cursor of the next page, "" after the last.
-func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, next string, err error) {
+func (s *SeriesTables) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, next string, err error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultChangesLimit
@@ -80,7 +81,7 @@ func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, ne
 		// from the latest on PostgreSQL, each page reading those before.
 		conds, args = append(conds, "(at, seq) < (?, ?)"), append(args, at, seq)
 	}
-	rows, err := s.query(ctx, s.r, `SELECT seq, at, body FROM changes WHERE `+strings.Join(conds, " AND ")+
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT seq, at, body FROM changes WHERE `+strings.Join(conds, " AND ")+
 		` ORDER BY at DESC, seq DESC LIMIT ?`, append(args, limit+1)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("changes: %w", err)
@@ -91,7 +92,7 @@ func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, ne
 		var seq, at int64
 		var body string
 		if err := rows.Scan(&seq, &at, &body); err != nil {
-			return nil, "", fmt.Errorf("changes: %w", s.wrap(err))
+			return nil, "", fmt.Errorf("changes: %w", s.db.Wrap(err))
 		}
 		if len(cs) == limit {
 			next = cursorOf(last[0], last[1])
@@ -106,7 +107,7 @@ func (s *Store) ListChanges(ctx context.Context, q ChangeQuery) (cs []Change, ne
 		last = [2]int64{at, seq}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("changes: %w", s.wrap(err))
+		return nil, "", fmt.Errorf("changes: %w", s.db.Wrap(err))
 	}
 	return cs, next, nil
 }
@@ -117,7 +118,7 @@ const MaxProvisional = 500
 // ProvisionalChanges lists the provisional claims of the series q selects
 // (its Limit and Cursor aside): the latest first, at most MaxProvisional;
 // more reports that there were more.
-func (s *Store) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Change, more bool, err error) {
+func (s *SeriesTables) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Change, more bool, err error) {
 	conds, args := []string{"provisional != ''"}, []any{}
 	if q.Fleet != "" {
 		conds, args = append(conds, "fleet = ?"), append(args, q.Fleet)
@@ -125,7 +126,7 @@ func (s *Store) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Cha
 	if q.Device != "" {
 		conds, args = append(conds, "device = ?"), append(args, q.Device)
 	}
-	rows, err := s.query(ctx, s.r, `SELECT key, provisional FROM series WHERE `+strings.Join(conds, " AND ")+
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT key, provisional FROM series WHERE `+strings.Join(conds, " AND ")+
 		` ORDER BY fleet, device, key LIMIT ?`, append(args, MaxProvisional+1)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("provisional changes: %w", err)
@@ -135,7 +136,7 @@ func (s *Store) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Cha
 	for rows.Next() {
 		var key, body string
 		if err := rows.Scan(&key, &body); err != nil {
-			return nil, false, fmt.Errorf("provisional changes: %w", s.wrap(err))
+			return nil, false, fmt.Errorf("provisional changes: %w", s.db.Wrap(err))
 		}
 		if n++; n > MaxProvisional {
 			more = true
@@ -152,7 +153,7 @@ func (s *Store) ProvisionalChanges(ctx context.Context, q ChangeQuery) (cs []Cha
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("provisional changes: %w", s.wrap(err))
+		return nil, false, fmt.Errorf("provisional changes: %w", s.db.Wrap(err))
 	}
 	sortChanges(cs)
 	return cs, more, nil
@@ -170,8 +171,8 @@ func sortChanges(cs []Change) {
 // ChangesToAlert lists, oldest first, at most limit final changes no
 // alert was raised for yet (the alert loop's each pass: what was found
 // since the one before, whichever collector found it).
-func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error) {
-	rows, err := s.query(ctx, s.r, `SELECT seq, body FROM changes WHERE alerted_at = 0 AND kind = 'change' ORDER BY seq LIMIT ?`, limit)
+func (s *SeriesTables) ChangesToAlert(ctx context.Context, limit int) ([]Change, error) {
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT seq, body FROM changes WHERE alerted_at = 0 AND kind = 'change' ORDER BY seq LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("changes to alert: %w", err)
 	}
@@ -181,7 +182,7 @@ func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error)
 		var c Change
 		var body string
 		if err := rows.Scan(&c.Seq, &body); err != nil {
-			return nil, fmt.Errorf("changes to alert: %w", s.wrap(err))
+			return nil, fmt.Errorf("changes to alert: %w", s.db.Wrap(err))
 		}
 		seq := c.Seq
 		if err := json.Unmarshal([]byte(body), &c); err != nil {
@@ -191,7 +192,7 @@ func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("changes to alert: %w", s.wrap(err))
+		return nil, fmt.Errorf("changes to alert: %w", s.db.Wrap(err))
 	}
 	return out, nil
 }
@@ -199,8 +200,8 @@ func (s *Store) ChangesToAlert(ctx context.Context, limit int) ([]Change, error)
 // ClaimChange records that an alert for the stored change seq is raised
 // at at, and reports whether this collector is the one to raise it (of
 // several on one PostgreSQL, one is).
-func (s *Store) ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error) {
-	res, err := s.exec(ctx, s.w, "UPDATE changes SET alerted_at = ? WHERE seq = ? AND alerted_at = 0", at.UnixNano(), seq)
+func (s *SeriesTables) ClaimChange(ctx context.Context, seq int64, at time.Time) (bool, error) {
+	res, err := s.db.Exec(ctx, s.db.W, "UPDATE changes SET alerted_at = ? WHERE seq = ? AND alerted_at = 0", at.UnixNano(), seq)
 	if err != nil {
 		return false, fmt.Errorf("change %d: %w", seq, err)
 	}
@@ -227,8 +228,8 @@ type LatestSeries struct {
 // (SeriesPerDevice per device) whose last result was received since
 // since, the last received first, at most limit; total is how many
 // series have a result received since since, exported or not.
-func (s *Store) Latest(ctx context.Context, since time.Time, limit int) (ls []LatestSeries, total int64, err error) {
-	rows, err := s.query(ctx, s.r, `SELECT key, fleet, device, server, latest_received, rps, p99_us, cpu_per_kreq, latest_id, latest_started
+func (s *SeriesTables) Latest(ctx context.Context, since time.Time, limit int) (ls []LatestSeries, total int64, err error) {
+	rows, err := s.db.Query(ctx, s.db.R, `SELECT key, fleet, device, server, latest_received, rps, p99_us, cpu_per_kreq, latest_id, latest_started
 		FROM series WHERE exported = 1 AND latest_received >= ? ORDER BY latest_received DESC, key DESC LIMIT ?`, since.UnixNano(), limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("latest series: %w", err)
@@ -239,17 +240,17 @@ func (s *Store) Latest(ctx context.Context, since time.Time, limit int) (ls []La
 		var received, started int64
 		var v [3]sql.NullFloat64
 		if err := rows.Scan(&l.Key, &l.Fleet, &l.Device, &l.Server, &received, &v[0], &v[1], &v[2], &l.ResultID, &started); err != nil {
-			return nil, 0, fmt.Errorf("latest series: %w", s.wrap(err))
+			return nil, 0, fmt.Errorf("latest series: %w", s.db.Wrap(err))
 		}
 		l.Received, l.Started = time.Unix(0, received), time.Unix(0, started)
-		l.RPS, l.P99US, l.CPUPerKReq = nf(v[0]), nf(v[1]), nf(v[2])
+		l.RPS, l.P99US, l.CPUPerKReq = sqldb.Float(v[0]), sqldb.Float(v[1]), sqldb.Float(v[2])
 		ls = append(ls, l)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("latest series: %w", s.wrap(err))
+		return nil, 0, fmt.Errorf("latest series: %w", s.db.Wrap(err))
 	}
-	if err := s.queryRow(ctx, s.r, "SELECT count(*) FROM series WHERE latest_received >= ?", since.UnixNano()).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("latest series: %w", s.wrap(err))
+	if err := s.db.QueryRow(ctx, s.db.R, "SELECT count(*) FROM series WHERE latest_received >= ?", since.UnixNano()).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("latest series: %w", s.db.Wrap(err))
 	}
 	return ls, total, nil
 }
@@ -263,8 +264,8 @@ type DroppedSeries struct {
 
 // SeriesDropped lists the devices whose series the cap left out, at most
 // limit of them (those with the most).
-func (s *Store) SeriesDropped(ctx context.Context, limit int) ([]DroppedSeries, error) {
-	rows, err := s.query(ctx, s.r, "SELECT fleet, device, n FROM series_dropped ORDER BY n DESC, fleet, device LIMIT ?", limit)
+func (s *SeriesTables) SeriesDropped(ctx context.Context, limit int) ([]DroppedSeries, error) {
+	rows, err := s.db.Query(ctx, s.db.R, "SELECT fleet, device, n FROM series_dropped ORDER BY n DESC, fleet, device LIMIT ?", limit)
 	if err != nil {
 		return nil, fmt.Errorf("series dropped: %w", err)
 	}
@@ -273,12 +274,12 @@ func (s *Store) SeriesDropped(ctx context.Context, limit int) ([]DroppedSeries, 
 	for rows.Next() {
 		var d DroppedSeries
 		if err := rows.Scan(&d.Fleet, &d.Device, &d.N); err != nil {
-			return nil, fmt.Errorf("series dropped: %w", s.wrap(err))
+			return nil, fmt.Errorf("series dropped: %w", s.db.Wrap(err))
 		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("series dropped: %w", s.wrap(err))
+		return nil, fmt.Errorf("series dropped: %w", s.db.Wrap(err))
 	}
 	return out, nil
 }
@@ -302,27 +303,27 @@ type SeriesInfo struct {
 	Points int
 }
 
-// Series reads what the series' row of key says of it (ErrNotFound when
+// Series reads what the series' row of key says of it (sqldb.ErrNotFound when
 // there is none).
-func (s *Store) Series(ctx context.Context, key string) (SeriesInfo, error) {
+func (s *SeriesTables) Series(ctx context.Context, key string) (SeriesInfo, error) {
 	var in SeriesInfo
 	var labels string
 	var state []byte
 	var exported int
-	err := s.queryRow(ctx, s.r, `SELECT key, fleet, device, spec, labels, results, left_out, late, latest_id, exported, state
+	err := s.db.QueryRow(ctx, s.db.R, `SELECT key, fleet, device, spec, labels, results, left_out, late, latest_id, exported, state
 		FROM series WHERE key = ?`, key).Scan(&in.Key, &in.Fleet, &in.Device, &in.Spec, &labels, &in.Results, &in.LeftOut, &in.Late,
 		&in.LatestID, &exported, &state)
 	if errors.Is(err, sql.ErrNoRows) {
-		return in, fmt.Errorf("series %s: %w", escape.Printable(key), ErrNotFound)
+		return in, fmt.Errorf("series %s: %w", escape.Printable(key), sqldb.ErrNotFound)
 	}
 	if err != nil {
-		return in, fmt.Errorf("series %s: %w", escape.Printable(key), s.wrap(err))
+		return in, fmt.Errorf("series %s: %w", escape.Printable(key), s.db.Wrap(err))
 	}
 	in.Exported = exported == 1
 	if err := json.Unmarshal([]byte(labels), &in.Labels); err != nil {
 		return in, fmt.Errorf("series %s: %w", escape.Printable(key), err)
 	}
-	cfg, err := s.seriesConfig(ctx, s.r)
+	cfg, err := s.seriesConfig(ctx, s.db.R)
 	if err != nil {
 		return in, err
 	}

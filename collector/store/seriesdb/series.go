@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"cmp"
@@ -83,7 +83,7 @@ func MetricValue(m string, rps, p99us, cpuPct float64) float64 {
 func SeriesKey(fleet, device string, spec group.Spec, labels map[string]string) (string, map[string]string) {
 	split := make(map[string]string, len(labels))
 	for k, v := range labels {
-		if k != ScheduleLabel {
+		if k != group.ScheduleLabel {
 			split[k] = v
 		}
 	}

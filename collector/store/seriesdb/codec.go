@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"encoding/binary"

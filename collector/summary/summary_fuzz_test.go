@@ -1,4 +1,4 @@
-package store
+package summary
 
 import (
 	"os"
@@ -9,11 +9,11 @@ import (
 	"github.com/edgebench/edgebench/wire"
 )
 
-// FuzzSummaryOf: summaryOf, which cuts a device's payload as it came,
+// FuzzOf: Of, which cuts a device's payload as it came,
 // never panics; of a payload that decodes, its summary decodes to the
 // same result without the runs' timelines, histograms and probe
 // samples, and a summary has none of them left to cut.
-func FuzzSummaryOf(f *testing.F) {
+func FuzzOf(f *testing.F) {
 	files, _ := filepath.Glob("../../wire/testdata/v1/result*.msgpack")
 	for _, p := range files {
 		b, err := os.ReadFile(p)
@@ -24,7 +24,7 @@ func FuzzSummaryOf(f *testing.F) {
 	}
 	f.Add([]byte{0x81, 0xa2, 'r', 's', 0x91, 0x81, 0xa2, 't', 'l', 0x90})
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		sum, err := summaryOf(payload)
+		sum, err := Of(payload)
 		if err != nil || sum == nil {
 			return
 		}
@@ -46,7 +46,7 @@ func FuzzSummaryOf(f *testing.F) {
 		if !reflect.DeepEqual(got, full) {
 			t.Errorf("the summary is not the result without its samples:\n%+v\n%+v", got, full)
 		}
-		if again, err := summaryOf(sum); err != nil || again != nil {
+		if again, err := Of(sum); err != nil || again != nil {
 			t.Errorf("a summary's summary: %d bytes, %v; want none", len(again), err)
 		}
 	})

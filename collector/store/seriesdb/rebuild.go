@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgebench/edgebench/collector/stats"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -47,9 +48,9 @@ const rebuildBatch = 50
 // the others to the rebuild, which reads their results as they are when
 // it comes to them. The changes a rebuild finds count as alerted:
 // history, not news. progress, when set, is called after each device.
-func (s *Store) RebuildSeries(ctx context.Context, o RebuildOptions, progress func(RebuildProgress)) (RebuildProgress, error) {
+func (s *SeriesTables) RebuildSeries(ctx context.Context, o RebuildOptions, progress func(RebuildProgress)) (RebuildProgress, error) {
 	var p RebuildProgress
-	cfg, err := s.seriesConfig(ctx, s.w)
+	cfg, err := s.seriesConfig(ctx, s.db.W)
 	if err != nil {
 		return p, err
 	}
@@ -66,7 +67,7 @@ func (s *Store) RebuildSeries(ctx context.Context, o RebuildOptions, progress fu
 		p.Resumed = cfg.after != wire.Addr{}
 	default:
 		b, _ := json.Marshal(opts) // numbers: cannot fail
-		if _, err := s.exec(ctx, s.w, `UPDATE series_rebuild SET options = ?, pending = 1, after_fleet = '', after_device = '', devices = 0,
+		if _, err := s.db.Exec(ctx, s.db.W, `UPDATE series_rebuild SET options = ?, pending = 1, after_fleet = '', after_device = '', devices = 0,
 			started_at = ?, done_at = 0 WHERE id = 1`, string(b), time.Now().UnixNano()); err != nil {
 			return p, fmt.Errorf("rebuild series: %w", err)
 		}
@@ -107,8 +108,8 @@ func (s *Store) RebuildSeries(ctx context.Context, o RebuildOptions, progress fu
 }
 
 // devicesAfter lists at most n devices after a, in order.
-func (s *Store) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Addr, error) {
-	rows, err := s.query(ctx, s.w, "SELECT fleet, id FROM devices WHERE (fleet, id) > (?, ?) ORDER BY fleet, id LIMIT ?", a.Fleet, a.Device, n)
+func (s *SeriesTables) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Addr, error) {
+	rows, err := s.db.Query(ctx, s.db.W, "SELECT fleet, id FROM devices WHERE (fleet, id) > (?, ?) ORDER BY fleet, id LIMIT ?", a.Fleet, a.Device, n)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild series: %w", err)
 	}
@@ -117,12 +118,12 @@ func (s *Store) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Ad
 	for rows.Next() {
 		var d wire.Addr
 		if err := rows.Scan(&d.Fleet, &d.Device); err != nil {
-			return nil, fmt.Errorf("rebuild series: %w", s.wrap(err))
+			return nil, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
 		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("rebuild series: %w", s.wrap(err))
+		return nil, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
 	}
 	return out, nil
 }
@@ -132,30 +133,30 @@ func (s *Store) devicesAfter(ctx context.Context, a wire.Addr, n int) ([]wire.Ad
 // devices' ingest while it looks (a SHARE lock on devices waits for the
 // transactions writing it): one that was creating a device after the
 // checkpoint left its result to the rebuild.
-func (s *Store) finishRebuild(ctx context.Context, after wire.Addr) (bool, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *SeriesTables) finishRebuild(ctx context.Context, after wire.Addr) (bool, error) {
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return false, fmt.Errorf("rebuild series: %w", s.wrap(err))
+		return false, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
 	}
 	defer tx.Rollback()
-	if s.d.pg {
-		if _, err := s.exec(ctx, tx, "LOCK TABLE devices IN SHARE MODE"); err != nil {
+	if s.db.D.PG {
+		if _, err := s.db.Exec(ctx, tx, "LOCK TABLE devices IN SHARE MODE"); err != nil {
 			return false, fmt.Errorf("rebuild series: %w", err)
 		}
 	}
 	var one int
-	err = s.queryRow(ctx, tx, "SELECT 1 FROM devices WHERE (fleet, id) > (?, ?) LIMIT 1", after.Fleet, after.Device).Scan(&one)
+	err = s.db.QueryRow(ctx, tx, "SELECT 1 FROM devices WHERE (fleet, id) > (?, ?) LIMIT 1", after.Fleet, after.Device).Scan(&one)
 	switch {
 	case err == nil:
 		return false, nil
 	case err != sql.ErrNoRows:
-		return false, fmt.Errorf("rebuild series: %w", s.wrap(err))
+		return false, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
 	}
-	if _, err := s.exec(ctx, tx, "UPDATE series_rebuild SET pending = 0, done_at = ? WHERE id = 1", time.Now().UnixNano()); err != nil {
+	if _, err := s.db.Exec(ctx, tx, "UPDATE series_rebuild SET pending = 0, done_at = ? WHERE id = 1", time.Now().UnixNano()); err != nil {
 		return false, fmt.Errorf("rebuild series: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("rebuild series: %w", s.wrap(err))
+		return false, fmt.Errorf("rebuild series: %w", s.db.Wrap(err))
 	}
 	return true, nil
 }
@@ -167,27 +168,27 @@ func (s *Store) finishRebuild(ctx context.Context, after wire.Addr) (bool, error
 // device in order, replaces its series and changes and moves the
 // checkpoint to it. A checkpoint moved meanwhile by another rebuild
 // leaves the device to that one.
-func (s *Store) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.DetectOptions) (RebuildProgress, error) {
+func (s *SeriesTables) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.DetectOptions) (RebuildProgress, error) {
 	var p RebuildProgress
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return p, s.wrap(err)
+		return p, s.db.Wrap(err)
 	}
 	defer tx.Rollback()
 	lock := ""
-	if s.d.pg {
+	if s.db.D.PG {
 		lock = " FOR UPDATE"
 	}
 	var after wire.Addr
 	var pending int
-	if err := s.queryRow(ctx, tx, "SELECT pending, after_fleet, after_device FROM series_rebuild WHERE id = 1"+lock).
+	if err := s.db.QueryRow(ctx, tx, "SELECT pending, after_fleet, after_device FROM series_rebuild WHERE id = 1"+lock).
 		Scan(&pending, &after.Fleet, &after.Device); err != nil {
-		return p, s.wrap(err)
+		return p, s.db.Wrap(err)
 	}
 	if pending == 0 || after != prev {
 		return p, nil // another rebuild is at it
 	}
-	if _, err := s.exec(ctx, tx, "SELECT 1 FROM devices WHERE fleet = ? AND id = ?"+lock, a.Fleet, a.Device); err != nil {
+	if _, err := s.db.Exec(ctx, tx, "SELECT 1 FROM devices WHERE fleet = ? AND id = ?"+lock, a.Fleet, a.Device); err != nil {
 		return p, err
 	}
 	all, err := s.history(ctx, tx, a)
@@ -212,18 +213,18 @@ func (s *Store) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.De
 	}
 	for _, q := range []string{"DELETE FROM series WHERE fleet = ? AND device = ?", "DELETE FROM series_dropped WHERE fleet = ? AND device = ?",
 		"DELETE FROM changes WHERE kind = 'change' AND fleet = ? AND device = ?"} {
-		if _, err := s.exec(ctx, tx, q, a.Fleet, a.Device); err != nil {
+		if _, err := s.db.Exec(ctx, tx, q, a.Fleet, a.Device); err != nil {
 			return p, err
 		}
 	}
 	now := time.Now().UnixNano()
 	for _, k := range keys {
 		row := series[k]
-		lj, err := s.d.labelsJSON(row.labels)
+		lj, err := s.db.D.LabelsJSON(row.labels)
 		if err != nil {
 			return p, err
 		}
-		if _, err := s.exec(ctx, tx, "INSERT INTO series (key, fleet, device, spec, labels, state) VALUES (?,?,?,?,?,?)",
+		if _, err := s.db.Exec(ctx, tx, "INSERT INTO series (key, fleet, device, spec, labels, state) VALUES (?,?,?,?,?,?)",
 			k, a.Fleet, a.Device, row.spec, lj, encodeState(nil, row.state)); err != nil {
 			return p, err
 		}
@@ -237,12 +238,12 @@ func (s *Store) rebuildDevice(ctx context.Context, a, prev wire.Addr, o stats.De
 	if err := s.capExported(ctx, tx, a); err != nil {
 		return p, err
 	}
-	if _, err := s.exec(ctx, tx, "UPDATE series_rebuild SET after_fleet = ?, after_device = ?, devices = devices + 1 WHERE id = 1",
+	if _, err := s.db.Exec(ctx, tx, "UPDATE series_rebuild SET after_fleet = ?, after_device = ?, devices = devices + 1 WHERE id = 1",
 		a.Fleet, a.Device); err != nil {
 		return p, err
 	}
 	if err := tx.Commit(); err != nil {
-		return p, s.wrap(err)
+		return p, s.db.Wrap(err)
 	}
 	return RebuildProgress{Results: len(all), Series: len(keys), Changes: len(finals)}, nil
 }
@@ -257,8 +258,8 @@ type histResult struct {
 
 // history reads the succeeded results of device a, in the series' order
 // (start time, then id), with what the series take of each.
-func (s *Store) history(ctx context.Context, q querier, a wire.Addr) ([]*histResult, error) {
-	rows, err := s.query(ctx, q, `SELECT r.id, r.started, r.received, r.labels, coalesce(sp.spec, ''), r.url, r.connections, r.server, r.throttled,
+func (s *SeriesTables) history(ctx context.Context, q sqldb.Querier, a wire.Addr) ([]*histResult, error) {
+	rows, err := s.db.Query(ctx, q, `SELECT r.id, r.started, r.received, r.labels, coalesce(sp.spec, ''), r.url, r.connections, r.server, r.throttled,
 		u.rps, u.p99_us, u.cpu_pct, u.limited_by, u.valid
 		FROM results r LEFT JOIN runs u ON u.result_id = r.id LEFT JOIN result_specs sp ON sp.result_id = r.id
 		WHERE r.fleet = ? AND r.device = ? AND r.outcome = 'succeeded' ORDER BY r.started, r.id, u.idx`, a.Fleet, a.Device)
@@ -284,7 +285,7 @@ func (s *Store) history(ctx context.Context, q querier, a wire.Addr) ([]*histRes
 		var limitedBy sql.NullString
 		var valid sql.NullBool
 		if err := rows.Scan(&id, &started, &received, &labels, &spec, &url, &conns, &server, &thr, &rps, &p99, &cpu, &limitedBy, &valid); err != nil {
-			return nil, s.wrap(err)
+			return nil, s.db.Wrap(err)
 		}
 		if cur == nil || cur.id != id {
 			end()
@@ -292,15 +293,15 @@ func (s *Store) history(ctx context.Context, q querier, a wire.Addr) ([]*histRes
 			if err := json.Unmarshal([]byte(labels), &lm); err != nil {
 				return nil, fmt.Errorf("result %s: labels: %w", id, err)
 			}
-			sp := parseSpec(spec, url, conns)
+			sp := sqldb.ParseSpec(spec, url, conns)
 			key, split := SeriesKey(a.Fleet, a.Device, sp, lm)
 			cur = &histResult{taken: taken{seriesResult{id: id, started: started, received: received, thr: thr}, metricsServer(split, server)},
 				key: key, split: split, spec: sp.String()}
 			all = append(all, cur)
 		}
 		if rps.Valid { // a run (a result without runs has none)
-			f := runFigure{rps: rps.Float64, p99us: nf(p99), cpuPct: nf(cpu)}
-			if invalid, _ := runVerdict(limitedBy, valid); invalid {
+			f := runFigure{rps: rps.Float64, p99us: sqldb.Float(p99), cpuPct: sqldb.Float(cpu)}
+			if invalid, _ := sqldb.RunVerdict(limitedBy, valid); invalid {
 				f.invalid, f.limitedBy = true, limitedBy.String
 			}
 			runs = append(runs, f)
@@ -308,7 +309,7 @@ func (s *Store) history(ctx context.Context, q querier, a wire.Addr) ([]*histRes
 	}
 	end()
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
+		return nil, s.db.Wrap(err)
 	}
 	return all, nil
 }
@@ -333,8 +334,8 @@ type SeriesHistory struct {
 
 // SeriesHistories reads the series of device a from its stored results,
 // as a rebuild does: what the whole-series detection runs over.
-func (s *Store) SeriesHistories(ctx context.Context, a wire.Addr) ([]SeriesHistory, error) {
-	all, err := s.history(ctx, s.r, a)
+func (s *SeriesTables) SeriesHistories(ctx context.Context, a wire.Addr) ([]SeriesHistory, error) {
+	all, err := s.history(ctx, s.db.R, a)
 	if err != nil {
 		return nil, fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, err)
 	}
@@ -361,15 +362,15 @@ type SeriesRebuild struct {
 }
 
 // SeriesRebuildState reads the state of the series' rebuild.
-func (s *Store) SeriesRebuildState(ctx context.Context) (SeriesRebuild, error) {
+func (s *SeriesTables) SeriesRebuildState(ctx context.Context) (SeriesRebuild, error) {
 	var r SeriesRebuild
-	cfg, err := s.seriesConfig(ctx, s.r)
+	cfg, err := s.seriesConfig(ctx, s.db.R)
 	if err != nil {
 		return r, err
 	}
 	r.Pending, r.Detect = cfg.pending, cfg.opts
-	if err := s.queryRow(ctx, s.r, "SELECT devices FROM series_rebuild WHERE id = 1").Scan(&r.Devices); err != nil {
-		return r, fmt.Errorf("series rebuild: %w", s.wrap(err))
+	if err := s.db.QueryRow(ctx, s.db.R, "SELECT devices FROM series_rebuild WHERE id = 1").Scan(&r.Devices); err != nil {
+		return r, fmt.Errorf("series rebuild: %w", s.db.Wrap(err))
 	}
 	return r, nil
 }

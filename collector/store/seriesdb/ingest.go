@@ -1,4 +1,4 @@
-package store
+package seriesdb
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"github.com/edgebench/edgebench/collector/figures"
 	"github.com/edgebench/edgebench/collector/group"
 	"github.com/edgebench/edgebench/collector/stats"
+	"github.com/edgebench/edgebench/collector/store/sqldb"
 	"github.com/edgebench/edgebench/wire"
 )
 
@@ -39,14 +40,14 @@ func (c *seriesConfig) leftToRebuild(a wire.Addr) bool {
 	return c.pending && cmp.Or(cmp.Compare(a.Fleet, c.after.Fleet), cmp.Compare(a.Device, c.after.Device)) > 0
 }
 
-func (s *Store) seriesConfig(ctx context.Context, q querier) (seriesConfig, error) {
+func (s *SeriesTables) seriesConfig(ctx context.Context, q sqldb.Querier) (seriesConfig, error) {
 	var c seriesConfig
 	var opts string
 	var pending int
-	err := s.queryRow(ctx, q, "SELECT options, pending, after_fleet, after_device FROM series_rebuild WHERE id = 1").
+	err := s.db.QueryRow(ctx, q, "SELECT options, pending, after_fleet, after_device FROM series_rebuild WHERE id = 1").
 		Scan(&opts, &pending, &c.after.Fleet, &c.after.Device)
 	if err != nil {
-		return c, fmt.Errorf("series options: %w", s.wrap(err))
+		return c, fmt.Errorf("series options: %w", s.db.Wrap(err))
 	}
 	if err := json.Unmarshal([]byte(opts), &c.opts); err != nil {
 		return c, fmt.Errorf("series options %q: %w", opts, err)
@@ -55,11 +56,11 @@ func (s *Store) seriesConfig(ctx context.Context, q querier) (seriesConfig, erro
 	return c, nil
 }
 
-// seriesIn is a result stored now, as the series take it.
-type seriesIn struct {
-	r                 *wire.Result
-	figs              []figures.Run
-	started, received int64
+// In is a result stored now, as the series take it.
+type In struct {
+	R                 *wire.Result
+	Figs              []figures.Run
+	Started, Received int64
 }
 
 // seriesOf is the series of result r and the labels that split it, as a
@@ -67,10 +68,10 @@ type seriesIn struct {
 // device loaded it, group.ResultSpec, as result_specs keeps it) and
 // labels through the JSON the store keeps (which makes text that is not
 // UTF-8 valid, and in PostgreSQL takes out NUL).
-func (d dialect) seriesOf(r *wire.Result) (string, map[string]string, error) {
-	sp := parseSpec(group.ResultSpec(r).Key(), r.Spec.URL, r.Spec.Connections)
+func seriesOf(d sqldb.Dialect, r *wire.Result) (string, map[string]string, error) {
+	sp := sqldb.ParseSpec(group.ResultSpec(r).Key(), r.Spec.URL, r.Spec.Connections)
 	fleet, device, labels := r.Fleet, r.Device, r.Labels
-	lj, err := d.labelsJSON(labels)
+	lj, err := d.LabelsJSON(labels)
 	if err != nil {
 		return "", nil, err
 	}
@@ -133,13 +134,13 @@ type taken struct {
 	server string
 }
 
-// ingestSeries feeds the results stored by an ingest to their series'
+// IngestSeries feeds the results stored by an ingest to their series'
 // state, in the ingest's transaction: each series' row is read locked,
 // its results put in (in their order), and written back with the changes
 // made final stored once. The devices' rows are locked already (by the
 // ingest, in order), so two collectors' updates of a series, or of a
 // device a rebuild is doing, come one after the other.
-func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, now int64) error {
+func (s *SeriesTables) IngestSeries(ctx context.Context, tx *sql.Tx, ins []In, now int64) error {
 	cfg, err := s.seriesConfig(ctx, tx)
 	if err != nil {
 		return err
@@ -151,26 +152,26 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 	}
 	by := map[string]*one{}
 	for _, in := range ins {
-		r := in.r
+		r := in.R
 		a := wire.Addr{Fleet: r.Fleet, Device: r.Device}
 		if r.Outcome != wire.StateSucceeded || cfg.leftToRebuild(a) {
 			continue
 		}
-		key, split, err := s.d.seriesOf(r)
+		key, split, err := seriesOf(s.db.D, r)
 		if err != nil {
 			return fmt.Errorf("series of %s: %w", r.ID, err)
 		}
 		o := by[key]
 		if o == nil {
-			o = &one{fleet: r.Fleet, device: r.Device, spec: parseSpec(group.SpecOf(r.Spec).Key(), r.Spec.URL, r.Spec.Connections).String(), labels: split}
+			o = &one{fleet: r.Fleet, device: r.Device, spec: sqldb.ParseSpec(group.SpecOf(r.Spec).Key(), r.Spec.URL, r.Spec.Connections).String(), labels: split}
 			by[key] = o
 		}
-		v, out := resultValues(detectorRuns(in.figs, r.Runs))
+		v, out := resultValues(detectorRuns(in.Figs, r.Runs))
 		thr := r.Fingerprint.Throttled || r.Fingerprint.FreqDropped
-		for _, f := range in.figs {
+		for _, f := range in.Figs {
 			thr = thr || f.Throttled
 		}
-		o.rs = append(o.rs, taken{seriesResult{id: r.ID, started: in.started, received: in.received, v: v, out: out, thr: thr},
+		o.rs = append(o.rs, taken{seriesResult{id: r.ID, started: in.Started, received: in.Received, v: v, out: out, thr: thr},
 			metricsServer(split, r.Fingerprint.Server)})
 	}
 	if len(by) == 0 {
@@ -209,7 +210,7 @@ func (s *Store) ingestSeries(ctx context.Context, tx *sql.Tx, ins []seriesIn, no
 		}
 		devices[wire.Addr{Fleet: o.fleet, Device: o.device}] = true
 	}
-	for _, a := range sortedAddrs(devices) {
+	for _, a := range sqldb.SortedAddrs(devices) {
 		if err := s.capExported(ctx, tx, a); err != nil {
 			return err
 		}
@@ -236,7 +237,7 @@ func (row *seriesRow) take(r taken, o stats.DetectOptions) ([]found, bool) {
 
 // lockSeries reads the row of series key for its update, locked until
 // the transaction ends (PostgreSQL), creating it empty first if need be.
-func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
+func (s *SeriesTables) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, spec string, labels map[string]string,
 	o stats.DetectOptions) (*seriesRow, error) {
 	for try := 0; ; try++ {
 		row, err := s.readSeries(ctx, tx, key, o, true)
@@ -246,11 +247,11 @@ func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, 
 		if try > 0 {
 			return nil, fmt.Errorf("series %s: not created", escape.Printable(key))
 		}
-		lj, err := s.d.labelsJSON(labels)
+		lj, err := s.db.D.LabelsJSON(labels)
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", escape.Printable(key), err)
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO series (key, fleet, device, spec, labels, state) VALUES (?,?,?,?,?,?)
+		if _, err := s.db.Exec(ctx, tx, `INSERT INTO series (key, fleet, device, spec, labels, state) VALUES (?,?,?,?,?,?)
 			ON CONFLICT (key) DO NOTHING`, key, fleet, device, spec, lj, encodeState(nil, &seriesState{})); err != nil {
 			return nil, fmt.Errorf("series %s: %w", escape.Printable(key), err)
 		}
@@ -260,26 +261,26 @@ func (s *Store) lockSeries(ctx context.Context, tx *sql.Tx, key, fleet, device, 
 // readSeries reads a series' row (nil when there is none), locked for
 // update when lock is set. A state that does not read back starts again
 // empty: the series' detection restarts (a rebuild takes it all in again).
-func (s *Store) readSeries(ctx context.Context, q querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
+func (s *SeriesTables) readSeries(ctx context.Context, q sqldb.Querier, key string, o stats.DetectOptions, lock bool) (*seriesRow, error) {
 	query := `SELECT fleet, device, spec, labels, server, results, left_out, late, latest_id, latest_started, latest_received,
 		rps, p99_us, cpu_per_kreq, state FROM series WHERE key = ?`
-	if lock && s.d.pg {
+	if lock && s.db.D.PG {
 		query += " FOR UPDATE"
 	}
 	row := &seriesRow{key: key}
 	var labels string
 	var v [nMetrics]sql.NullFloat64
 	var state []byte
-	err := s.queryRow(ctx, q, query, key).Scan(&row.fleet, &row.device, &row.spec, &labels, &row.server, &row.results, &row.leftOut,
+	err := s.db.QueryRow(ctx, q, query, key).Scan(&row.fleet, &row.device, &row.spec, &labels, &row.server, &row.results, &row.leftOut,
 		&row.late, &row.latestID, &row.latestStarted, &row.latestReceived, &v[0], &v[1], &v[2], &state)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("series %s: %w", escape.Printable(key), s.wrap(err))
+		return nil, fmt.Errorf("series %s: %w", escape.Printable(key), s.db.Wrap(err))
 	}
 	for m := range v {
-		row.latest[m] = nf(v[m])
+		row.latest[m] = sqldb.Float(v[m])
 	}
 	if err := json.Unmarshal([]byte(labels), &row.labels); err != nil {
 		return nil, fmt.Errorf("series %s: labels: %w", escape.Printable(key), err)
@@ -293,7 +294,7 @@ func (s *Store) readSeries(ctx context.Context, q querier, key string, o stats.D
 // writeSeries writes a series' row back, with its provisional claims,
 // and marks it exported (capExported then keeps its device's last
 // SeriesPerDevice).
-func (s *Store) writeSeries(ctx context.Context, q querier, row *seriesRow, o stats.DetectOptions, now int64) error {
+func (s *SeriesTables) writeSeries(ctx context.Context, q sqldb.Querier, row *seriesRow, o stats.DetectOptions, now int64) error {
 	prov := ""
 	if fs := row.state.provisional(o); len(fs) > 0 {
 		cs := make([]Change, len(fs))
@@ -307,10 +308,10 @@ func (s *Store) writeSeries(ctx context.Context, q querier, row *seriesRow, o st
 		}
 		prov = string(b)
 	}
-	_, err := s.exec(ctx, q, `UPDATE series SET server = ?, results = ?, left_out = ?, late = ?, latest_id = ?, latest_started = ?,
+	_, err := s.db.Exec(ctx, q, `UPDATE series SET server = ?, results = ?, left_out = ?, late = ?, latest_id = ?, latest_started = ?,
 		latest_received = ?, rps = ?, p99_us = ?, cpu_per_kreq = ?, exported = 1, updated = ?, provisional = ?, state = ? WHERE key = ?`,
 		row.server, row.results, row.leftOut, row.late, row.latestID, row.latestStarted, row.latestReceived,
-		null(row.latest[0]), null(row.latest[1]), null(row.latest[2]), now, prov, encodeState(nil, row.state), row.key)
+		sqldb.Null(row.latest[0]), sqldb.Null(row.latest[1]), sqldb.Null(row.latest[2]), now, prov, encodeState(nil, row.state), row.key)
 	if err != nil {
 		return fmt.Errorf("series %s: %w", escape.Printable(row.key), err)
 	}
@@ -319,8 +320,8 @@ func (s *Store) writeSeries(ctx context.Context, q querier, row *seriesRow, o st
 
 // capExported leaves out of /metrics the series of device a past its
 // SeriesPerDevice received last, and counts them.
-func (s *Store) capExported(ctx context.Context, q querier, a wire.Addr) error {
-	rows, err := s.query(ctx, q, `SELECT key FROM series WHERE fleet = ? AND device = ? AND exported = 1
+func (s *SeriesTables) capExported(ctx context.Context, q sqldb.Querier, a wire.Addr) error {
+	rows, err := s.db.Query(ctx, q, `SELECT key FROM series WHERE fleet = ? AND device = ? AND exported = 1
 		ORDER BY latest_received DESC, key DESC LIMIT ? OFFSET ?`, a.Fleet, a.Device, int64(math.MaxInt32), SeriesPerDevice)
 	if err != nil {
 		return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, err)
@@ -330,22 +331,22 @@ func (s *Store) capExported(ctx context.Context, q querier, a wire.Addr) error {
 		var k string
 		if err := rows.Scan(&k); err != nil {
 			rows.Close()
-			return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
+			return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, s.db.Wrap(err))
 		}
 		out = append(out, k)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, s.wrap(err))
+		return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, s.db.Wrap(err))
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	list, _ := json.Marshal(out) // strings: cannot fail
-	if _, err := s.exec(ctx, q, "UPDATE series SET exported = 0 WHERE "+s.d.inJSON("key"), string(list)); err != nil {
+	if _, err := s.db.Exec(ctx, q, "UPDATE series SET exported = 0 WHERE "+s.db.D.InJSON("key"), string(list)); err != nil {
 		return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, err)
 	}
-	if _, err := s.exec(ctx, q, `INSERT INTO series_dropped (fleet, device, n) VALUES (?, ?, ?)
+	if _, err := s.db.Exec(ctx, q, `INSERT INTO series_dropped (fleet, device, n) VALUES (?, ?, ?)
 		ON CONFLICT (fleet, device) DO UPDATE SET n = series_dropped.n + excluded.n`, a.Fleet, a.Device, len(out)); err != nil {
 		return fmt.Errorf("series of %s/%s: %w", a.Fleet, a.Device, err)
 	}
@@ -407,7 +408,7 @@ func (row *seriesRow) change(m int, f stats.Found) Change {
 // read from the payloads of the results on either side. alertedAt is 0
 // for changes the alerts are to raise, else when they count as raised
 // (a rebuild's: history, not news).
-func (s *Store) storeChanges(ctx context.Context, q querier, cs []Change, now, alertedAt int64) error {
+func (s *SeriesTables) storeChanges(ctx context.Context, q sqldb.Querier, cs []Change, now, alertedAt int64) error {
 	for i := range cs {
 		c := &cs[i]
 		also, err := s.alsoChanged(ctx, q, c)
@@ -420,7 +421,7 @@ func (s *Store) storeChanges(ctx context.Context, q querier, cs []Change, now, a
 		if err != nil {
 			return fmt.Errorf("change of %s: %w", escape.Printable(c.Series), err)
 		}
-		if _, err := s.exec(ctx, q, `INSERT INTO changes (series, metric, result_id, at, detected_at, body, kind, fleet, device, alerted_at)
+		if _, err := s.db.Exec(ctx, q, `INSERT INTO changes (series, metric, result_id, at, detected_at, body, kind, fleet, device, alerted_at)
 			VALUES (?,?,?,?,?,?,'change',?,?,?) ON CONFLICT DO NOTHING`, c.Series, c.Metric, c.ResultID, c.At.UnixNano(), now, string(body),
 			c.Fleet, c.Device, alertedAt); err != nil {
 			return fmt.Errorf("change of %s: %w", escape.Printable(c.Series), err)
@@ -432,18 +433,18 @@ func (s *Store) storeChanges(ctx context.Context, q querier, cs []Change, now, a
 // alsoChanged compares the fingerprints of the last result before a
 // change and the first after it, read from their payloads; a result
 // pruned since is said to be.
-func (s *Store) alsoChanged(ctx context.Context, q querier, c *Change) ([]string, error) {
+func (s *SeriesTables) alsoChanged(ctx context.Context, q sqldb.Querier, c *Change) ([]string, error) {
 	if len(c.BeforeIDs) == 0 || len(c.AfterIDs) == 0 {
 		return nil, nil
 	}
 	fp := func(id string) (*wire.Fingerprint, error) {
 		var raw []byte
-		err := s.queryRow(ctx, q, "SELECT raw FROM results WHERE id = ?", id).Scan(&raw)
+		err := s.db.QueryRow(ctx, q, "SELECT raw FROM results WHERE id = ?", id).Scan(&raw)
 		if err == sql.ErrNoRows {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("change of %s: %w", escape.Printable(c.Series), s.wrap(err))
+			return nil, fmt.Errorf("change of %s: %w", escape.Printable(c.Series), s.db.Wrap(err))
 		}
 		r, err := wire.DecodeResult(raw)
 		if err != nil {

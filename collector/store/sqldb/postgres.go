@@ -1,4 +1,4 @@
-package store
+package sqldb
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebench/edgebench/collector/store/migrations"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -22,7 +23,7 @@ import (
 // ~/.pgpass...) and brings its schema up to date. Several collectors may
 // share it: each write is idempotent, and the migrations run once, under
 // a lock.
-func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	name := RedactDB(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -40,30 +41,10 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{w: db, r: db, d: dialect{pg: true, unavailable: pgUnavailable}, parts: map[int64]bool{}}
+	s := &DB{W: db, R: db, D: Dialect{PG: true, unavailable: pgUnavailable}}
 	if err := s.migratePostgres(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, s.wrap(oneLineError{err}))
-	}
-	if err := s.backfillSpecs(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, err)
-	}
-	if err := s.recountErrors(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, err)
-	}
-	if s.backfilled, err = s.backfillVerdicts(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, err)
-	}
-	if err := s.backfillRuns(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, err)
-	}
-	if err := s.PrepareDays(ctx, time.Now()); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", name, err)
+		return nil, fmt.Errorf("open store %s: %w", name, s.Wrap(oneLineError{err}))
 	}
 	return s, nil
 }
@@ -112,12 +93,12 @@ const migrationLock = 0x6564676562656e63
 // migratePostgres applies the PostgreSQL migrations the database lacks, in
 // one transaction, under an advisory lock: collectors started together
 // migrate it once. The table edgebench_migrations lists the applied ones.
-func (s *Store) migratePostgres(ctx context.Context) error {
-	ms, err := migrations("postgres")
+func (s *DB) migratePostgres(ctx context.Context) error {
+	ms, err := migrations.Of("postgres")
 	if err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.W.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -137,11 +118,11 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 		return fmt.Errorf("schema version %d is newer than this collector's %d", v, len(ms))
 	}
 	for _, m := range ms[v:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO edgebench_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO edgebench_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
 	}
 	return tx.Commit()

@@ -1,4 +1,4 @@
-package store
+package retention
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// pruneChunk is how many rows one pruning transaction deletes, so that
+// PruneChunk is how many rows one pruning transaction deletes, so that
 // the writer is never held for long.
-const pruneChunk = 500
+const PruneChunk = 500
 
 // Pruned counts what pruning deleted.
 type Pruned struct {
@@ -47,14 +47,14 @@ type Retention struct {
 
 // Prune prunes everything older than cutoff: results with their samples,
 // and what Retention.Results names.
-func (s *Store) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
+func (s *Pruner) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 	return s.Retain(ctx, Retention{Results: cutoff, Samples: cutoff})
 }
 
 // Retain prunes what r says, each kind in transactions of at most
-// pruneChunk rows: samples first, then results, events, commands (with
+// PruneChunk rows: samples first, then results, events, commands (with
 // their targets), schedules' firings, changes and alerts.
-func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
+func (s *Pruner) Retain(ctx context.Context, r Retention) (Pruned, error) {
 	var p Pruned
 	samples := r.Samples
 	if samples.IsZero() || r.Results.After(samples) {
@@ -70,7 +70,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 	}
 	before := r.Results.UnixNano()
 	for {
-		ids, err := s.ids(ctx, "SELECT id FROM results WHERE received < ? ORDER BY received, id LIMIT ?", before, pruneChunk)
+		ids, err := s.ids(ctx, "SELECT id FROM results WHERE received < ? ORDER BY received, id LIMIT ?", before, PruneChunk)
 		if err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
@@ -82,7 +82,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 		if err != nil {
 			return p, err
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < PruneChunk {
 			break
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 		{&p.Pairs, "DELETE FROM pairs WHERE created < ?"},
 		{new(int64), "DELETE FROM pair_parts WHERE received < ?"},
 	} {
-		res, err := s.exec(ctx, s.w, t.query, before)
+		res, err := s.db.Exec(ctx, s.db.W, t.query, before)
 		if err != nil {
 			return p, fmt.Errorf("prune: %w", err)
 		}
@@ -111,7 +111,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 		ids, err := s.ids(ctx, `SELECT c.id FROM commands c WHERE c.issued_at < ?
 			AND NOT EXISTS (SELECT 1 FROM results r WHERE r.command_id = c.id)
 			AND NOT EXISTS (SELECT 1 FROM events e WHERE e.command_id = c.id)
-			ORDER BY c.issued_at, c.id LIMIT ?`, before, pruneChunk)
+			ORDER BY c.issued_at, c.id LIMIT ?`, before, PruneChunk)
 		if err != nil {
 			return p, fmt.Errorf("prune commands: %w", err)
 		}
@@ -123,7 +123,7 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 		if err != nil {
 			return p, err
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < PruneChunk {
 			break
 		}
 	}
@@ -144,8 +144,8 @@ func (s *Store) Retain(ctx context.Context, r Retention) (Pruned, error) {
 }
 
 // ids runs query, of one text column, and returns its rows.
-func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.query(ctx, s.w, query, args...)
+func (s *Pruner) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.db.Query(ctx, s.db.W, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -154,25 +154,25 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, s.wrap(err)
+			return nil, s.db.Wrap(err)
 		}
 		ids = append(ids, id)
 	}
-	return ids, s.wrap(rows.Err())
+	return ids, s.db.Wrap(rows.Err())
 }
 
 // deleteChunks runs del, a DELETE of at most its second argument's rows
 // older than its first, until one deletes fewer, and counts the rows.
-func (s *Store) deleteChunks(ctx context.Context, del string, before int64) (int64, error) {
+func (s *Pruner) deleteChunks(ctx context.Context, del string, before int64) (int64, error) {
 	var total int64
 	for {
-		res, err := s.exec(ctx, s.w, del, before, pruneChunk)
+		res, err := s.db.Exec(ctx, s.db.W, del, before, PruneChunk)
 		if err != nil {
 			return total, err
 		}
 		n, _ := res.RowsAffected()
 		total += n
-		if n < pruneChunk {
+		if n < PruneChunk {
 			return total, nil
 		}
 	}
@@ -180,7 +180,7 @@ func (s *Store) deleteChunks(ctx context.Context, del string, before int64) (int
 
 // deleteResults deletes the results ids with their runs, specs, samples
 // and backfill entries in one transaction.
-func (s *Store) deleteResults(ctx context.Context, ids []string) (int64, error) {
+func (s *Pruner) deleteResults(ctx context.Context, ids []string) (int64, error) {
 	return s.deleteIn(ctx, ids, "prune", []struct{ name, col string }{{"runs", "result_id"}, {"result_specs", "result_id"},
 		{"result_samples", "result_id"}, {"runs_backfill", "result_id"}, {"verdicts_backfill", "result_id"},
 		{"errors_recount", "result_id"}, {"results", "id"}})
@@ -188,29 +188,29 @@ func (s *Store) deleteResults(ctx context.Context, ids []string) (int64, error) 
 
 // deleteCommands deletes the commands ids with their targets in one
 // transaction.
-func (s *Store) deleteCommands(ctx context.Context, ids []string) (int64, error) {
+func (s *Pruner) deleteCommands(ctx context.Context, ids []string) (int64, error) {
 	return s.deleteIn(ctx, ids, "prune commands", []struct{ name, col string }{{"command_targets", "command_id"}, {"commands", "id"}})
 }
 
 // deleteIn deletes the rows whose column is one of ids from each table in
 // order, in one transaction, and counts those of the last table.
-func (s *Store) deleteIn(ctx context.Context, ids []string, what string, tables []struct{ name, col string }) (int64, error) {
+func (s *Pruner) deleteIn(ctx context.Context, ids []string, what string, tables []struct{ name, col string }) (int64, error) {
 	list, _ := json.Marshal(ids) // strings: cannot fail
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.db.W.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", what, s.wrap(err))
+		return 0, fmt.Errorf("%s: %w", what, s.db.Wrap(err))
 	}
 	defer tx.Rollback()
 	var n int64
 	for _, table := range tables {
-		res, err := s.exec(ctx, tx, "DELETE FROM "+table.name+" WHERE "+s.d.inJSON(table.col), string(list))
+		res, err := s.db.Exec(ctx, tx, "DELETE FROM "+table.name+" WHERE "+s.db.D.InJSON(table.col), string(list))
 		if err != nil {
 			return 0, fmt.Errorf("%s %s: %w", what, table.name, err)
 		}
 		n, _ = res.RowsAffected()
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("%s: commit: %w", what, s.wrap(err))
+		return 0, fmt.Errorf("%s: commit: %w", what, s.db.Wrap(err))
 	}
 	return n, nil
 }
