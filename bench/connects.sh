@@ -36,44 +36,14 @@ OLD=${OLD:-}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-chmod 755 "$work" # nginx's worker reads the document as another user
 hog=
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) $hog 2>/dev/null || true; rm -rf "$work"' EXIT
+. "$root/bench/lib.sh"
 
-for tool in nginx ab taskset nstat curl; do
-	command -v "$tool" >/dev/null || { echo "bench/connects.sh: $tool is missing (apt-get install nginx-light apache2-utils iproute2 curl)" >&2; exit 1; }
-done
+bench_need connects.sh "apt-get install nginx-light apache2-utils iproute2 curl" nginx ab taskset nstat curl
 ulimit -n 20000
-if [[ -z $EDGEBENCH ]]; then
-	(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/edgebench" ./cmd/edgebench)
-	EDGEBENCH=$work/edgebench
-fi
-
-mkdir -p "$work/html" "$work/tmp"
-head -c 612 /dev/zero | tr '\0' 'x' >"$work/html/index.html"
-chmod 644 "$work/html/index.html"
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-worker_rlimit_nofile 20000;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 12000; }
-http {
-	access_log off;
-	keepalive_requests 100000000;
-	client_body_temp_path $work/tmp;
-	proxy_temp_path $work/tmp;
-	fastcgi_temp_path $work/tmp;
-	uwsgi_temp_path $work/tmp;
-	scgi_temp_path $work/tmp;
-	server { listen 127.0.0.1:$PORT backlog=$BACKLOG; root $work/html; }
-}
-EOF
-taskset -c "$SERVER_CPU" nginx -c "$work/nginx.conf"
-for _ in $(seq 50); do
-	curl -fs "http://127.0.0.1:$PORT/index.html" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+bench_edgebench
+bench_nginx "$PORT" 12000 " backlog=$BACKLOG" "worker_rlimit_nofile 20000;"
 if [[ $HOG == 1 ]]; then
 	taskset -c "$SERVER_CPU" sh -c 'while :; do :; done' &
 	hog=$!
@@ -85,11 +55,7 @@ tools="ab edgebench${OLD:+ old}"
 # measure TOOL: one run; prints rps connect_mean_ms connect_max_ms overflows syn_retrans
 measure() {
 	local cmd
-	case $1 in
-	ab) cmd=(ab) ;;
-	edgebench) cmd=("$EDGEBENCH" ab --no-system) ;;
-	old) cmd=("$OLD" ab --no-system) ;;
-	esac
+	bench_cmd "$1" ab
 	nstat -n >/dev/null
 	taskset -c "$GEN_CPU" "${cmd[@]}" -q -c "$CONNS" -n "$REQUESTS" -k "$url" >"$work/out" 2>/dev/null || true
 	read -r over syn < <(nstat | awk '/TcpExtListenOverflows/ {o = $2} /TcpExtTCPSynRetrans/ {s = $2} END {print o + 0, s + 0}')
@@ -99,8 +65,7 @@ measure() {
 printf '%-10s %5s %10s %10s %10s %10s %10s\n' tool round 'req/s' 'conn_ms' 'conn_max' overflows syn_again
 declare -A col
 for round in $(seq "$ROUNDS"); do
-	order=($tools)
-	((round % 2 == 0)) && order=($(printf '%s\n' "${order[@]}" | tac))
+	bench_order "$round"
 	for tool in "${order[@]}"; do
 		read -r rps cm cx over syn < <(measure "$tool")
 		printf '%-10s %5d %10.0f %10d %10d %10d %10d\n' "$tool" "$round" "$rps" "$cm" "$cx" "$over" "$syn"
@@ -111,11 +76,10 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "load after: $(cat /proc/loadavg)"
 
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "medians over $ROUNDS rounds: -c$CONNS -n$REQUESTS -k, backlog $BACKLOG, hog $HOG"
 printf '%-10s %10s %10s %10s %10s %10s\n' tool 'req/s' 'conn_ms' 'conn_max' overflows syn_again
 for tool in $tools; do
-	printf '%-10s %10.0f %10.1f %10.1f %10.1f %10.1f\n' "$tool" "$(median <<<"${col[$tool/rps]}")" "$(median <<<"${col[$tool/cm]}")" \
-		"$(median <<<"${col[$tool/cx]}")" "$(median <<<"${col[$tool/over]}")" "$(median <<<"${col[$tool/syn]}")"
+	printf '%-10s %10.0f %10.1f %10.1f %10.1f %10.1f\n' "$tool" "$(bench_median <<<"${col[$tool/rps]}")" "$(bench_median <<<"${col[$tool/cm]}")" \
+		"$(bench_median <<<"${col[$tool/cx]}")" "$(bench_median <<<"${col[$tool/over]}")" "$(bench_median <<<"${col[$tool/syn]}")"
 done

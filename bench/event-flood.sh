@@ -20,29 +20,20 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 col=
 trap '[ -n "$col" ] && kill "$col" 2>/dev/null; rm -rf "$work"' EXIT
+. "$root/bench/lib.sh"
 
 (cd "$root" && go build -o "$work/eventflood" ./bench/eventflood)
-if [ -z "${COLLECTOR:-}" ]; then
-	(cd "$root" && go build -o "$work/edgebench-collector" ./cmd/edgebench-collector)
-	COLLECTOR=$work/edgebench-collector
-fi
+bench_collector
 cat >"$work/accounts.yaml" <<'YAML'
 collector: {username: collector, password: c0llect}
 devices:
   - {fleet: lab, id: pi-1, password: one}
 YAML
 
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 events() { sqlite3 "file:$work/c.db?mode=ro" 'SELECT count(*) FROM events' 2>/dev/null || echo -1; }
 size() { du -cb "$work"/c.db* | tail -1 | cut -f1; }
 
-"$COLLECTOR" serve --db "$work/c.db" --listen "127.0.0.1:$BROKER_PORT" --web "127.0.0.1:$WEB_PORT" \
-	--accounts "$work/accounts.yaml" --log-level warn >"$work/serve.log" 2>&1 &
-col=$!
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && break; sleep 0.1; done
-sleep 2
-idle=$(rss "$col")
+bench_serve "$BROKER_PORT" "$WEB_PORT" warn "$BROKER_PORT"
 before=$(size)
 max=0
 start=$(date +%s.%N)

@@ -34,41 +34,12 @@ OLD=${OLD:-}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-chmod 755 "$work" # nginx's worker reads the document as another user
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+. "$root/bench/lib.sh"
 
-for tool in nginx wrk taskset curl; do
-	command -v "$tool" >/dev/null || { echo "bench/latency.sh: $tool is missing (apt-get install nginx-light wrk curl)" >&2; exit 1; }
-done
-if [[ -z $EDGEBENCH ]]; then
-	(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/edgebench" ./cmd/edgebench)
-	EDGEBENCH=$work/edgebench
-fi
-
-mkdir -p "$work/html" "$work/tmp"
-head -c 612 /dev/zero | tr '\0' 'x' >"$work/html/index.html"
-chmod 644 "$work/html/index.html"
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	keepalive_requests 100000000;
-	client_body_temp_path $work/tmp;
-	proxy_temp_path $work/tmp;
-	fastcgi_temp_path $work/tmp;
-	uwsgi_temp_path $work/tmp;
-	scgi_temp_path $work/tmp;
-	server { listen 127.0.0.1:$PORT; root $work/html; }
-}
-EOF
-taskset -c "$SERVER_CPU" nginx -c "$work/nginx.conf"
-for _ in $(seq 50); do
-	curl -fs "http://127.0.0.1:$PORT/index.html" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+bench_need latency.sh "apt-get install nginx-light wrk curl" nginx wrk taskset curl
+bench_edgebench
+bench_nginx "$PORT" 4096 "" ""
 url="http://127.0.0.1:$PORT/index.html"
 echo "load before: $(cat /proc/loadavg)"
 
@@ -76,11 +47,7 @@ tools="wrk edgebench${OLD:+ old}"
 # measure TOOL T: one run; prints mean_us p99_us rps
 measure() {
 	local cmd
-	case $1 in
-	wrk) cmd=(wrk) ;;
-	edgebench) cmd=("$EDGEBENCH" wrk --no-system) ;;
-	old) cmd=("$OLD" wrk --no-system) ;;
-	esac
+	bench_cmd "$1" wrk
 	taskset -c "$GEN_CPU" "${cmd[@]}" "-t$2" "-c$CONNS" "-d${DURATION}s" --latency "$url" 2>/dev/null |
 		awk 'function us(s) { if (s ~ /us$/) return s + 0; if (s ~ /ms$/) return s * 1000; if (s ~ /m$/) return s * 6e7; return s * 1e6 }
 			/^    Latency / { mean = us($2) } /^ +99%/ { p99 = us($2) } /^Requests\/sec:/ { rps = $2 }
@@ -91,8 +58,7 @@ printf '%-3s %-10s %5s %10s %10s %10s %10s %7s\n' t tool round 'mean_us' 'p99_us
 declare -A col
 for round in $(seq "$ROUNDS"); do
 	for t in $THREADS; do
-		order=($tools)
-		((round % 2 == 0)) && order=($(printf '%s\n' "${order[@]}" | tac))
+		bench_order "$round"
 		for tool in "${order[@]}"; do
 			read -r mean p99 rps < <(measure "$tool" "$t")
 			read -r bound ratio < <(awk -v m="$mean" -v r="$rps" -v c="$CONNS" 'BEGIN { b = r > 0 ? c / r * 1e6 : 0; printf "%.1f %.2f\n", b, (b > 0 ? m / b : 0) }')
@@ -106,14 +72,13 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "load after: $(cat /proc/loadavg)"
 
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "medians over $ROUNDS rounds of ${DURATION}s, $CONNS connections (ratio: mean over Little's bound, connections / req/s)"
 printf '%-3s %-10s %10s %10s %10s %7s\n' t tool 'mean_us' 'p99_us' 'req/s' 'ratio'
 for t in $THREADS; do
 	for tool in $tools; do
 		printf '%-3s %-10s %10.1f %10.1f %10.0f %6.2fx\n' "$t" "$tool" \
-			"$(median <<<"${col[$t/$tool/mean]}")" "$(median <<<"${col[$t/$tool/p99]}")" \
-			"$(median <<<"${col[$t/$tool/rps]}")" "$(median <<<"${col[$t/$tool/ratio]}")"
+			"$(bench_median <<<"${col[$t/$tool/mean]}")" "$(bench_median <<<"${col[$t/$tool/p99]}")" \
+			"$(bench_median <<<"${col[$t/$tool/rps]}")" "$(bench_median <<<"${col[$t/$tool/ratio]}")"
 	done
 done

@@ -19,12 +19,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 col=
 trap '[ -n "$col" ] && kill "$col" 2>/dev/null; rm -rf "$work"' EXIT
+. "$root/bench/lib.sh"
 
 (cd "$root" && go build -o "$work/pageflood" ./bench/pageflood)
-if [ -z "${COLLECTOR:-}" ]; then
-	(cd "$root" && go build -o "$work/edgebench-collector" ./cmd/edgebench-collector)
-	COLLECTOR=$work/edgebench-collector
-fi
+bench_collector
 if [ -z "${SEED:-}" ]; then
 	SEED=$work/seed.db
 	"$work/pageflood" -seed "$SEED" -results "$N"
@@ -36,23 +34,10 @@ devices:
   - {fleet: lab, id: pi-1, password: one}
 YAML
 
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-
-"$COLLECTOR" serve --db "$work/c.db" --listen "127.0.0.1:$BROKER_PORT" --web "127.0.0.1:$WEB_PORT" \
-	--accounts "$work/accounts.yaml" --log-level error >"$work/serve.log" 2>&1 &
-col=$!
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$WEB_PORT") 2>/dev/null && break; sleep 0.1; done
-sleep 2
-idle=$(rss "$col")
-max=0
+bench_serve "$BROKER_PORT" "$WEB_PORT" error "$WEB_PORT"
 "$work/pageflood" -get "http://127.0.0.1:$WEB_PORT$PAGE" -parallel "$P" >"$work/flood.out" 2>&1 &
 atk=$!
-while kill -0 "$atk" 2>/dev/null; do
-	r=$(rss "$col")
-	[ "$r" -gt "$max" ] && max=$r
-	sleep 0.1
-done
+bench_sample "$atk"
 wait "$atk" || true
 peak=$(hwm "$col")
 printf 'collector RSS MB: idle %.1f, max sampled %.1f, VmHWM %.1f\n' "$(bc -l <<<"$idle/1024")" "$(bc -l <<<"$max/1024")" "$(bc -l <<<"$peak/1024")"

@@ -3,6 +3,7 @@ package collector
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -147,7 +148,7 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 		switch {
 		case errors.Is(err, sqldb.ErrNotFound):
 			code = http.StatusNotFound
-		case errors.Is(err, scheduledb.ErrExists), errors.Is(err, errTooManySchedules):
+		case errors.Is(err, scheduledb.ErrExists), errors.Is(err, scheduledb.ErrTooManySchedules):
 			code = http.StatusConflict
 		case errors.Is(err, sqldb.ErrUnavailable):
 			code = http.StatusServiceUnavailable
@@ -178,11 +179,14 @@ func (c *Collector) fleetRoutes(mux, api *http.ServeMux) {
 			return
 		}
 		sch.Paused, sch.LastRun = false, nil
-		if err := c.scheduleWithinLimits(r.Context(), &sch); err != nil {
+		if err := c.scheduleWithinLimits(&sch); err != nil {
 			fail(w, err)
 			return
 		}
-		if err := c.store.AddSchedule(r.Context(), &sch, time.Now()); err != nil {
+		if err := c.store.AddScheduleUpTo(r.Context(), &sch, time.Now(), c.cfg.Schedules.Max); err != nil {
+			if errors.Is(err, scheduledb.ErrTooManySchedules) {
+				err = fmt.Errorf("%w (serve --max-schedules); remove one first", err)
+			}
 			fail(w, err)
 			return
 		}

@@ -68,6 +68,7 @@ func TestEventsInsideTheQuota(t *testing.T) {
 	}
 
 	// 50 events of 200 KiB on made-up command ids: none stored.
+	first := time.Now()
 	var made []string
 	for i := range 50 {
 		made = append(made, wire.NewID())
@@ -89,6 +90,7 @@ func TestEventsInsideTheQuota(t *testing.T) {
 	send(d9, toPi1.CommandID, 2, wire.StateRejected, "forged")
 	send(d1, toPi3.CommandID, 2, wire.StateRunning, "forged")
 	refused(52)
+	span := time.Since(first) // the refusals' time, at most
 	for _, id := range append(made, toPi1.CommandID, toPi3.CommandID) {
 		evs, err := col.Store().Events(ctx, id)
 		if err != nil {
@@ -100,7 +102,9 @@ func TestEventsInsideTheQuota(t *testing.T) {
 			}
 		}
 	}
-	// One line at once, then the others of each period summed in one.
+	// One line at once, then the others of each period summed in one: at
+	// most two lines a period of 500 ms the refusals spanned (3 periods
+	// on a quiet box; more when the box is loaded, never one a refusal).
 	logged := func() (lines int, times int64) {
 		lines = logs.FilterMessage("event refused").Len()
 		times = int64(lines)
@@ -110,8 +114,8 @@ func TestEventsInsideTheQuota(t *testing.T) {
 		return lines, times
 	}
 	testenv.Until(t, "the refusals summed", func() bool { _, n := logged(); return n == 52 })
-	if lines, _ := logged(); lines > 6 {
-		t.Errorf("52 refusals logged in %d lines", lines)
+	if lines, _ := logged(); lines > 2*(int(span/(500*time.Millisecond))+1) {
+		t.Errorf("52 refusals within %v logged in %d lines", span, lines)
 	}
 	if first := logs.FilterMessage("event refused").All(); !strings.Contains(first[0].ContextMap()["reason"].(string), "was not sent to lab/pi-1") {
 		t.Errorf("first refusal logged as %v", first[0])

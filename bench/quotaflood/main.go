@@ -6,10 +6,18 @@
 // command's arrival) before and during the flood, and how the collector
 // answered the flood (acks and rejections).
 //
+// With -series it is issue 31's attack on /metrics instead: the other
+// device first sends results of -honest server labels of its own (its
+// fleet's series), then the flooding device gives each of its results a
+// new server label and a start time -ahead of now; it prints the
+// exported series of edgebench_series_latest of each device afterwards.
+//
 //	quotaflood -broker 127.0.0.1:18831 -web 127.0.0.1:18082 -n 3000 -pad 200000
+//	quotaflood -broker 127.0.0.1:18831 -web 127.0.0.1:18082 -n 2100 -pad 0 -series
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +42,11 @@ func main() {
 	n := flag.Int("n", 3000, "results the flooding device publishes")
 	pad := flag.Int("pad", 200000, "bytes of the padded label of each")
 	every := flag.Duration("every", 500*time.Millisecond, "how often the other device is triggered")
+	series := flag.Bool("series", false, "a new server label each, started -ahead of now: the attack on /metrics")
+	ahead := flag.Duration("ahead", 23*time.Hour, "with -series: how far ahead of now each result starts")
+	honest := flag.Int("honest", 5, "with -series: server labels the other device sends results of first")
 	flag.Parse()
-	if err := run(*broker, *web, *n, *pad, *every); err != nil {
+	if err := run(*broker, *web, *n, *pad, *every, attack{*series, *ahead, *honest}); err != nil {
 		fmt.Fprintln(os.Stderr, "quotaflood:", err)
 		os.Exit(1)
 	}
@@ -49,8 +61,10 @@ func dial(broker, fleet, id, pw string) (*transport.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With its birth (a retained status) as an agent's: the collector
+	// triggers only the devices it knows.
 	c, err := transport.Dial(transport.ClientConfig{Broker: "tcp://" + broker, Username: id, Password: pw, Fleet: fleet, Device: id},
-		transport.Options{Spool: sp})
+		transport.Options{Spool: sp, Birth: &wire.Status{BootID: "quotaflood-" + id}})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +73,31 @@ func dial(broker, fleet, id, pw string) (*transport.Client, error) {
 	return c, c.WaitConnected(ctx)
 }
 
-func run(broker, web string, n, pad int, every time.Duration) error {
+// attack says how the flooding device's results are made: -series,
+// -ahead and -honest.
+type attack struct {
+	series bool
+	ahead  time.Duration
+	honest int
+}
+
+// result is the i-th result of device (lab/...): with a pad label of
+// pad bytes unless 0, and server label server unless "".
+func result(device string, i int, pad []byte, server string, at time.Time) *wire.Result {
+	labels := map[string]string{"i": fmt.Sprint(i)}
+	if len(pad) > 0 {
+		labels["pad"] = string(pad)
+	}
+	if server != "" {
+		labels["server"] = server
+	}
+	return &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: "lab", Device: device, CreatedAt: at,
+		Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: labels,
+		Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000},
+		Runs: []wire.Run{{StartedAt: at, DurationUS: 1e6, Completed: 1000, OK: 1000}}}
+}
+
+func run(broker, web string, n, pad int, every time.Duration, how attack) error {
 	ctx := context.Background()
 	victim, err := dial(broker, "lab", "pi-2", "two")
 	if err != nil {
@@ -138,6 +176,17 @@ func run(broker, web string, n, pad int, every time.Duration) error {
 		return out
 	}
 	idle := measure(nil, 10)
+	if how.series {
+		for i := range how.honest {
+			b, err := result("pi-2", i, nil, fmt.Sprintf("honest-%d", i), time.Now().UTC()).MarshalMsg(nil)
+			if err != nil {
+				return err
+			}
+			if err := victim.Publish(ctx, wire.DefaultPrefix+"/lab/pi-2/result", 1, false, b); err != nil {
+				return err
+			}
+		}
+	}
 
 	label := bytes.Repeat([]byte("x"), pad)
 	stop := make(chan struct{})
@@ -147,11 +196,10 @@ func run(broker, web string, n, pad int, every time.Duration) error {
 	topic := wire.DefaultPrefix + "/lab/pi-1/result"
 	var size int
 	for i := range n {
-		now := time.Now().UTC()
-		r := &wire.Result{V: wire.SchemaVersion, ID: wire.NewID(), Fleet: "lab", Device: "pi-1", CreatedAt: now,
-			Kind: wire.KindLoadTest, Outcome: wire.StateSucceeded, Labels: map[string]string{"pad": string(label), "i": fmt.Sprint(i)},
-			Spec: wire.RunSpec{URL: "http://127.0.0.1:8080/", Connections: 1, DurationMS: 1000},
-			Runs: []wire.Run{{StartedAt: now, DurationUS: 1e6, Completed: 1000, OK: 1000}}}
+		r := result("pi-1", i, label, "", time.Now().UTC())
+		if how.series {
+			r = result("pi-1", i, label, fmt.Sprintf("s%d", i), time.Now().UTC().Add(how.ahead))
+		}
 		b, err := r.MarshalMsg(nil)
 		if err != nil {
 			return err
@@ -177,6 +225,43 @@ func run(broker, web string, n, pad int, every time.Duration) error {
 		n, size, sent.Round(time.Millisecond), answered.Round(time.Millisecond), acked.Load(), rejected.Load())
 	fmt.Printf("pi-2's trigger, idle:         %s\n", summary(idle))
 	fmt.Printf("pi-2's trigger, during flood: %s\n", summary(flood))
+	if how.series {
+		return exported(web)
+	}
+	return nil
+}
+
+// exported prints the series of edgebench_series_latest that /metrics
+// exports, by device.
+func exported(web string) error {
+	resp, err := http.Get("http://" + web + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("/metrics: %s", resp.Status)
+	}
+	by := map[string]int{}
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "edgebench_series_latest{") {
+			continue
+		}
+		total++
+		dev := "?"
+		if _, rest, ok := strings.Cut(line, `device="`); ok {
+			dev, _, _ = strings.Cut(rest, `"`)
+		}
+		by[dev]++
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	fmt.Printf("/metrics: %d series of edgebench_series_latest: pi-1 (the flood) %d, pi-2 %d\n", total, by["pi-1"], by["pi-2"])
 	return nil
 }
 

@@ -2,10 +2,13 @@ package broker
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/edgebench/edgebench/internal/testenv"
 )
@@ -84,5 +87,62 @@ func TestLocalCrowdDoesNotLockOutLocalAgents(t *testing.T) {
 	}
 	if ok != 5 {
 		t.Errorf("%d of 5 local logins, want 5 (crowd: %d connections open)", ok, open.Load())
+	}
+}
+
+// TestOwnCrowdYieldsItsYoungPlaces: the collector's own host fills the
+// gate with connections accepted at the same instant as the newcomer's
+// (all of them inside unreadGrace, as a crowd that redials keeps them): a
+// newcomer from the own host still takes the place of one of them, as
+// its address holds more than its cap, while a newcomer from another
+// address, whose address holds none, is refused rather than take a young
+// place. No clock is raced: every connection carries the same accept
+// time.
+func TestOwnCrowdYieldsItsYoungPlaces(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	lim := Limits{Pending: 4, PerSource: 2}
+	lim.fill()
+	g := newLoginGate(ln, nil, lim, newRefusals(zap.NewNop(), time.Minute, nil))
+	at := time.Now()
+	conn := func(t *testing.T, src string) *gatedConn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return &gatedConn{raw: s, gate: g, src: netip.MustParsePrefix(src), accepted: at}
+	}
+	var crowd []*gatedConn
+	for i := range lim.Pending {
+		c := conn(t, "127.0.0.1/32")
+		if why := g.enter(c); why != "" {
+			t.Fatalf("crowd connection %d: %s", i+1, why)
+		}
+		crowd = append(crowd, c)
+	}
+
+	if why := g.enter(conn(t, "192.0.2.7/32")); why == "" {
+		t.Errorf("a newcomer from another address took a young place of the own host's crowd")
+	}
+	if why := g.enter(conn(t, "127.0.0.1/32")); why != "" {
+		t.Fatalf("a newcomer from the own host, its crowd's places all young: %s; want one of them taken", why)
+	}
+	left := 0
+	for _, c := range crowd {
+		if c.left {
+			left++
+		}
+	}
+	if left != 1 || g.n != lim.Pending {
+		t.Errorf("%d of the crowd's connections replaced, %d in the gate; want 1 and %d", left, g.n, lim.Pending)
 	}
 }

@@ -70,10 +70,14 @@ type Config struct {
 	Stored, Duplicates, Failed, BrokerRefused    func() int64
 	AlertsPublished, AlertsPosted, AlertsDropped func() int64
 	// MaxSeries bounds the series of edgebench_series_latest; default
-	// 2000.
+	// DefaultMaxSeries.
 	MaxSeries int
 	Log       *zap.Logger
 }
+
+// DefaultMaxSeries is Config.MaxSeries unless set: the series of
+// edgebench_series_latest at most, those received last.
+const DefaultMaxSeries = 2000
 
 // Metrics are the collector's figures for Prometheus.
 type Metrics struct {
@@ -95,7 +99,7 @@ func (m *Metrics) ObserveIngest(n int, start time.Time) {
 // (the collector's life).
 func New(ctx context.Context, cfg Config) *Metrics {
 	if cfg.MaxSeries <= 0 {
-		cfg.MaxSeries = 2000
+		cfg.MaxSeries = DefaultMaxSeries
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()

@@ -110,9 +110,22 @@ func (s *Schedule) Next(t time.Time) time.Time {
 // ErrExists is returned when a schedule of that name is already stored.
 var ErrExists = errors.New("already exists")
 
+// ErrTooManySchedules is a schedule AddScheduleUpTo refused because its
+// most are stored.
+var ErrTooManySchedules = errors.New("too many schedules")
+
 // AddSchedule stores a new schedule; its first firing is its next due time
 // after now.
 func (s *ScheduleTables) AddSchedule(ctx context.Context, sch *Schedule, now time.Time) error {
+	return s.AddScheduleUpTo(ctx, sch, now, 0)
+}
+
+// AddScheduleUpTo is AddSchedule while fewer than most schedules are
+// stored (most 0: any number), else ErrTooManySchedules. The count and the
+// insert are one transaction, the table locked for it on PostgreSQL
+// (SQLite has one writer): additions at once, from this collector or
+// another on the same database, never store more than most.
+func (s *ScheduleTables) AddScheduleUpTo(ctx context.Context, sch *Schedule, now time.Time, most int) error {
 	if err := sch.Check(); err != nil {
 		return err
 	}
@@ -128,7 +141,26 @@ func (s *ScheduleTables) AddSchedule(ctx context.Context, sch *Schedule, now tim
 	if err != nil {
 		return err
 	}
-	res, err := s.db.Exec(ctx, s.db.W, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
+	tx, err := s.db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	defer tx.Rollback()
+	if most > 0 {
+		if s.db.D.PG { // against itself, not against readers
+			if _, err := s.db.Exec(ctx, tx, `LOCK TABLE schedules IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+				return fmt.Errorf("schedule: %w", err)
+			}
+		}
+		var n int
+		if err := s.db.QueryRow(ctx, tx, `SELECT count(*) FROM schedules`).Scan(&n); err != nil {
+			return fmt.Errorf("schedule: %w", err)
+		}
+		if n >= most {
+			return fmt.Errorf("schedule %s: %w: %d stored, this collector's most", sch.Name, ErrTooManySchedules, n)
+		}
+	}
+	res, err := s.db.Exec(ctx, tx, `INSERT INTO schedules (name, every_ns, cron, jitter_ns, request, paused, next_at, created_at)
 		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`,
 		sch.Name, int64(sch.Every), sch.Cron, int64(sch.Jitter), string(req), sch.Paused, sch.NextAt.UnixNano(), sch.CreatedAt.UnixNano())
 	if err != nil {
@@ -136,6 +168,9 @@ func (s *ScheduleTables) AddSchedule(ctx context.Context, sch *Schedule, now tim
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("schedule %s: %w", sch.Name, ErrExists)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("schedule: %w", err)
 	}
 	return nil
 }
