@@ -42,10 +42,7 @@ netns=''
 # shellcheck source=../scripts/twobox.sh
 . "$root/scripts/twobox.sh"
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	[ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-	[ -n "$netns" ] && twobox_remove "$netns"
+	twobox_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -33,12 +33,7 @@ netns=''
 # shellcheck source=twobox.sh
 . "$root/scripts/twobox.sh"
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	for f in "$work/nginx.pid" "$work/nginx-t.pid"; do
-		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
-	done
-	[ -n "$netns" ] && twobox_remove "$netns"
+	twobox_stop
 	[ -n "${DEMO_KEEP_LOGS:-}" ] && cp "$work"/*.log "$DEMO_KEEP_LOGS"/ 2>/dev/null
 	rm -rf "$work"
 }

@@ -57,3 +57,16 @@ http {
 }
 NGX
 }
+
+# twobox_stop: what the sourcing script started, for its cleanup: the
+# processes of its pids array, every nginx whose pid file is in $work,
+# and its namespace ($netns, when set).
+twobox_stop() {
+	local p f
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	for f in "$work"/*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+	done
+	if [ -n "$netns" ]; then twobox_remove "$netns"; fi
+}
