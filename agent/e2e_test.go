@@ -186,6 +186,14 @@ func (f *fleetSide) sendRawWithin(device string, b []byte, d time.Duration) {
 }
 
 // terminal is the last event of a command once it is terminal.
+// eventsOf is a copy of command id's events so far, for reading outside
+// waitFor's condition while the handlers add more.
+func (f *fleetSide) eventsOf(id string) []*wire.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.events[id])
+}
+
 func (f *fleetSide) terminal(id string) *wire.Event {
 	evs := f.events[id]
 	if len(evs) > 0 && evs[len(evs)-1].State.Terminal() {

@@ -175,7 +175,7 @@ func TestTwoMachinesWatchInANamespace(t *testing.T) {
 		evs := fleet.events[serve.ID]
 		return len(evs) > 0 && (evs[len(evs)-1].State == wire.StateRunning || evs[len(evs)-1].State.Terminal())
 	})
-	if evs := fleet.events[serve.ID]; evs[len(evs)-1].Reason != "serving on http://"+n.Addr.String()+":8081/" {
+	if evs := fleet.eventsOf(serve.ID); evs[len(evs)-1].Reason != "serving on http://"+n.Addr.String()+":8081/" {
 		t.Fatalf("serve: %s", fleet.states(serve.ID))
 	}
 	resp, err := http.Get("http://" + n.Addr.String() + ":8081/bytes/10")
@@ -190,9 +190,13 @@ func TestTwoMachinesWatchInANamespace(t *testing.T) {
 	w2 := command(wire.KindProbe, wire.CommandSpec{Probe: &wire.ProbeSpec{DurationMS: 500, URL: "http://" + n.Addr.String() + ":8081/"}})
 	fleet.send("pi3", w2)
 	fleet.waitFor(20*time.Second, "the second watch's end", func() bool { return fleet.terminal(w2.ID) != nil })
+	reason := ""
+	if evs := fleet.eventsOf(w2.ID); len(evs) > 1 {
+		reason = evs[1].Reason
+	}
 	if want := fmt.Sprintf("watching what listens on port 8081: process %d", target.cmd.Process.Pid); !strings.Contains(fleet.states(w2.ID), "running") ||
-		fleet.events[w2.ID][1].Reason != want {
-		t.Errorf("watch of the built-in target: %q, want %q", fleet.events[w2.ID][1].Reason, want)
+		reason != want {
+		t.Errorf("watch of the built-in target: %q, want %q", reason, want)
 	}
 }
 

@@ -39,15 +39,10 @@ work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
 netns=''
+# shellcheck source=../scripts/twobox.sh
+. "$root/scripts/twobox.sh"
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	[ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-	if [ -n "$netns" ]; then
-		for p in $(ip netns pids "$netns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
-		sleep 0.2
-		ip netns del "$netns" 2>/dev/null || true
-	fi
+	twobox_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -55,39 +50,14 @@ trap cleanup EXIT
 (cd "$root" && go build -trimpath -o "$work/edgebench" ./cmd/edgebench && go build -trimpath -o "$work/edgebench-collector" ./cmd/edgebench-collector)
 col="$work/edgebench-collector"
 
-used="$(ip -4 route show table all) $(ip -4 -o addr show)"
-net=''
-for _ in $(seq 50); do
-	c="10.$((200 + RANDOM % 8)).$((RANDOM % 256))."
-	case "$used" in *"$c"*) ;; *) net=$c; break ;; esac
-done
+net=$(twobox_net)
 [ -n "$net" ] || { echo "bench/two-machine.sh: no free 10.x /24" >&2; exit 1; }
-netns="ebbench-$$" hif="ebb$$h" nif="ebb$$n"
-ip netns add "$netns"
-ip link add "$hif" type veth peer name "$nif"
-ip link set "$nif" netns "$netns"
-ip addr add "${net}1/24" dev "$hif"
-ip link set "$hif" up
-ip -n "$netns" addr add "${net}2/24" dev "$nif"
-ip -n "$netns" link set "$nif" up
-ip -n "$netns" link set lo up
+netns="ebbench-$$"
+twobox_make "$netns" "ebb$$h" "ebb$$n" "$net"
 host_addr=${net}1 ns_addr=${net}2
 echo "$ns_addr" >"$work/boards"
 
-mkdir -p "$work/html" "$work/tmp"
-head -c 2159 /dev/zero | tr '\0' x >"$work/html/index.html"
-cat >"$work/nginx.conf" <<NGX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
-	uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-	server { listen $ns_addr:80; root $work/html; }
-}
-NGX
+twobox_nginx "$work" nginx "$ns_addr:80"
 taskset -c "$SERVER_CPU" ip netns exec "$netns" nginx -c "$work/nginx.conf"
 
 cat >"$work/accounts.yaml" <<YAML

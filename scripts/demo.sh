@@ -30,17 +30,10 @@ work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
 netns=''
+# shellcheck source=twobox.sh
+. "$root/scripts/twobox.sh"
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	for f in "$work/nginx.pid" "$work/nginx-t.pid"; do
-		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
-	done
-	if [ -n "$netns" ]; then
-		for p in $(ip netns pids "$netns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
-		sleep 0.2
-		ip netns del "$netns" 2>/dev/null || true
-	fi
+	twobox_stop
 	[ -n "${DEMO_KEEP_LOGS:-}" ] && cp "$work"/*.log "$DEMO_KEEP_LOGS"/ 2>/dev/null
 	rm -rf "$work"
 }
@@ -67,20 +60,12 @@ elif [ "$(id -u)" != 0 ]; then two_why="network namespaces need root"
 elif ! command -v ip >/dev/null; then two_why="no ip (apt-get install iproute2)"
 elif [ -z "$nginx_bin" ]; then two_why="no nginx to serve in the namespace"
 else
-	used="$(ip -4 route show table all 2>/dev/null) $(ip -4 -o addr show 2>/dev/null)"
-	net=''
-	for _ in $(seq 50); do
-		c="10.$((200 + RANDOM % 8)).$((RANDOM % 256))."
-		case "$used" in *"$c"*) ;; *) net=$c; break ;; esac
-	done
+	net=$(twobox_net)
 	ns="ebdemo-$$" hif="ebd$$h" nif="ebd$$n"
 	if [ -z "$net" ]; then
 		two_why="no free 10.x /24 for the namespace"
-	elif ! err=$({ ip netns add "$ns" && netns=$ns && ip link add "$hif" type veth peer name "$nif" && ip link set "$nif" netns "$ns" &&
-		ip addr add "${net}1/24" dev "$hif" && ip link set "$hif" up && ip -n "$ns" addr add "${net}2/24" dev "$nif" &&
-		ip -n "$ns" link set "$nif" up && ip -n "$ns" link set lo up; } 2>&1); then
+	elif ! err=$(twobox_make "$ns" "$hif" "$nif" "$net" 2>&1); then
 		two_why="the namespace could not be made: $err"
-		ip netns del "$ns" 2>/dev/null || true
 	fi
 	netns=$ns
 	host_addr=${net}1 ns_addr=${net}2
@@ -135,20 +120,7 @@ pids+=($!)
 url="http://$TARGET/bytes/2159"
 server=builtin
 if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
-	mkdir -p "$work/html" "$work/tmp"
-	head -c 2159 /dev/zero | tr '\0' x >"$work/html/index.html"
-	cat >"$work/nginx.conf" <<NGX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
-	uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-	server { listen $NGINX; root $work/html; }
-}
-NGX
+	twobox_nginx "$work" nginx "$NGINX"
 	$(on "$srv_cpus") "$(command -v nginx || echo /usr/sbin/nginx)" -c "$work/nginx.conf"
 	server=nginx url="http://$NGINX/index.html"
 fi
@@ -168,8 +140,7 @@ agent pi-b demo-b "board=pi5,server=$server"
 if [ -n "$netns" ]; then
 	# The target's machine: its own nginx (the same configuration as
 	# this side's), and its agent, in the namespace.
-	sed -e "s|$work/nginx.pid|$work/nginx-t.pid|; s|listen $NGINX;|listen $ns_addr:80;|; s|$work/nginx-error.log|$work/nginx-t-error.log|" \
-		"$work/nginx.conf" >"$work/nginx-t.conf"
+	twobox_nginx "$work" nginx-t "$ns_addr:80"
 	$(on "$srv_cpus") ip netns exec "$netns" "$nginx_bin" -c "$work/nginx-t.conf"
 	agent pi-t demo-t "board=target,server=nginx" "ip netns exec $netns"
 fi
