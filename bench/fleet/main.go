@@ -51,15 +51,7 @@ func main() {
 
 func run(ctx context.Context, cfg config) error {
 	if cfg.accounts != "" {
-		f, err := os.Create(cfg.accounts)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}\ndevices:")
-		for i := range cfg.devices {
-			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, simdev.ID(i), simdev.ID(i))
-		}
-		return f.Close()
+		return simdev.WriteAccounts(cfg.accounts, cfg.fleet, cfg.devices, "")
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

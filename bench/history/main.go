@@ -80,19 +80,11 @@ func main() {
 
 func run(ctx context.Context, cfg config) error {
 	if cfg.accounts != "" {
-		f, err := os.Create(cfg.accounts)
-		if err != nil {
-			return err
-		}
 		// Results of an hour apart arrive at thousands a second: the
 		// quota's rate and bytes are lifted (-1), as a bench's fleet is
 		// trusted.
-		fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}")
-		fmt.Fprintln(f, "quota: {results_per_minute: -1, burst_results: -1, bytes_per_day: -1}\ndevices:")
-		for i := range cfg.devices {
-			fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", cfg.fleet, simdev.ID(i), simdev.ID(i))
-		}
-		return f.Close()
+		return simdev.WriteAccounts(cfg.accounts, cfg.fleet, cfg.devices,
+			"quota: {results_per_minute: -1, burst_results: -1, bytes_per_day: -1}")
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

@@ -6,6 +6,7 @@ package simdev
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -17,6 +18,25 @@ import (
 
 // ID is the id of simulated device i: dev-0000, dev-0001, ...
 func ID(i int) string { return fmt.Sprintf("dev-%04d", i) }
+
+// WriteAccounts writes the collector's accounts file for devices n of
+// fleet to path: the collector's own login, then quota (a line of the
+// file, "" for the default quota), then one account each.
+func WriteAccounts(path, fleet string, n int, quota string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "collector: {username: collector, password: bench-collector}")
+	if quota != "" {
+		fmt.Fprintln(f, quota)
+	}
+	fmt.Fprintln(f, "devices:")
+	for i := range n {
+		fmt.Fprintf(f, "  - {fleet: %s, id: %s, password: pw-%s}\n", fleet, ID(i), ID(i))
+	}
+	return f.Close()
+}
 
 // Fleet is n connected devices of one fleet.
 type Fleet struct {
