@@ -49,6 +49,9 @@ if [ "$collectors" -gt 1 ] && { [ "$db" != postgres ] || [ "$broker" != mosquitt
 fi
 
 tmp=$(mktemp -d)
+work=$tmp root=$PWD
+# shellcheck source=lib.sh
+. bench/lib.sh
 chmod 755 "$tmp"
 pids=()
 pgdata=""
@@ -62,24 +65,8 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 go build -o "$tmp/edgebench-collector" ./cmd/edgebench-collector
 go build -o "$tmp/fleet" ./bench/fleet
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; echo "fleet.sh: nothing listens on $1" >&2; exit 1; }
 
-# PostgreSQL: a private cluster, started once, a new database per run.
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-start_pg() {
-	[ -n "$pgdata" ] && return
-	[ -x "$pgbin/initdb" ] || { echo "fleet.sh: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
-	pgport=$(port)
-	pgdata="$tmp/pg/data"
-	mkdir -p "$tmp/pg"
-	[ "$(id -u)" = 0 ] && chown postgres: "$tmp/pg"
-	as_pg "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-	as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$tmp/pg/log" -w \
-		-o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories='' ${PGOPTS:-}" start >/dev/null
-}
-stop_pg() { [ -n "$pgdata" ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true; }
 new_pgdb() {
 	local name=fleet$RANDOM$RANDOM
 	"$pgbin/psql" -q -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -c "CREATE DATABASE $name" >/dev/null
@@ -91,7 +78,7 @@ new_pgdb() {
 run() {
 	local db=$1 n=$2 broker=$3 devices=$4 dsn mq web args=() rss0=() i
 	local mqtt
-	mqtt=$(port)
+	mqtt=$(bench_port)
 	"$tmp/fleet" -devices "$devices" -write-accounts "$tmp/accounts.yaml"
 	if [ "$db" = postgres ]; then start_pg; dsn=$(new_pgdb); else dsn="$tmp/edgebench-$RANDOM.db"; fi
 	local mqpid=""
@@ -108,7 +95,7 @@ run() {
 	fi
 	local cpids=()
 	for i in $(seq "$n"); do
-		web=$(port)
+		web=$(bench_port)
 		"$tmp/edgebench-collector" serve --db "$dsn" --web "127.0.0.1:$web" "${args[@]}" --log-level warn &
 		cpids+=($!)
 		pids+=($!)

@@ -39,6 +39,9 @@ PAGE_TIMEOUT=${PAGE_TIMEOUT:-120}
 SETTLE=${SETTLE:-30}
 
 tmp=$(mktemp -d)
+work=$tmp root=$PWD
+# shellcheck source=lib.sh
+. bench/lib.sh
 chmod 755 "$tmp"
 pids=()
 pgdata=""
@@ -56,25 +59,8 @@ else
 	go build -o "$tmp/edgebench-collector" ./cmd/edgebench-collector
 fi
 go build -o "$tmp/history" ./bench/history
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; echo "history.sh: nothing listens on $1" >&2; exit 1; }
 
-# PostgreSQL: a private cluster (fsync on), started once, a database per run.
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-start_pg() {
-	[ -n "$pgdata" ] && return
-	[ -x "$pgbin/initdb" ] || { echo "history.sh: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
-	pgport=$(port)
-	pgdata="$tmp/pg/data"
-	mkdir -p "$tmp/pg"
-	[ "$(id -u)" = 0 ] && chown postgres: "$tmp/pg"
-	as_pg "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-	as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$tmp/pg/log" -w \
-		-o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories='' ${PGOPTS:-}" start >/dev/null
-	pgpid=$(head -n 1 "$pgdata/postmaster.pid")
-}
-stop_pg() { [ -n "$pgdata" ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true; }
 psqlq() { "$pgbin/psql" -qtAX -h 127.0.0.1 -p "$pgport" -U postgres -d "$1" -c "$2"; }
 
 # cpu_ticks PID...: the user and system ticks of the processes.
@@ -138,8 +124,8 @@ measure() {
 # run ENGINE: every stage on a new store.
 run() {
 	local engine=$1 dsn mqtt web pid cur=0 stage line ing
-	mqtt=$(port)
-	web=$(port)
+	mqtt=$(bench_port)
+	web=$(bench_port)
 	"$tmp/history" -devices "$DEVICES" -write-accounts "$tmp/accounts.yaml"
 	if [ "$engine" = postgres ]; then
 		start_pg

@@ -10,6 +10,9 @@
 #   RSS, bench_sample samples its RSS while another process runs
 #   (event-flood.sh, quota-flood.sh, page-flood.sh); rss and hwm read
 #   /proc.
+#
+#   PostgreSQL: bench_port, and a private cluster under $work/pg
+#   (start_pg, stop_pg, as_pg; history.sh, fleet.sh).
 
 # bench_need SCRIPT HINT TOOL...: exits naming the first TOOL missing,
 # with how to install it.
@@ -119,3 +122,25 @@ bench_sample() {
 		sleep 0.1
 	done
 }
+
+# bench_port: a TCP port free on 127.0.0.1 now.
+bench_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# PostgreSQL: a private cluster (fsync on) under $work/pg, started once by
+# start_pg (pgport, pgdata and pgpid set; pgdata "" until then), stopped
+# by stop_pg from the script's cleanup.
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+start_pg() {
+	[ -n "$pgdata" ] && return
+	[ -x "$pgbin/initdb" ] || { echo "${0##*/}: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
+	pgport=$(bench_port)
+	pgdata="$work/pg/data"
+	mkdir -p "$work/pg"
+	[ "$(id -u)" = 0 ] && chown postgres: "$work/pg"
+	as_pg "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
+	as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$work/pg/log" -w \
+		-o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories='' ${PGOPTS:-}" start >/dev/null
+	pgpid=$(head -n 1 "$pgdata/postmaster.pid")
+}
+stop_pg() { [ -n "$pgdata" ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true; }
