@@ -157,6 +157,9 @@ run() {
 	wait "$pid" || true
 }
 
+# PostgreSQL started here, not in run's subshell of the pipe below: the
+# trap's stop_pg sees it and stops it (it outlived the script before).
+case " $ENGINES " in *" postgres "*) start_pg ;; esac
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 : >"$tmp/results"
 for e in $ENGINES; do
