@@ -160,10 +160,12 @@ func (q Quota) Shape(r *wire.Result) string {
 
 // usage is what one device took lately.
 type usage struct {
-	results bucket    // results it may send now: BurstResults, ResultsPerMinute a minute
-	events  bucket    // events it may send now: BurstEvents, EventsPerMinute a minute
-	hours   [24]int64 // payload bytes taken in each of the last 24 hours, by hour % 24
-	hour    int64     // the hour (Unix hours) of hours' newest slot
+	ready   chan struct{} // closed once the fields below are set
+	err     error         // the store's, reading the device's day: set before ready
+	results bucket        // results it may send now: BurstResults, ResultsPerMinute a minute
+	events  bucket        // events it may send now: BurstEvents, EventsPerMinute a minute
+	hours   [24]int64     // payload bytes taken in each of the last 24 hours, by hour % 24
+	hour    int64         // the hour (Unix hours) of hours' newest slot
 }
 
 // bucket is a token bucket: tokens at time at.
@@ -218,22 +220,9 @@ func (qs *Quotas) TakeEvent(ctx context.Context, a wire.Addr, n int64, now time.
 
 func (qs *Quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time, event bool) (string, error) {
 	q := qs.of(a)
-	qs.mu.Lock()
-	u := qs.use[a]
-	qs.mu.Unlock()
-	if u == nil {
-		day, err := qs.since(ctx, a, now.Add(-24*time.Hour))
-		if err != nil {
-			return "", err
-		}
-		u = &usage{results: bucket{float64(q.BurstResults), now}, events: bucket{float64(q.BurstEvents), now}, hour: now.Unix() / 3600}
-		u.hours[u.hour%24] = day
-		qs.mu.Lock()
-		if qs.use[a] == nil {
-			qs.use[a] = u
-		}
-		u = qs.use[a]
-		qs.mu.Unlock()
+	u, err := qs.usageOf(ctx, a, q, now)
+	if err != nil {
+		return "", err
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
@@ -266,6 +255,46 @@ func (qs *Quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time,
 	}
 	u.hours[u.hour%24] += n
 	return "", nil
+}
+
+// usageOf is device a's usage, made when the collector first hears of
+// it. When a's quota limits its bytes a day, the bytes its results stored
+// in the 24 hours before now are read then (a restart does not give a
+// device a new day): once, however many of its messages arrive
+// meanwhile, which wait for it. At a store of 1,000,000 results, a
+// restarted collector read it for each of a fleet's first messages (up
+// to 256 at once, each summing a device's day) and took minutes to ingest
+// again. An error is the store's: the messages waiting get it too, and
+// the next one reads again.
+func (qs *Quotas) usageOf(ctx context.Context, a wire.Addr, q Quota, now time.Time) (*usage, error) {
+	qs.mu.Lock()
+	u := qs.use[a]
+	if u != nil {
+		qs.mu.Unlock()
+		select {
+		case <-u.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return u, u.err
+	}
+	u = &usage{ready: make(chan struct{}), results: bucket{float64(q.BurstResults), now}, events: bucket{float64(q.BurstEvents), now},
+		hour: now.Unix() / 3600}
+	qs.use[a] = u
+	qs.mu.Unlock()
+	var day int64
+	var err error
+	if limited(q.BytesPerDay) {
+		day, err = qs.since(ctx, a, now.Add(-24*time.Hour))
+	}
+	qs.mu.Lock()
+	u.hours[u.hour%24], u.err = day, err
+	if err != nil {
+		delete(qs.use, a)
+	}
+	qs.mu.Unlock()
+	close(u.ready)
+	return u, err
 }
 
 // CutReason returns an event's reason cut to q's MaxReasonBytes (at a

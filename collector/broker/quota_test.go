@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,5 +172,72 @@ func TestQuotaEvents(t *testing.T) {
 	}
 	if got, cut := (Quota{MaxReasonBytes: -1}).CutReason("anything long"); got != "anything long" || cut {
 		t.Errorf("no cap: %q %v", got, cut)
+	}
+}
+
+// TestQuotaDayReadOnce: the bytes a device's results stored in its last
+// day are read once however many of its first results arrive together
+// (they wait for that one read), not at all when its bytes a day are not
+// limited, and again after a read failed.
+func TestQuotaDayReadOnce(t *testing.T) {
+	ctx := context.Background()
+	q := Quota{ResultsPerMinute: -1, BytesPerDay: 1000}
+	var reads atomic.Int64
+	release := make(chan struct{})
+	fail := atomic.Bool{}
+	qs := NewQuotas(func(a wire.Addr) Quota {
+		if a.Device == "free" {
+			return Quota{ResultsPerMinute: -1, BytesPerDay: -1}
+		}
+		return q
+	}, func(context.Context, wire.Addr, time.Time) (int64, error) {
+		reads.Add(1)
+		<-release
+		if fail.Load() {
+			return 0, errors.New("store down")
+		}
+		return 500, nil
+	})
+	a := wire.Addr{Fleet: "lab", Device: "pi-1"}
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	const n = 50
+	whys := make(chan string, n)
+	for range n {
+		go func() {
+			why, err := qs.Take(ctx, a, 10, now)
+			if err != nil {
+				why = err.Error()
+			}
+			whys <- why
+		}()
+	}
+	for reads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the others arrive meanwhile
+	close(release)
+	for range n {
+		if why := <-whys; why != "" {
+			t.Errorf("a result within the day's bytes: %q", why)
+		}
+	}
+	if r := reads.Load(); r != 1 {
+		t.Errorf("the day read %d times for %d results arriving together, want once", r, n)
+	}
+	// 500 stored + 50 x 10 = 1000: one byte more is over.
+	if why, _ := qs.Take(ctx, a, 1, now); !strings.Contains(why, "24 hours") {
+		t.Errorf("past the day's bytes with what the store held: %q", why)
+	}
+	if why, err := qs.Take(ctx, wire.Addr{Fleet: "lab", Device: "free"}, 1<<40, now); why != "" || err != nil || reads.Load() != 1 {
+		t.Errorf("a device without a limit of bytes: %q %v, %d reads (want none of its own)", why, err, reads.Load())
+	}
+	fail.Store(true)
+	b := wire.Addr{Fleet: "lab", Device: "pi-2"}
+	if _, err := qs.Take(ctx, b, 10, now); err == nil {
+		t.Error("the day's read failed: taken, want the store's error")
+	}
+	fail.Store(false)
+	if why, err := qs.Take(ctx, b, 10, now); why != "" || err != nil || reads.Load() != 3 {
+		t.Errorf("after a failed read: %q %v, %d reads (want it read again)", why, err, reads.Load())
 	}
 }
