@@ -84,11 +84,10 @@ func Of(run *wire.Run, fp wire.Fingerprint) Run {
 		h, _ := histograms.Get().(*report.Histogram)
 		h, err := report.DecodeHistogramInto(h, run.Latency)
 		if err == nil && h.Count() > 0 {
-			f.MeanUS = h.Mean()
+			f.MeanUS, f.StdevUS = h.MeanStdDev()
 			f.P50US = float64(h.Quantile(0.50))
 			f.P99US = float64(h.Quantile(0.99))
 			f.MaxUS = float64(h.Max())
-			f.StdevUS = h.StdDev()
 		}
 		if err == nil {
 			histograms.Put(h)

@@ -182,32 +182,55 @@ func (h *Histogram) Quantile(q float64) int64 {
 
 // Mean is the mean of the recorded values, from bucket midpoints.
 func (h *Histogram) Mean() float64 {
-	if h.total == 0 {
-		return 0
-	}
-	var sum float64
-	for i, c := range h.counts {
-		if c != 0 {
-			sum += float64(c) * h.mid(i)
-		}
-	}
-	return sum / float64(h.total)
+	mean, _, _ := h.meanSpan()
+	return mean
 }
 
 // StdDev is the population standard deviation of the recorded values.
 func (h *Histogram) StdDev() float64 {
+	_, sd := h.MeanStdDev()
+	return sd
+}
+
+// MeanStdDev is Mean and StdDev at the cost of one pass over the buckets
+// (the second reads only those between the first and the last counted),
+// which the collector takes for every run it stores.
+func (h *Histogram) MeanStdDev() (mean, stddev float64) {
+	mean, lo, hi := h.meanSpan()
 	if h.total == 0 {
-		return 0
+		return 0, 0
 	}
-	mean := h.Mean()
 	var sum float64
-	for i, c := range h.counts {
+	for i, c := range h.counts[lo : hi+1] {
 		if c != 0 {
-			d := h.mid(i) - mean
+			d := h.mid(lo+i) - mean
 			sum += float64(c) * d * d
 		}
 	}
-	return math.Sqrt(sum / float64(h.total))
+	return mean, math.Sqrt(sum / float64(h.total))
+}
+
+// meanSpan is the mean and the indexes of the first and the last
+// bucket with a count (0 and -1 when there is none).
+func (h *Histogram) meanSpan() (mean float64, lo, hi int) {
+	if h.total == 0 {
+		return 0, 0, -1
+	}
+	var sum float64
+	lo, hi = -1, -1
+	for i, c := range h.counts {
+		if c != 0 {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i
+			sum += float64(c) * h.mid(i)
+		}
+	}
+	if lo < 0 {
+		return 0, 0, -1
+	}
+	return sum / float64(h.total), lo, hi
 }
 
 func (h *Histogram) mid(i int) float64 {

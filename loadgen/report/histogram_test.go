@@ -35,8 +35,34 @@ func TestHistogramQuantilesWithinPrecision(t *testing.T) {
 	for _, v := range vals {
 		sum += float64(v)
 	}
-	if mean := sum / float64(len(vals)); math.Abs(h.Mean()-mean)/mean > 0.001 {
+	mean := sum / float64(len(vals))
+	if math.Abs(h.Mean()-mean)/mean > 0.001 {
 		t.Errorf("mean %.1f, exact %.1f", h.Mean(), mean)
+	}
+	var sq float64
+	for _, v := range vals {
+		sq += (float64(v) - mean) * (float64(v) - mean)
+	}
+	if sd := math.Sqrt(sq / float64(len(vals))); math.Abs(h.StdDev()-sd)/sd > 0.001 {
+		t.Errorf("standard deviation %.1f, exact %.1f", h.StdDev(), sd)
+	}
+	if m, sd := h.MeanStdDev(); m != h.Mean() || sd != h.StdDev() {
+		t.Errorf("MeanStdDev %v %v, Mean and StdDev %v %v", m, sd, h.Mean(), h.StdDev())
+	}
+}
+
+// The standard deviation reads the buckets between the first and the
+// last counted: values at both ends of the range count.
+func TestHistogramStdDevOfTheEnds(t *testing.T) {
+	h := NewLatencyHistogram()
+	if m, sd := h.MeanStdDev(); m != 0 || sd != 0 {
+		t.Errorf("empty: %v %v, want 0 0", m, sd)
+	}
+	h.Record(0)
+	h.Record(MaxLatencyUS)
+	mid := float64(MaxLatencyUS) / 2
+	if m, sd := h.MeanStdDev(); math.Abs(m-mid)/mid > 0.001 || math.Abs(sd-mid)/mid > 0.001 {
+		t.Errorf("0 and %d: mean %v, deviation %v, want both %v", MaxLatencyUS, m, sd, mid)
 	}
 }
 
