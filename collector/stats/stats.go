@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -165,7 +166,7 @@ func rank(x, y []float64) ([]float64, float64) {
 	for i, v := range y {
 		all = append(all, item{v, len(x) + i})
 	}
-	sort.Slice(all, func(a, b int) bool { return all[a].v < all[b].v })
+	slices.SortFunc(all, func(a, b item) int { return cmp.Compare(a.v, b.v) })
 	ranks := make([]float64, len(all))
 	var tie float64
 	for i := 0; i < len(all); {
