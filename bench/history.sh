@@ -17,7 +17,9 @@
 #            120 s)
 #   ingest   results/s stored and acked while the history is there: the next
 #            INGEST results per device (default 40, 10 k results), part of
-#            the next stage's history
+#            the next stage's history, generated before the clock starts
+#            (history -ahead): the generator shares the box, a fleet's
+#            devices would not
 #
 #   bench/history.sh                       # SQLite, then PostgreSQL
 #   ENGINES=sqlite STAGES="40 400" bench/history.sh
@@ -147,7 +149,7 @@ run() {
 		[ "$cur" -lt "$stage" ] && "$tmp/history" -broker "tcp://127.0.0.1:$mqtt" -devices "$DEVICES" -from "$cur" -to "$stage" >&2
 		cur=$stage
 		line=$(measure "$engine" "$dsn" "$pid" "127.0.0.1:$web")
-		ing=$("$tmp/history" -broker "tcp://127.0.0.1:$mqtt" -devices "$DEVICES" -from "$cur" -to $((cur + INGEST)) |
+		ing=$("$tmp/history" -ahead -broker "tcp://127.0.0.1:$mqtt" -devices "$DEVICES" -from "$cur" -to $((cur + INGEST)) |
 			sed -n 's/.*: \([0-9]*\) results\/s/\1/p')
 		cur=$((cur + INGEST))
 		echo "RESULT $engine $line ${ing:-fail}"

@@ -7,7 +7,9 @@
 // rows) whose figures carry --noise of Gaussian noise around the device's
 // own level, and device --step-device runs --step-pct faster from its
 // result --step-at on (a planted step the change detector must find). It
-// prints the results stored and acknowledged per second.
+// prints the results stored and acknowledged per second; with --ahead
+// every payload is made before the clock starts, so that the rate is the
+// collector's, not the generator's.
 package main
 
 import (
@@ -17,10 +19,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/edgebench/edgebench/bench/internal/simdev"
 	"github.com/edgebench/edgebench/loadgen/report"
@@ -36,6 +41,7 @@ type config struct {
 	seed                    uint64
 	epoch                   time.Time
 	timeout                 time.Duration
+	ahead                   bool
 }
 
 func main() {
@@ -55,6 +61,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 29, "the noise's seed (a result's figures depend on it, its device and its index only)")
 	flag.StringVar(&epoch, "epoch", "", "the time of result index 0, RFC 3339 (default: 5000 hours before now, to the hour)")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "give up after this long")
+	flag.BoolVar(&cfg.ahead, "ahead", false, "generate every payload before the clock starts, so that the rate is the collector's and not the generator's (they share the box; the fleet's devices would not)")
 	flag.Parse()
 	cfg.epoch = time.Now().Add(-5000 * time.Hour).Truncate(time.Hour)
 	if epoch != "" {
@@ -98,6 +105,40 @@ func run(ctx context.Context, cfg config) error {
 	defer fleet.Close()
 	clients, acks := fleet.Clients, fleet.Acks
 
+	// payload is device d's result of index i, its id and its msgpack.
+	payload := func(d, i int) (string, []byte, error) {
+		r := cfg.result(d, i)
+		b, err := r.MarshalMsg(nil)
+		return r.ID, b, err
+	}
+	if cfg.ahead {
+		live := payload
+		type made struct {
+			id string
+			b  []byte
+		}
+		all := make([][]made, cfg.devices)
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for d := range all {
+			all[d] = make([]made, cfg.to-cfg.from)
+			g.Go(func() error {
+				for i := range all[d] {
+					id, b, err := live(d, cfg.from+i)
+					if err != nil {
+						return err
+					}
+					all[d][i] = made{id, b}
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		payload = func(d, i int) (string, []byte, error) { m := all[d][i-cfg.from]; return m.id, m.b, nil }
+	}
+
 	var acked atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
@@ -125,13 +166,12 @@ func run(ctx context.Context, cfg config) error {
 				return true
 			}
 			for i := cfg.from; i < cfg.to; i++ {
-				r := cfg.result(d, i)
-				b, err := r.MarshalMsg(nil)
+				id, b, err := payload(d, i)
 				if err != nil {
 					failed.Store(err)
 					return
 				}
-				want[r.ID] = true
+				want[id] = true
 				clients[d].Publish(topic, 1, false, b) // the ack, not the PUBACK, is the proof
 				if !wait(cfg.window - 1) {
 					return
@@ -146,8 +186,12 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	n := acked.Load()
-	fmt.Printf("%d results (index %d to %d of %d devices) stored and acked in %v: %.0f results/s\n",
-		n, cfg.from, cfg.to-1, cfg.devices, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	made := ""
+	if cfg.ahead {
+		made = ", generated before the clock started"
+	}
+	fmt.Printf("%d results (index %d to %d of %d devices%s) stored and acked in %v: %.0f results/s\n",
+		n, cfg.from, cfg.to-1, cfg.devices, made, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
 	return nil
 }
 
