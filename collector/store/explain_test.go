@@ -297,6 +297,15 @@ func sqlitePlan(t *testing.T, db *sql.DB, st statement, walk bool) (string, []st
 				subqueries[strings.Fields(name)[0]] = true
 			}
 		}
+		// A read of one device's rows through the index of its fleet's
+		// reads the fleet's, and a fleet may be the whole store: without
+		// statistics SQLite takes either index for fleet = ? AND
+		// device = ?, and took the fleet's (1.3 s a read at 1,000,000
+		// results of one fleet).
+		if strings.Contains(st.query, "device = ?") && strings.HasPrefix(detail, "SEARCH ") &&
+			strings.Contains(detail, "fleet=?") && !strings.Contains(detail, "device=?") {
+			bad = append(bad, detail+": the fleet's rows for one device's")
+		}
 		m := scan.FindStringSubmatch(detail)
 		if m == nil || subqueries[m[1]] {
 			continue

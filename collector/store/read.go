@@ -160,7 +160,10 @@ func whereOf(d sqldb.Dialect, f Filter) (string, []any) {
 	conds := []string{"1=1"}
 	var args []any
 	add := func(c string, a ...any) { conds = append(conds, c); args = append(args, a...) }
-	if f.Fleet != "" {
+	switch {
+	case f.Fleet != "" && f.Device != "": // the device's index, not its fleet's
+		add(d.NotIndexed("r.fleet")+" = ?", f.Fleet)
+	case f.Fleet != "":
 		add("r.fleet = ?", f.Fleet)
 	}
 	if f.Device != "" {
@@ -536,7 +539,7 @@ func (s *Store) GroupRuns(ctx context.Context, by string, f Filter) ([]GroupedRu
 // collector received since t.
 func (s *Store) StoredBytesSince(ctx context.Context, a wire.Addr, t time.Time) (int64, error) {
 	var n int64
-	err := s.db.QueryRow(ctx, s.db.R, `SELECT CAST(coalesce(sum(coalesce(payload_bytes, length(raw))), 0) AS BIGINT) FROM results WHERE fleet = ? AND device = ? AND received >= ?`,
+	err := s.db.QueryRow(ctx, s.db.R, `SELECT CAST(coalesce(sum(coalesce(payload_bytes, length(raw))), 0) AS BIGINT) FROM results WHERE `+s.db.D.NotIndexed("fleet")+` = ? AND device = ? AND received >= ?`,
 		a.Fleet, a.Device, t.UnixNano()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("bytes of %s/%s: %w", a.Fleet, a.Device, s.db.Wrap(err))

@@ -148,6 +148,18 @@ func (d Dialect) InJSON(col string) string {
 	return col + " IN (SELECT value FROM json_each(?))"
 }
 
+// NotIndexed is col as a condition's column that no index is read for,
+// when another condition's index is the one to read: SQLite, without
+// statistics, takes the index of r.fleet = ? as soon as the one of
+// r.device = ?, and a fleet may be the whole store (its unary +, as its
+// manual advises). PostgreSQL chooses by its statistics.
+func (d Dialect) NotIndexed(col string) string {
+	if d.PG {
+		return col
+	}
+	return "+" + col
+}
+
 // Greatest is the SQL function of the larger of two values.
 func (d Dialect) Greatest() string {
 	if d.PG {
