@@ -92,9 +92,13 @@ func run(ctx context.Context, cfg config) error {
 			}
 			for len(want) > 0 {
 				select {
-				case id := <-acks[i]:
-					if want[id] {
-						delete(want, id)
+				case got := <-acks[i]:
+					if got.Rejected != "" {
+						failed.Store(fmt.Errorf("%s: result %s refused: %s", id, got.ResultID, got.Rejected))
+						return
+					}
+					if want[got.ResultID] {
+						delete(want, got.ResultID)
 						acked.Add(1)
 					}
 				case <-ctx.Done():

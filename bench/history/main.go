@@ -40,7 +40,7 @@ type config struct {
 	stepDevice, stepAt      int
 	seed                    uint64
 	epoch                   time.Time
-	timeout                 time.Duration
+	timeout, every          time.Duration
 	ahead                   bool
 }
 
@@ -61,6 +61,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 29, "the noise's seed (a result's figures depend on it, its device and its index only)")
 	flag.StringVar(&epoch, "epoch", "", "the time of result index 0, RFC 3339 (default: 5000 hours before now, to the hour)")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "give up after this long")
+	flag.DurationVar(&cfg.every, "every", time.Hour, "the time between a device's results (a result more than a day ahead of the collector's clock is refused: the default's 5,000 hours hold 5,024 results a device)")
 	flag.BoolVar(&cfg.ahead, "ahead", false, "generate every payload before the clock starts, so that the rate is the collector's and not the generator's (they share the box; the fleet's devices would not)")
 	flag.Parse()
 	cfg.epoch = time.Now().Add(-5000 * time.Hour).Truncate(time.Hour)
@@ -154,8 +155,12 @@ func run(ctx context.Context, cfg config) error {
 				for len(want) > n {
 					select {
 					case got := <-acks[d]:
-						if want[got] {
-							delete(want, got)
+						if got.Rejected != "" { // a rate of refusals is no ingest rate
+							failed.Store(fmt.Errorf("%s: result %s refused: %s", id, got.ResultID, got.Rejected))
+							return false
+						}
+						if want[got.ResultID] {
+							delete(want, got.ResultID)
 							acked.Add(1)
 						}
 					case <-ctx.Done():
@@ -205,7 +210,7 @@ func (cfg *config) result(d, i int) *wire.Result {
 	if d == cfg.stepDevice && i >= cfg.stepAt {
 		level *= 1 + cfg.stepPct/100
 	}
-	at := cfg.epoch.Add(time.Duration(i) * time.Hour)
+	at := cfg.epoch.Add(time.Duration(i) * cfg.every)
 	const secs = 30
 	rps := 2000 * level * noise()
 	meanUS := 5000 / level * noise() // 10 connections: Little's law

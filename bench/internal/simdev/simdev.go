@@ -40,18 +40,18 @@ func WriteAccounts(path, fleet string, n int, quota string) error {
 
 // Fleet is n connected devices of one fleet.
 type Fleet struct {
-	// Clients[i] is device ID(i)'s connection; Acks[i] receives the ids
-	// of the results the collector acked to it (an ack that finds it full
-	// is dropped: size it for the results a device has unacked).
+	// Clients[i] is device ID(i)'s connection; Acks[i] receives the acks
+	// the collector sent it, a refusal's included (an ack that finds it
+	// full is dropped: size it for the results a device has unacked).
 	Clients []paho.Client
-	Acks    []chan string
+	Acks    []chan wire.Ack
 }
 
 // Connect connects devices n of fleet to broker, 50 at a time, each
 // subscribed to its acks with a channel of buf. On error the devices
 // connected are disconnected.
 func Connect(broker, fleet string, n, buf int) (*Fleet, error) {
-	f := &Fleet{Clients: make([]paho.Client, n), Acks: make([]chan string, n)}
+	f := &Fleet{Clients: make([]paho.Client, n), Acks: make([]chan wire.Ack, n)}
 	var mu sync.Mutex
 	var first error
 	fail := func(err error) {
@@ -70,7 +70,7 @@ func Connect(broker, fleet string, n, buf int) (*Fleet, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			id := ID(i)
-			ch := make(chan string, buf)
+			ch := make(chan wire.Ack, buf)
 			f.Acks[i] = ch
 			o := paho.NewClientOptions().AddBroker(broker).SetClientID(transport.DeviceClientID(fleet, id)).
 				SetUsername(id).SetPassword("pw-" + id).SetCleanSession(true).SetAutoReconnect(false).
@@ -83,7 +83,7 @@ func Connect(broker, fleet string, n, buf int) (*Fleet, error) {
 			tok := c.Subscribe(wire.DefaultPrefix+"/"+fleet+"/"+id+"/ack", 1, func(_ paho.Client, m paho.Message) {
 				if a, err := wire.DecodeAck(m.Payload()); err == nil {
 					select {
-					case ch <- a.ResultID:
+					case ch <- *a:
 					default:
 					}
 				}
