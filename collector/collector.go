@@ -97,8 +97,8 @@ type Config struct {
 
 	Alerts alerts.Config // changes, quiet devices, missed firings, growing spools: on MQTT and to a webhook
 
-	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 256
-	BatchMax      int // results per transaction; default 256
+	IngestWorkers int // results handled at once (each waits for its batch's commit, so this bounds a batch); default 1024
+	BatchMax      int // results per transaction; default 512
 	// QueueLen is how many received messages may wait for a handler.
 	// Past it, QoS 1 messages (results, events) wait in the broker, whose
 	// in-flight window holds them back until there is room; QoS 0
@@ -166,10 +166,10 @@ func (c *Config) fill() error {
 		c.WebMaxExpensive = defaultWebMaxExpensive
 	}
 	if c.IngestWorkers <= 0 {
-		c.IngestWorkers = 256
+		c.IngestWorkers = 1024
 	}
 	if c.BatchMax <= 0 {
-		c.BatchMax = 256
+		c.BatchMax = 512
 	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = 8192

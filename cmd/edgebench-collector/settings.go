@@ -95,7 +95,7 @@ func defaultSettings() settings {
 		DB: "edgebench.db", Listen: "127.0.0.1:1883", Web: "127.0.0.1:8080", LogLevel: "info", WebMaxExpensive: 2, KeepSamples: "30d",
 		MaxSchedules: scheduledb.DefaultMaxSchedules, ScheduleMinEvery: scheduledb.DefaultMinEvery, ScheduleMaxJitter: scheduledb.DefaultMaxJitter,
 		Alerts: alertSettings{Interval: time.Minute, Quiet: 5 * time.Minute, SpoolMax: 10, Retries: 6, Backoff: time.Second, QueueLen: 1024},
-		Ingest: ingestSettings{Workers: 256, BatchMax: 256, QueueLen: 8192},
+		Ingest: ingestSettings{Workers: 1024, BatchMax: 512, QueueLen: 8192},
 		Limits: limitSettings{LoginWait: 10 * time.Second, Silent: 2 * time.Second, Pending: 64, PerSource: 8, LogEvery: time.Minute},
 	}
 }

@@ -92,7 +92,7 @@ limits:
 		t.Fatal(err)
 	}
 	cfg = c.config(nil)
-	if cfg.Alerts.Interval != time.Minute || cfg.Alerts.Quiet != 5*time.Minute || cfg.IngestWorkers != 256 || cfg.BrokerLimits.Pending != 64 || cfg.DB != "edgebench.db" {
+	if cfg.Alerts.Interval != time.Minute || cfg.Alerts.Quiet != 5*time.Minute || cfg.IngestWorkers != 1024 || cfg.BrokerLimits.Pending != 64 || cfg.DB != "edgebench.db" {
 		t.Errorf("defaults: %+v %d %+v %s", cfg.Alerts, cfg.IngestWorkers, cfg.BrokerLimits, cfg.DB)
 	}
 }
