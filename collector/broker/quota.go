@@ -261,11 +261,9 @@ func (qs *Quotas) take(ctx context.Context, a wire.Addr, n int64, now time.Time,
 // it. When a's quota limits its bytes a day, the bytes its results stored
 // in the 24 hours before now are read then (a restart does not give a
 // device a new day): once, however many of its messages arrive
-// meanwhile, which wait for it. At a store of 1,000,000 results, a
-// restarted collector read it for each of a fleet's first messages (up
-// to 256 at once, each summing a device's day) and took minutes to ingest
-// again. An error is the store's: the messages waiting get it too, and
-// the next one reads again.
+// meanwhile (as many as the ingest's workers), which wait for it. An
+// error is the store's: the messages waiting get it too, and the next
+// one reads again.
 func (qs *Quotas) usageOf(ctx context.Context, a wire.Addr, q Quota, now time.Time) (*usage, error) {
 	qs.mu.Lock()
 	u := qs.use[a]

@@ -14,7 +14,7 @@ import (
 // Each byte of the payload is read once: a value is skipped only when it
 // is kept or dropped whole, never before its own entries are filtered.
 func Of(payload []byte) ([]byte, error) {
-	out, _, stripped, err := filterMap(payload, func(key []byte, b []byte) ([]byte, []byte, bool, error) {
+	out, _, stripped, err := filterMap(payload, func(key, b []byte) ([]byte, []byte, bool, error) {
 		if string(key) != "rs" {
 			return keep(b)
 		}
@@ -27,8 +27,12 @@ func Of(payload []byte) ([]byte, error) {
 }
 
 // A filter reads the msgpack value at the start of b and returns it
-// rewritten (nil: dropped), the bytes after it, and whether it changed.
-type filter = func(b []byte) (val, rest []byte, changed bool, err error)
+// rewritten (nil: dropped), the bytes after it, and whether it changed;
+// an entryFilter does so for the value of a map's entry of key.
+type (
+	filter      = func(b []byte) (val, rest []byte, changed bool, err error)
+	entryFilter = func(key, b []byte) (val, rest []byte, changed bool, err error)
+)
 
 // keep is the value at the start of b as it is.
 func keep(b []byte) ([]byte, []byte, bool, error) {
@@ -47,12 +51,12 @@ var runBulk = map[string]bool{"tl": true, "hl": true, "hc": true, "hw": true, "h
 
 // stripRun is a run's msgpack without its bulk.
 func stripRun(b []byte) ([]byte, []byte, bool, error) {
-	return filterMap(b, func(key []byte, b []byte) ([]byte, []byte, bool, error) {
+	return filterMap(b, func(key, b []byte) ([]byte, []byte, bool, error) {
 		switch {
 		case runBulk[string(key)]:
 			return drop(b)
 		case string(key) == "sy":
-			return filterMap(b, func(key []byte, b []byte) ([]byte, []byte, bool, error) {
+			return filterMap(b, func(key, b []byte) ([]byte, []byte, bool, error) {
 				if string(key) == "s" {
 					return drop(b)
 				}
@@ -66,7 +70,7 @@ func stripRun(b []byte) ([]byte, []byte, bool, error) {
 // filterMap rewrites the msgpack map at the start of b (nil: kept as it
 // is) with each value replaced by f's (nil: the entry dropped), and says
 // whether f changed any.
-func filterMap(b []byte, f func(key []byte, b []byte) ([]byte, []byte, bool, error)) ([]byte, []byte, bool, error) {
+func filterMap(b []byte, f entryFilter) ([]byte, []byte, bool, error) {
 	if msgp.IsNil(b) {
 		return keep(b)
 	}
