@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -406,6 +407,7 @@ func Start(cfg Config) (*Broker, error) {
 			ln.Close()
 			return "", err
 		}
+		b.gates = append(b.gates, g)
 		return ln.Addr().String(), nil
 	}
 	var err error
@@ -430,6 +432,7 @@ type Broker struct {
 	srv     *mqtt.Server
 	own     string // the address the collector's own client dials
 	refused *refusals
+	gates   []*loginGate
 }
 
 // Addr is the address the collector's own client dials (host:port).
@@ -437,6 +440,9 @@ func (b *Broker) Addr() string { return b.own }
 
 // Close stops the broker and writes the last count of refusals.
 func (b *Broker) Close() error {
+	for _, g := range b.gates {
+		g.drain(2 * time.Second)
+	}
 	err := b.srv.Close()
 	b.refused.stop()
 	return err

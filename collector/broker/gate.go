@@ -80,6 +80,11 @@ type loginGate struct {
 	mu      sync.Mutex
 	pending map[netip.Prefix][]*gatedConn // by source, oldest first
 	n       int                           // connections in the gate
+	closing bool                          // drain began: no connection enters
+
+	// unsettled counts the connections handed to mochi that have neither
+	// logged in nor been closed by mochi's handler (drain waits for them).
+	unsettled sync.WaitGroup
 }
 
 func newLoginGate(ln net.Listener, tlsCfg *tls.Config, lim Limits, refused *refusals) *loginGate {
@@ -137,8 +142,13 @@ func (g *loginGate) enter(c *gatedConn) string {
 		}
 		g.leaveLocked(victim)
 	}
+	if g.closing {
+		g.mu.Unlock()
+		return "connection closed: the broker is stopping"
+	}
 	g.pending[c.src] = append(g.pending[c.src], c)
 	g.n++
+	g.unsettled.Add(1)
 	g.mu.Unlock()
 	if victim != nil {
 		g.refused.note("", "", victim.raw.RemoteAddr().String(), "connection closed: the gate is full and its address holds the most places")
@@ -232,6 +242,7 @@ type gatedConn struct {
 	silent      atomic.Bool // closed for sending nothing
 	left        bool        // out of the gate; under gate.mu
 	hdr         connectHeader
+	settled     sync.Once // gate.unsettled done: logged in, or closed by its handler
 }
 
 // firstByte gives a connection its time for the login once its first
@@ -283,7 +294,36 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 // Close closes the connection and leaves the gate.
 func (c *gatedConn) Close() error {
 	c.leave()
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	c.settle()
+	return err
+}
+
+func (c *gatedConn) settle() { c.settled.Do(c.gate.unsettled.Done) }
+
+// drain stops the gate before the broker stops: no connection enters,
+// those that have not logged in are closed, and it waits, up to wait,
+// until mochi's handler of each has closed it. A connection that never
+// logged in leaves mochi without taking any of its locks, so mochi's
+// Close would otherwise race with its handler's start (the race detector
+// saw it when a test stopped the broker as the gate closed one).
+func (g *loginGate) drain(wait time.Duration) {
+	g.mu.Lock()
+	g.closing = true
+	for _, cs := range g.pending {
+		for _, c := range cs {
+			c.raw.Close()
+		}
+	}
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() { g.unsettled.Wait(); close(done) }()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (c *gatedConn) leave() {
@@ -297,6 +337,7 @@ func loggedIn(c net.Conn) {
 	if g, ok := c.(*gatedConn); ok {
 		g.in.Store(true)
 		g.leave()
+		g.settle()
 	}
 }
 
